@@ -1,0 +1,55 @@
+// What the processes of one compile did to the file system, as recorded by the LD_PRELOAD tracer
+// (lib/trace/nvfresh_trace.c). The tracer appends one line per event to the file named by
+// NVFRESH_TRACE_FILE; the grammar is written at the top of trace.cpp.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+enum class AccessKind {
+  read,     // a file opened for reading (or stat'ed) that existed
+  write,    // a file opened for writing or created
+  missing,  // a lookup that found nothing (ENOENT/ENOTDIR): an include candidate, __has_include
+  exec,     // a process started from this executable
+};
+
+struct TracedProcess {
+  int pid = 0;
+  int parent_pid = 0;
+  std::string executable;  // absolute, from /proc/self/exe
+  std::string pass;        // "host", "compute_80", "sm_80", ... ; "" when it cannot be told
+};
+
+struct TracedAccess {
+  int pid = 0;
+  AccessKind kind = AccessKind::read;
+  std::string path;  // absolute, lexically normalized
+};
+
+struct Trace {
+  std::vector<TracedProcess> processes;
+  std::vector<TracedAccess> accesses;
+  bool complete = true;  // false when the tracer reported lost events
+};
+
+// The inputs of a compile as the record needs them.
+struct TracedInputs {
+  std::map<std::string, std::set<std::string>> files_read;  // path -> passes that read it
+  std::set<std::string> missing;                             // lookups that found nothing
+  std::set<std::string> executables;                         // every program the compile ran
+};
+
+// Throws std::runtime_error when the file cannot be read; malformed lines are skipped and make
+// Trace::complete false.
+Trace read_trace(const std::string& trace_path);
+
+// Drops what is not an input: files the compile wrote (intermediates), anything under
+// private_tmp_dir, /proc, /dev, /sys, directories, and "missing" entries that are not lookups of
+// a file that could later appear (see trace.cpp).
+TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_dir);
+
+} // namespace nvfresh

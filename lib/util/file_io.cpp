@@ -1,0 +1,204 @@
+#include "util/file_io.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nvfresh {
+
+namespace {
+
+std::int64_t to_ns(const timespec& ts)
+{
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+FileStat from_stat(const struct stat& st)
+{
+  FileStat result;
+  result.exists = true;
+  result.is_regular = S_ISREG(st.st_mode);
+  result.is_directory = S_ISDIR(st.st_mode);
+  result.size = static_cast<std::uint64_t>(st.st_size);
+  result.mtime_ns = to_ns(st.st_mtim);
+  result.ctime_ns = to_ns(st.st_ctim);
+  result.inode = st.st_ino;
+  result.device = st.st_dev;
+  return result;
+}
+
+std::string describe_write_error(const std::string& path, int error)
+{
+  if (error == ENOSPC || error == EDQUOT) {
+    return fmt::format("no space left on the device holding {} ({}): free space there, "
+                       "or point NVFRESH_RECORD_DIR at a disk with room",
+                       path, std::strerror(error));
+  }
+  return fmt::format("cannot write {}: {}", path, std::strerror(error));
+}
+
+void write_all(int fd, std::string_view content, const std::string& path)
+{
+  while (!content.empty()) {
+    ssize_t written = ::write(fd, content.data(), content.size());
+    if (written < 0 && errno == EINTR) {
+      continue;
+    }
+    if (written < 0) {
+      throw std::runtime_error(describe_write_error(path, errno));
+    }
+    content.remove_prefix(static_cast<size_t>(written));
+  }
+}
+
+} // namespace
+
+bool FileStat::same_content_stamp(const FileStat& other) const
+{
+  return exists == other.exists && size == other.size && mtime_ns == other.mtime_ns &&
+         ctime_ns == other.ctime_ns && inode == other.inode && device == other.device;
+}
+
+FileStat stat_file(const std::string& path)
+{
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return {};
+  }
+  return from_stat(st);
+}
+
+FileStat lstat_file(const std::string& path)
+{
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return {};
+  }
+  return from_stat(st);
+}
+
+std::optional<std::string> try_read_file(const std::string& path)
+{
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string content;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) {
+      break;
+    }
+    content.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return content;
+}
+
+std::string read_file(const std::string& path)
+{
+  auto content = try_read_file(path);
+  if (!content) {
+    throw std::runtime_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  }
+  return *content;
+}
+
+void write_file_atomically(const std::string& path, std::string_view content)
+{
+  static std::atomic<unsigned> counter{0};
+  std::string temp = fmt::format("{}.nvfresh-tmp.{}.{}", path, ::getpid(), counter++);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw std::runtime_error(describe_write_error(temp, errno));
+  }
+  try {
+    write_all(fd, content, temp);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    int error = errno;
+    ::unlink(temp.c_str());
+    throw std::runtime_error(describe_write_error(temp, error));
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    ::unlink(temp.c_str());
+    throw std::runtime_error(fmt::format("cannot rename {} to {}: {}", temp, path,
+                                         std::strerror(error)));
+  }
+}
+
+void set_mtime_ns(const std::string& path, std::int64_t mtime_ns)
+{
+  timespec times[2];
+  times[0].tv_sec = 0;
+  times[0].tv_nsec = UTIME_OMIT;
+  times[1].tv_sec = mtime_ns / 1'000'000'000;
+  times[1].tv_nsec = mtime_ns % 1'000'000'000;
+  if (::utimensat(AT_FDCWD, path.c_str(), times, 0) != 0) {
+    throw std::runtime_error(fmt::format("cannot set the mtime of {}: {}", path,
+                                         std::strerror(errno)));
+  }
+}
+
+std::int64_t now_ns()
+{
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return to_ns(ts);
+}
+
+std::string lexically_normal(const std::string& path)
+{
+  std::string normal = std::filesystem::path(path).lexically_normal().string();
+  if (normal.size() > 1 && normal.back() == '/') {
+    normal.pop_back();
+  }
+  return normal;
+}
+
+std::string absolute_path(const std::string& path, const std::string& base_dir)
+{
+  if (!path.empty() && path.front() == '/') {
+    return lexically_normal(path);
+  }
+  return lexically_normal(base_dir + "/" + path);
+}
+
+std::string current_directory()
+{
+  std::string real = std::filesystem::current_path().string();
+  const char* pwd = std::getenv("PWD");
+  if (pwd != nullptr && pwd[0] == '/') {
+    FileStat a = stat_file(pwd);
+    FileStat b = stat_file(real);
+    if (a.exists && a.inode == b.inode && a.device == b.device) {
+      return lexically_normal(pwd);
+    }
+  }
+  return real;
+}
+
+} // namespace nvfresh
