@@ -1,0 +1,53 @@
+#include "commands/commands.hpp"
+
+#include <fmt/format.h>
+
+namespace nvfresh {
+
+const std::vector<Command>& commands()
+{
+  static const std::vector<Command> table = {
+    {"check", "report every recorded object of a build tree as fresh or stale, with reasons",
+     run_check},
+    {"explain", "show one object's record compared with the disk, and its build history",
+     run_explain},
+    {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
+     run_sync},
+    {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
+    {"--version", "print nvfresh's version", run_version},
+  };
+  return table;
+}
+
+const Command* find_command(std::string_view name)
+{
+  for (const auto& command : commands()) {
+    if (command.name == name) {
+      return &command;
+    }
+  }
+  return nullptr;
+}
+
+int run_help(const std::vector<std::string>& args)
+{
+  if (!args.empty() && find_command(args[0]) != nullptr && args[0] != "help") {
+    return find_command(args[0])->run({"--help"});
+  }
+  fmt::print("usage: nvfresh <compiler> <args...>     compile through nvfresh (e.g. nvfresh nvcc -c a.cu)\n"
+             "       nvfresh <command> [options]\n\ncommands:\n");
+  for (const auto& command : commands()) {
+    fmt::print("  {:<10} {}\n", command.name, command.summary);
+  }
+  fmt::print("\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
+             "NVFRESH_CONFIG (see README)\n");
+  return 0;
+}
+
+int run_version(const std::vector<std::string>& /*args*/)
+{
+  fmt::print("nvfresh {}\n", NVFRESH_VERSION);
+  return 0;
+}
+
+} // namespace nvfresh

@@ -1,0 +1,129 @@
+// nvfresh explain <object or source> [-C build-dir] [--all]: one object's record compared with the
+// disk: every reason it is stale, the inputs that changed (all inputs with --all), the probes
+// that now find a file, the toolchain and the history of its last builds.
+#include "commands/commands.hpp"
+#include "config.hpp"
+#include "file_hasher.hpp"
+#include "record_store.hpp"
+#include "tree_status.hpp"
+#include "util/file_io.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <ctime>
+#include <filesystem>
+
+namespace nvfresh {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string format_time(std::int64_t time_ns)
+{
+  std::time_t seconds = static_cast<std::time_t>(time_ns / 1'000'000'000);
+  std::tm local{};
+  ::localtime_r(&seconds, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &local);
+  return buffer;
+}
+
+bool matches(const ObjectStatus& status, const std::string& wanted)
+{
+  std::string absolute = absolute_path(wanted, current_directory());
+  std::string canonical = canonical_object_path(wanted, current_directory());
+  for (const auto& candidate : {status.object, status.source}) {
+    if (candidate == absolute || candidate == canonical ||
+        (wanted.find('/') == std::string::npos && fs::path(candidate).filename() == wanted)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void print_inputs(const Record& record, FileHasher& hasher, bool all)
+{
+  size_t changed = 0;
+  for (const auto& input : record.inputs) {
+    bool same = hasher.unchanged(input.file);
+    changed += same ? 0 : 1;
+    if (all || !same) {
+      std::string passes = input.passes.empty() ? "-" : fmt::format("{}", fmt::join(input.passes, ","));
+      fmt::print("  {:<9} {:<12} {:<24} {}\n", same ? "unchanged" : "CHANGED", role_name(input.role),
+                 passes, input.file.path);
+    }
+  }
+  fmt::print("inputs: {} recorded, {} changed{}\n", record.inputs.size(), changed,
+             all ? "" : " (--all lists every input)");
+}
+
+void print_record(const ObjectStatus& status, bool all)
+{
+  const Record& record = *status.record;
+  fmt::print("object    {}\nsource    {}\n", record.object, record.source);
+  fmt::print("verdict   {}\n", status.verdict.fresh() ? "fresh" : "STALE");
+  for (const auto& reason : status.verdict.reasons) {
+    fmt::print("  - {}\n", reason.describe());
+  }
+  fmt::print("compiler  {} ({})\n", record.compiler, record.nvcc_version);
+  fmt::print("built     {} in {:.1f} s; inputs from {}; {}\n", format_time(record.end_ns),
+             static_cast<double>(record.end_ns - record.start_ns) / 1e9,
+             record.inputs_from_trace ? "every pass (traced)" : "nvcc's depfile only",
+             record.trusted ? "trusted" : "NOT trusted: " + record.untrusted_reason);
+  fmt::print("signature {} ({} arguments, {} environment variables)\n", record.signature.short_hex(),
+             record.signature_args.size(), record.env.size());
+  for (const auto& [name, value] : record.env) {
+    fmt::print("  env {}={}\n", name, value);
+  }
+  FileHasher hasher;
+  print_inputs(record, hasher, all);
+  fmt::print("probes: {} lookups that found nothing are watched\n", record.missing.size());
+  fmt::print("history:\n");
+  for (const auto& entry : record.history) {
+    fmt::print("  {}  {:<13} {}\n", format_time(entry.time_ns), entry.event, entry.reason);
+  }
+}
+
+} // namespace
+
+int run_explain(const std::vector<std::string>& args)
+{
+  CLI::App app{"Show why one object is fresh or stale", "nvfresh explain"};
+  std::string build_dir = ".";
+  std::string wanted;
+  bool all = false;
+  app.add_option("target", wanted, "the object or source file")->required();
+  app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
+  app.add_flag("--all", all, "list every input, not only the changed ones");
+  try {
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  Environment env = current_environment();
+  std::string root = record_root_of_build_dir(load_config(env).record_dir, build_dir);
+  int found = 0;
+  for (const auto& status : evaluate_tree(root, env)) {
+    if (!matches(status, wanted)) {
+      continue;
+    }
+    if (found++ > 0) {
+      fmt::print("\n");
+    }
+    if (status.record) {
+      print_record(status, all);
+    } else {
+      fmt::print("object    {}\nverdict   STALE\n  - {}\n", status.object,
+                 status.verdict.reasons.front().describe());
+    }
+  }
+  if (found == 0) {
+    fmt::print(stderr, "nvfresh explain: no record for {} under {}\n", wanted, root);
+    return 2;
+  }
+  return 0;
+}
+
+} // namespace nvfresh

@@ -1,0 +1,268 @@
+#include "recorder.hpp"
+
+#include "compile_env.hpp"
+#include "trace.hpp"
+#include "util/file_io.hpp"
+#include "util/log.hpp"
+#include "util/process.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace nvfresh {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::int64_t k_one_second_ns = 1'000'000'000;
+constexpr const char* k_compile_programs[] = {"cicc", "cudafe++", "cc1plus", "cc1", "ptxas"};
+
+struct Candidate {
+  InputRole role = InputRole::header;
+  std::set<std::string> passes;
+};
+
+using Candidates = std::map<std::string, Candidate>;
+
+bool saw_compile(const TracedInputs& traced)
+{
+  return std::any_of(traced.executables.begin(), traced.executables.end(), [](const auto& exe) {
+    std::string name = fs::path(exe).filename().string();
+    return std::find(std::begin(k_compile_programs), std::end(k_compile_programs), name) !=
+           std::end(k_compile_programs);
+  });
+}
+
+std::optional<TracedInputs> traced_inputs(const CompilePlan& plan)
+{
+  try {
+    TracedInputs traced = summarize_trace(read_trace(plan.trace_file), plan.private_dir);
+    if (saw_compile(traced)) {
+      return traced;
+    }
+    log::info("the trace saw no compiler pass (a launcher answered from its cache?)");
+  } catch (const std::exception& error) {
+    log::info("no usable trace: {}", error.what());
+  }
+  return std::nullopt;
+}
+
+void add_traced(Candidates& candidates, const TracedInputs& traced)
+{
+  for (const auto& [path, passes] : traced.files_read) {
+    candidates[path].passes.insert(passes.begin(), passes.end());
+  }
+  for (const auto& exe : traced.executables) {
+    candidates[exe].role = InputRole::tool;
+  }
+}
+
+void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
+{
+  const auto& cwd = in.plan.working_dir;
+  if (in.nvcc_depfile) {
+    for (const auto& dep : in.nvcc_depfile->prerequisites) {
+      candidates[absolute_path(dep, cwd)];
+    }
+  }
+  for (const auto& file : in.request.options_files) {
+    candidates[absolute_path(file, cwd)].role = InputRole::options_file;
+  }
+  std::string compiler = find_program(in.chain.compiler, in.plan.child_env);
+  if (!compiler.empty()) {
+    candidates[fs::weakly_canonical(absolute_path(compiler, cwd)).string()].role = InputRole::tool;
+  }
+  candidates[in.plan.source].role = InputRole::source;
+}
+
+std::string race_reason(const std::string& path, const FileStat& stat, std::int64_t start_ns)
+{
+  return fmt::format("{} changed while the object compiled (mtime {} / ctime {} >= start {})",
+                     path, stat.mtime_ns, stat.ctime_ns, start_ns);
+}
+
+void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher)
+{
+  for (const auto& [path, candidate] : candidates) {
+    FingerprintResult result = hasher.fingerprint(path);
+    if (!result.fingerprint) {
+      if (result.stat.exists && !result.stat.is_regular) {
+        continue;  // a directory or device that the trace saw: not content
+      }
+      record.trusted = false;
+      record.untrusted_reason = fmt::format("{} could not be read after the compile", path);
+      continue;
+    }
+    const FileStat& stat = result.stat;
+    if (record.trusted && (stat.mtime_ns >= record.start_ns || stat.ctime_ns >= record.start_ns)) {
+      record.trusted = false;
+      record.untrusted_reason = race_reason(path, stat, record.start_ns);
+    }
+    RecordedInput input;
+    input.file = *result.fingerprint;
+    input.role = candidate.role;
+    input.passes.assign(candidate.passes.begin(), candidate.passes.end());
+    record.inputs.push_back(std::move(input));
+  }
+}
+
+Digest command_signature(const Record& record)
+{
+  Hasher hasher;
+  hasher.tag("nvfresh-signature-1");
+  hasher.tag("args");
+  for (const auto& arg : record.signature_args) {
+    hasher.field(arg);
+  }
+  hasher.tag("env");
+  for (const auto& [name, value] : record.env) {
+    hasher.field(name).field(value);
+  }
+  hasher.tag("cwd").field(record.working_dir);
+  return hasher.digest();
+}
+
+std::string first_line_with(const std::string& text, std::string_view needle)
+{
+  size_t at = text.find(needle);
+  if (at == std::string::npos) {
+    return {};
+  }
+  size_t begin = text.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  size_t end = std::min(text.find('\n', at), text.size());
+  return text.substr(begin, end - begin);
+}
+
+const RecordedInput* find_input(const Record& record, const std::string& path)
+{
+  for (const auto& input : record.inputs) {
+    if (input.file.path == path) {
+      return &input;
+    }
+  }
+  return nullptr;
+}
+
+std::string nvcc_version_text(const RecordingInput& in, const Record& record)
+{
+  std::string compiler = find_program(in.chain.compiler, in.plan.child_env);
+  std::string canonical = fs::weakly_canonical(absolute_path(compiler, in.plan.working_dir)).string();
+  if (in.previous && !in.previous->nvcc_version.empty()) {
+    const RecordedInput* before = find_input(*in.previous, canonical);
+    const RecordedInput* now = find_input(record, canonical);
+    if (before != nullptr && now != nullptr && before->file.hash == now->file.hash) {
+      return in.previous->nvcc_version;
+    }
+  }
+  Environment env = in.plan.child_env;
+  env.erase("LD_PRELOAD");
+  auto text = capture_output({compiler, "--version"}, env);
+  return text ? first_line_with(*text, "release") : std::string();
+}
+
+void fingerprint_output(Record& record, FileHasher& hasher)
+{
+  FingerprintResult result = hasher.fingerprint(record.object);
+  if (!result.fingerprint) {
+    throw std::runtime_error(fmt::format("nvcc succeeded but {} cannot be read", record.object));
+  }
+  record.output = *result.fingerprint;
+}
+
+void append_history(Record& record, const std::optional<Record>& previous)
+{
+  if (previous) {
+    record.history = previous->history;
+  }
+  HistoryEntry entry{record.end_ns, record.trusted ? "compiled" : "raced",
+                     record.trusted ? "nvcc ran" : record.untrusted_reason};
+  record.history.push_back(entry);
+  if (record.history.size() > k_record_history_limit) {
+    record.history.erase(record.history.begin(),
+                         record.history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
+  }
+}
+
+} // namespace
+
+std::int64_t coarse_now_ns()
+{
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * k_one_second_ns + ts.tv_nsec;
+}
+
+Record make_record(const RecordingInput& in, FileHasher& hasher)
+{
+  Record record;
+  record.object = in.plan.object;
+  record.source = in.plan.source;
+  record.working_dir = in.plan.working_dir;
+  record.compiler = in.chain.compiler;
+  record.launcher_prefix = in.chain.prefix;
+  record.signature_args = in.request.signature_args;
+  record.env = compile_environment(in.plan.child_env);
+  record.signature = command_signature(record);
+  record.start_ns = in.run.start_ns;
+  record.end_ns = in.run.end_ns;
+  Candidates candidates;
+  auto traced = traced_inputs(in.plan);
+  record.inputs_from_trace = traced.has_value();
+  if (traced) {
+    add_traced(candidates, *traced);
+    record.missing.assign(traced->missing.begin(), traced->missing.end());
+  }
+  add_command_line_inputs(candidates, in);
+  fingerprint_inputs(candidates, record, hasher);
+  fingerprint_output(record, hasher);
+  record.nvcc_version = nvcc_version_text(in, record);
+  record.depfile_path = in.plan.depfile_path;
+  record.depfile_target = in.plan.depfile_target;
+  record.depfile_phony = in.request.depfile.phony_targets;
+  append_history(record, in.previous);
+  return record;
+}
+
+void write_build_depfile(const Record& record, const CompilePlan& plan,
+                         const std::optional<Depfile>& nvcc_depfile, bool phony_targets)
+{
+  std::vector<std::string> prerequisites;
+  std::set<std::string> listed;
+  if (nvcc_depfile) {
+    for (const auto& dep : nvcc_depfile->prerequisites) {
+      prerequisites.push_back(dep);
+      listed.insert(absolute_path(dep, plan.working_dir));
+    }
+  } else {
+    prerequisites.push_back(record.source);
+    listed.insert(record.source);
+  }
+  for (const auto& input : record.inputs) {
+    if (listed.insert(input.file.path).second) {
+      prerequisites.push_back(input.file.path);
+    }
+  }
+  write_file_atomically(plan.depfile_path,
+                        format_depfile(plan.depfile_target, prerequisites, phony_targets));
+}
+
+void apply_race_guard(Record& record)
+{
+  if (record.trusted) {
+    return;
+  }
+  set_mtime_ns(record.object, record.start_ns - k_one_second_ns);
+  FileStat after = stat_file(record.object);
+  record.output.mtime_ns = after.mtime_ns;
+  record.output.ctime_ns = after.ctime_ns;
+}
+
+} // namespace nvfresh

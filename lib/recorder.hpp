@@ -1,0 +1,46 @@
+// After nvcc succeeded: turn what the compile read (trace, nvcc's depfile, the command line) into
+// the object's record, and write the depfile the build asked for. The race guard lives here too:
+// an input that changed while nvcc ran makes the record untrusted and the object older than it.
+#pragma once
+
+#include "command_line.hpp"
+#include "compile_plan.hpp"
+#include "compiler_chain.hpp"
+#include "depfile.hpp"
+#include "file_hasher.hpp"
+#include "record.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace nvfresh {
+
+struct CompileRun {
+  std::int64_t start_ns = 0;  // CLOCK_REALTIME_COARSE: the clock file systems stamp files with
+  std::int64_t end_ns = 0;
+};
+
+struct RecordingInput {
+  const CompileRequest& request;
+  const CompilerChain& chain;
+  const CompilePlan& plan;
+  CompileRun run;
+  std::optional<Depfile> nvcc_depfile;  // what nvcc itself wrote, when the build asked for one
+  std::optional<Record> previous;       // the record of the last build of this object
+};
+
+// Throws std::runtime_error when the compile's result cannot be described (no output, ...).
+Record make_record(const RecordingInput& input, FileHasher& hasher);
+
+// The depfile for the build tool: nvcc's own prerequisites verbatim, then every other recorded
+// input (files only traced, tools), for the target the build asked for. Atomic.
+void write_build_depfile(const Record& record, const CompilePlan& plan,
+                         const std::optional<Depfile>& nvcc_depfile, bool phony_targets);
+
+// When the record is untrusted (an input changed during the compile), make the object older
+// than that change, so that make and ninja (any version) rebuild it on the next run.
+void apply_race_guard(Record& record);  // updates record.output's stat fields
+
+std::int64_t coarse_now_ns();
+
+} // namespace nvfresh

@@ -1,0 +1,27 @@
+// Every recorded object of a build tree, each compared with the disk: the data behind check, sync
+// and explain.
+#pragma once
+
+#include "freshness.hpp"
+#include "record.hpp"
+#include "util/process.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+struct ObjectStatus {
+  std::string record_file;
+  std::optional<Record> record;  // empty when the record is unreadable
+  std::string object;            // from the record, or salvaged from an unreadable one
+  std::string source;
+  FreshnessVerdict verdict;
+};
+
+std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const Environment& env);
+
+ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker);
+
+} // namespace nvfresh

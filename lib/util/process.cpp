@@ -1,0 +1,201 @@
+#include "util/process.hpp"
+
+#include "util/file_io.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/process.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace nvfresh {
+
+namespace {
+
+namespace bp = boost::process::v2;
+
+std::atomic<pid_t> g_child_pid{0};
+constexpr int k_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+void forward_signal(int signal_number)
+{
+  pid_t child = g_child_pid.load();
+  if (child > 0) {
+    ::kill(child, signal_number);
+  }
+}
+
+// Installs the forwarding handlers for the lifetime of one child, then restores the old ones.
+class SignalForwarding {
+public:
+  SignalForwarding()
+  {
+    struct sigaction action {};
+    action.sa_handler = forward_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < std::size(k_forwarded_signals); ++i) {
+      sigaction(k_forwarded_signals[i], &action, &m_previous[i]);
+    }
+  }
+  ~SignalForwarding()
+  {
+    g_child_pid.store(0);
+    for (size_t i = 0; i < std::size(k_forwarded_signals); ++i) {
+      sigaction(k_forwarded_signals[i], &m_previous[i], nullptr);
+    }
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+private:
+  struct sigaction m_previous[std::size(k_forwarded_signals)] {};
+};
+
+std::string self_executable()
+{
+  std::error_code error;
+  auto self = std::filesystem::canonical("/proc/self/exe", error);
+  return error ? std::string() : self.string();
+}
+
+bool is_self(const std::string& candidate, const std::string& self)
+{
+  std::error_code error;
+  auto resolved = std::filesystem::canonical(candidate, error);
+  return !error && resolved.string() == self;
+}
+
+bool is_executable_file(const std::string& path)
+{
+  FileStat st = stat_file(path);
+  return st.is_regular && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> environment_strings(const Environment& env)
+{
+  std::vector<std::string> strings;
+  strings.reserve(env.size());
+  for (const auto& [name, value] : env) {
+    strings.push_back(name + "=" + value);
+  }
+  return strings;
+}
+
+} // namespace
+
+Environment current_environment()
+{
+  Environment env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string text(*entry);
+    auto equals = text.find('=');
+    if (equals != std::string::npos) {
+      env.emplace(text.substr(0, equals), text.substr(equals + 1));
+    }
+  }
+  return env;
+}
+
+std::string find_program(const std::string& name, const Environment& env)
+{
+  if (name.find('/') != std::string::npos) {
+    return name;
+  }
+  auto path_entry = env.find("PATH");
+  std::string path = path_entry != env.end() ? path_entry->second : "/usr/local/bin:/usr/bin:/bin";
+  std::string self = self_executable();
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t end = path.find(':', begin);
+    if (end == std::string::npos) {
+      end = path.size();
+    }
+    std::string dir = path.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate) && !is_self(candidate, self)) {
+      return candidate;
+    }
+    begin = end + 1;
+  }
+  return {};
+}
+
+ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, const Environment& env)
+{
+  if (argv.empty()) {
+    throw std::runtime_error("no program to run");
+  }
+  std::string program = find_program(argv[0], env);
+  if (program.empty()) {
+    throw std::runtime_error(fmt::format("{}: command not found in PATH", argv[0]));
+  }
+  boost::asio::io_context context;
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  SignalForwarding forwarding;
+  bp::process child(context, program, args, bp::process_environment(environment_strings(env)));
+  g_child_pid.store(child.id());
+  child.wait();
+  int status = child.native_exit_code();
+  ProcessResult result;
+  if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+std::optional<std::string> capture_output(const std::vector<std::string>& argv,
+                                          const Environment& env)
+{
+  std::string program = argv.empty() ? std::string() : find_program(argv[0], env);
+  if (program.empty()) {
+    return std::nullopt;
+  }
+  boost::asio::io_context context;
+  boost::asio::readable_pipe out_pipe(context);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  boost::system::error_code error;
+  bp::process child(context, program, args, bp::process_environment(environment_strings(env)),
+                    bp::process_stdio{nullptr, out_pipe, nullptr});
+  std::string output;
+  char buffer[4096];
+  for (;;) {
+    size_t n = out_pipe.read_some(boost::asio::buffer(buffer), error);
+    output.append(buffer, n);
+    if (error) {
+      break;
+    }
+  }
+  int exit_code = child.wait(error);
+  if (error || exit_code != 0) {
+    return std::nullopt;
+  }
+  return output;
+}
+
+void exit_like(const ProcessResult& result)
+{
+  std::fflush(nullptr);
+  if (result.term_signal != 0) {
+    std::signal(result.term_signal, SIG_DFL);
+    ::raise(result.term_signal);
+  }
+  std::_Exit(result.term_signal != 0 ? 128 + result.term_signal : result.exit_code);
+}
+
+} // namespace nvfresh
