@@ -8,12 +8,28 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+namespace {
+
+// Called through a symlink named like nvcc ("masquerade"): behave as "nvfresh nvcc ...". The real
+// nvcc is then found on PATH, skipping nvfresh itself.
+std::string masquerade_name(const char* argv0)
+{
+  std::string name = std::filesystem::path(argv0).filename().string();
+  return name.find("nvcc") != std::string::npos ? name : std::string();
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto name = masquerade_name(argv[0]); !name.empty()) {
+    args.insert(args.begin(), name);
+  }
   if (args.empty()) {
     return nvfresh::run_help({});
   }

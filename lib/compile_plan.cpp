@@ -65,6 +65,10 @@ std::string default_output(const CompileRequest& request)
 std::string locate_trace_library(const Config& config)
 {
   if (!config.trace_lib.empty()) {
+    if (!stat_file(config.trace_lib).is_regular) {
+      throw std::runtime_error(fmt::format("NVFRESH_TRACE_LIB names {}, which does not exist",
+                                           config.trace_lib));
+    }
     return config.trace_lib;
   }
   std::error_code error;

@@ -1,0 +1,119 @@
+# nvfresh.cmake: put nvfresh in front of nvcc for every CUDA target of a project, and wire
+# `nvfresh sync` in, so that ONE ordinary `cmake --build` (Ninja or Unix Makefiles) rebuilds
+# exactly the stale objects, including those whose staleness no mtime shows.
+#
+# Three ways to use it:
+#   include(<path>/nvfresh.cmake)                         in a project's CMakeLists.txt
+#   cmake -DCMAKE_PROJECT_INCLUDE=<path>/nvfresh.cmake    injected into any project, unchanged
+#   find_package(nvfresh)                                 after `cmake --install` of nvfresh
+# Set NVFRESH_EXECUTABLE to choose the binary (default: found next to this file or on PATH).
+#
+# How: at the end of the top-level CMakeLists (cmake_language(DEFER)), every target with CUDA
+# sources gets nvfresh prepended to its CUDA_COMPILER_LAUNCHER (an existing launcher such as
+# ccache stays, behind nvfresh), and every CUDA source gets a stamp file in its OBJECT_DEPENDS.
+# The always-run target `nvfresh_sync` produces the stamps as BYPRODUCTS (Ninja: restat), runs
+# `nvfresh sync`, and touches only the stamps of stale objects: Ninja prunes the other objects
+# after the restat, Make's per-target sub-makes see the new stamps, and only stale objects rebuild.
+include_guard(GLOBAL)
+
+if(NOT NVFRESH_EXECUTABLE)
+  find_program(NVFRESH_EXECUTABLE nvfresh
+    HINTS "${CMAKE_CURRENT_LIST_DIR}/../../bin" "${CMAKE_CURRENT_LIST_DIR}/../build/bin")
+endif()
+if(NOT NVFRESH_EXECUTABLE)
+  message(WARNING "nvfresh: the nvfresh executable was not found; set NVFRESH_EXECUTABLE. "
+                  "CUDA targets are built without nvfresh.")
+  return()
+endif()
+
+set(NVFRESH_STATE_DIR "${CMAKE_BINARY_DIR}/.nvfresh" CACHE INTERNAL "nvfresh's records and stamps")
+
+function(_nvfresh_collect_targets dir out_var)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    _nvfresh_collect_targets("${subdir}" sub_targets)
+    list(APPEND targets ${sub_targets})
+  endforeach()
+  set(${out_var} "${targets}" PARENT_SCOPE)
+endfunction()
+
+# The absolute paths of a target's CUDA sources (generator expressions are skipped).
+function(_nvfresh_cuda_sources target out_var)
+  get_target_property(sources ${target} SOURCES)
+  get_target_property(source_dir ${target} SOURCE_DIR)
+  set(result "")
+  foreach(source IN LISTS sources)
+    if(source MATCHES "\\$<")
+      continue()
+    endif()
+    get_source_file_property(language "${source}" TARGET_DIRECTORY ${target} LANGUAGE)
+    cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY "${source_dir}" NORMALIZE OUTPUT_VARIABLE path)
+    if(language STREQUAL "CUDA" OR (NOT language AND path MATCHES "\\.cu$"))
+      list(APPEND result "${path}")
+    endif()
+  endforeach()
+  set(${out_var} "${result}" PARENT_SCOPE)
+endfunction()
+
+function(_nvfresh_prepend_launcher target)
+  get_target_property(launcher ${target} CUDA_COMPILER_LAUNCHER)
+  if(NOT launcher)
+    set(launcher "")
+  endif()
+  list(LENGTH launcher count)
+  if(count GREATER 0)
+    list(GET launcher 0 first)
+    get_filename_component(first_name "${first}" NAME)
+    if(first_name STREQUAL "nvfresh")
+      return()
+    endif()
+  endif()
+  set_property(TARGET ${target} PROPERTY CUDA_COMPILER_LAUNCHER "${NVFRESH_EXECUTABLE};${launcher}")
+endfunction()
+
+function(_nvfresh_wire_project)
+  _nvfresh_collect_targets("${CMAKE_SOURCE_DIR}" targets)
+  set(stamps "")
+  set(map "")
+  set(cuda_targets "")
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    get_target_property(imported ${target} IMPORTED)
+    if(imported OR type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY")
+      continue()
+    endif()
+    _nvfresh_cuda_sources(${target} sources)
+    if(NOT sources)
+      continue()
+    endif()
+    list(APPEND cuda_targets ${target})
+    foreach(source IN LISTS sources)
+      string(MD5 key "${source}")
+      set(stamp "${NVFRESH_STATE_DIR}/stamps/${key}.stamp")
+      if(NOT stamp IN_LIST stamps)
+        list(APPEND stamps "${stamp}")
+        string(APPEND map "${source}\t${stamp}\n")
+        if(NOT EXISTS "${stamp}")
+          file(TOUCH "${stamp}")
+        endif()
+      endif()
+      set_property(SOURCE "${source}" TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS "${stamp}")
+    endforeach()
+  endforeach()
+  if(NOT cuda_targets)
+    return()
+  endif()
+  file(CONFIGURE OUTPUT "${NVFRESH_STATE_DIR}/stamps.map" CONTENT "${map}")
+  add_custom_target(nvfresh_sync
+    COMMAND "${NVFRESH_EXECUTABLE}" sync -C "${CMAKE_BINARY_DIR}"
+    BYPRODUCTS ${stamps}
+    COMMENT "nvfresh: checking recorded CUDA objects against the disk"
+    VERBATIM)
+  foreach(target IN LISTS cuda_targets)
+    _nvfresh_prepend_launcher(${target})
+    add_dependencies(${target} nvfresh_sync)
+  endforeach()
+endfunction()
+
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _nvfresh_wire_project)

@@ -1,0 +1,4 @@
+#pragma once
+
+int attention_tiles(int n);
+float scale_factor();
