@@ -25,7 +25,8 @@ bool is_blank(char c) {
 // Splits depfile text into words and logical lines, undoing the escapes on the way.
 class Scanner {
 public:
-  explicit Scanner(std::string_view text) : m_text(text) {}
+  Scanner(std::string_view text, DepfileDialect dialect)
+      : m_text(text), m_escapes(dialect == DepfileDialect::k_make) {}
 
   bool at_end() const { return m_pos >= m_text.size(); }
 
@@ -46,6 +47,7 @@ private:
   bool read_backslashes(Word& word);
 
   std::string_view m_text;
+  bool m_escapes;  // whether '$$', '\#' and '\:' are escapes (make dialect) or literal (nvcc)
   std::size_t m_pos = 0;
 };
 
@@ -132,11 +134,11 @@ bool Scanner::read_backslashes(Word& word) {
     word.text.append(count / 2, '\\');
     word.text += ' ';
     ++m_pos;
-  } else if (next == '#' || (next == ':' && !ends_word(1))) {
+  } else if (m_escapes && (next == '#' || (next == ':' && !ends_word(1)))) {
     word.text.append(count - 1, '\\');
     word.text += next;
     ++m_pos;
-  } else if (next == ':') {
+  } else if (next == ':' && ends_word(1)) {
     word.text.append(count, '\\');
     word.separator = true;
     ++m_pos;
@@ -159,7 +161,7 @@ Word Scanner::read_word() {
       ++m_pos;
       word.separator = true;
       return word;
-    } else if (c == '$' && peek(1) == '$') {
+    } else if (m_escapes && c == '$' && peek(1) == '$') {
       word.text += '$';
       m_pos += 2;
     } else {
@@ -248,8 +250,9 @@ bool is_safe_backslash(std::string_view path, std::size_t index) {
 
 } // namespace
 
-std::optional<Depfile> parse_depfile(std::string_view text, std::string* error) {
-  Scanner scanner(text);
+std::optional<Depfile> parse_depfile(std::string_view text, std::string* error,
+                                     DepfileDialect dialect) {
+  Scanner scanner(text, dialect);
   Depfile depfile;
   std::string reason;
   bool first = true;

@@ -9,7 +9,8 @@
 //   - continuations "\\\n" and "\\\r\n", CRLF line ends, several rules, several targets.
 // Escapes read: "\ " (2N+1 backslashes + space = N backslashes + space, like ninja), "\#", "\:"
 // (when not followed by whitespace or the end), "$$". A backslash before anything else is
-// literal. A lone '$' and a '#' inside a word are literal (that is how nvcc writes such paths);
+// literal (with DepfileDialect::k_nvcc, also before '#' and ':', and "$$" stays "$$"). A lone
+// '$' and a '#' inside a word are literal (that is how nvcc writes such paths);
 // a '#' starting a line begins a comment. A ':' separates targets from prerequisites only when
 // whitespace or the end follows it, so "C:/x" and "a:b.h" are plain paths.
 //
@@ -40,8 +41,14 @@ struct Depfile {
   std::vector<std::string> prerequisites;  // unescaped, de-duplicated, in order of first appearance
 };
 
+// How '$$', '\#' and '\:' are read. gcc/clang (and our writer) use them as escapes; nvcc never
+// escapes anything but a space, so in a depfile written by nvcc they are literal bytes of a path
+// (a header named "x$$y.h" appears as "x$$y.h"). Parse nvcc's own output with k_nvcc.
+enum class DepfileDialect { k_make, k_nvcc };
+
 // nullopt on malformed input, with a human-readable reason in *error when error != nullptr.
-std::optional<Depfile> parse_depfile(std::string_view text, std::string* error = nullptr);
+std::optional<Depfile> parse_depfile(std::string_view text, std::string* error = nullptr,
+                                     DepfileDialect dialect = DepfileDialect::k_make);
 
 // Callers should check depfile_can_represent for every prerequisite first: a path it rejects is
 // still written (escaped as well as possible, like gcc and nvcc do), but ninja 1.11 or GNU make

@@ -203,6 +203,20 @@ TEST_CASE("parse_depfile: nvcc 13.0 -MP output reads like the plain one", "[depf
   CHECK(with_phony.prerequisites == plain.prerequisites);
 }
 
+TEST_CASE("parse_depfile: the nvcc dialect keeps $$, \\# and \\: literal", "[depfile][nvcc]") {
+  const std::string_view text = "a.o : x$$y.h \\\n    b\\#c.h d\\:e.h f\\ g.h h$i.h j#k.h\n";
+  const auto nvcc = nvfresh::parse_depfile(text, nullptr, nvfresh::DepfileDialect::k_nvcc);
+  REQUIRE(nvcc.has_value());
+  CHECK(nvcc->targets == Paths{"a.o"});
+  CHECK(nvcc->prerequisites == Paths{"x$$y.h", "b\\#c.h", "d\\:e.h", "f g.h", "h$i.h", "j#k.h"});
+  CHECK(parse_ok(text).prerequisites == Paths{"x$y.h", "b#c.h", "d:e.h", "f g.h", "h$i.h", "j#k.h"});
+  // The real nvcc output reads the same in both dialects: it holds no "$$", "\\#" or "\\:".
+  const std::string real = data_file("nvcc13_special_chars_mp.d");
+  const auto real_nvcc = nvfresh::parse_depfile(real, nullptr, nvfresh::DepfileDialect::k_nvcc);
+  REQUIRE(real_nvcc.has_value());
+  CHECK(real_nvcc->prerequisites == parse_ok(real).prerequisites);
+}
+
 TEST_CASE("escape_depfile_path: gcc's escapes plus the colon", "[depfile]") {
   CHECK(nvfresh::escape_depfile_path("plain/path.h") == "plain/path.h");
   CHECK(nvfresh::escape_depfile_path("a b") == "a\\ b");
