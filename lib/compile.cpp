@@ -47,7 +47,7 @@ std::optional<Depfile> read_nvcc_depfile(const CompilePlan& plan)
   }
   auto text = try_read_file(plan.depfile_path);
   std::string error;
-  auto depfile = text ? parse_depfile(*text, &error) : std::nullopt;
+  auto depfile = text ? parse_depfile(*text, &error, DepfileDialect::k_nvcc) : std::nullopt;
   if (text && !depfile) {
     log::info("cannot parse nvcc's depfile {}: {}", plan.depfile_path, error);
   }

@@ -250,6 +250,13 @@ void write_build_depfile(const Record& record, const CompilePlan& plan,
       prerequisites.push_back(input.file.path);
     }
   }
+  for (const auto& path : prerequisites) {
+    if (!depfile_can_represent(path)) {
+      log::info("keeping nvcc's own depfile: {} cannot be written so that make and ninja read it",
+                path);
+      return;
+    }
+  }
   write_file_atomically(plan.depfile_path,
                         format_depfile(plan.depfile_target, prerequisites, phony_targets));
 }
