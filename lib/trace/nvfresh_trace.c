@@ -547,3 +547,14 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
   errno = saved;
   return result;
 }
+
+// ---- exec -----------------------------------------------------------------------------------------
+
+// A shell's PATH search tries execve in each directory: the failures are lookups too. (A success
+// does not return; the new program's constructor records it.)
+NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  REAL(int, execve, const char*, char* const*, char* const*);
+  int result = real_execve(path, argv, envp);
+  after_lookup(AT_FDCWD, path, result, errno, 'R');
+  return result;
+}

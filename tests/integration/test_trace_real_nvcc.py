@@ -88,7 +88,10 @@ class TraceRealNvcc(unittest.TestCase):
         cls.trace = cls.work / "trace.txt"
         cls.args = [cls.nvcc, *GENCODE, "-Iinc1", "-Iinc2", "-include", "forced.h", "-c", "a.cu",
                     "-o", "a.o"]
-        cls.result = harness.run(cls.args, cwd=cls.work, env=traced_env(cls.trace, cls.tmp))
+        (cls.work / "bin").mkdir()  # an empty PATH entry before the host compiler's
+        env = traced_env(cls.trace, cls.tmp)
+        env["PATH"] = f"{cls.work / 'bin'}:{os.environ.get('PATH', '')}"
+        cls.result = harness.run(cls.args, cwd=cls.work, env=env)
         cls.complete, cls.reads, cls.missing, cls.executables = summarize(cls.trace, cls.real / "tmp")
 
     def test_compile_succeeded_and_trace_is_complete(self):
@@ -112,6 +115,9 @@ class TraceRealNvcc(unittest.TestCase):
     def test_include_found_in_later_dir_leaves_probe_in_earlier_dir(self):
         self.assertIn(str(self.real / "inc1/cfg.h"), self.missing)
         self.assertIn(str(self.real / "inc2/cfg.h"), self.reads)
+
+    def test_host_compiler_lookup_on_path_is_a_missing_lookup(self):
+        self.assertTrue({str(self.work / "bin/gcc"), str(self.real / "bin/gcc")} & self.missing)
 
     def test_intermediates_and_output_are_not_inputs(self):
         for path in list(self.reads) + list(self.missing):
