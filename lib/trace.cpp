@@ -12,7 +12,7 @@
 //   kind     := "R"     opened read-only, or stat/access found a non-directory
 //             | "D"     a directory was opened or stat'ed
 //             | "W"     opened for writing, created or truncated
-//             | "M"     open/stat/access failed with ENOENT or ENOTDIR (a lookup that found nothing)
+//             | "M"     open/stat/access/execve failed with ENOENT or ENOTDIR (found nothing)
 //   lost     := "L" SP pid SP reason LF                     an event the tracer could not write
 //   pid, ppid := decimal
 //   pass     := "-" | "compute_" arch | "sm_" arch           what the process's own argv says:
