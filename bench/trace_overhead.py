@@ -16,6 +16,7 @@ Needs a build: $NVFRESH_BUILD_DIR or ./build (lib/libnvfresh_trace.so, tests/too
 import argparse
 import collections
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -65,11 +66,18 @@ def plain_env(tmp_dir):
 
 def compile_once(nvcc, work, source, extra, env):
     args = [nvcc, *extra, "-c", source, "-o", "out.o"]
+    cpu_before = cpu_seconds()
     started = time.perf_counter()
     result = subprocess.run(args, cwd=work, env=env, capture_output=True)
     if result.returncode != 0:
         raise SystemExit(f"compile failed: {args}\n{result.stderr.decode(errors='replace')}")
-    return time.perf_counter() - started
+    return time.perf_counter() - started, cpu_seconds() - cpu_before
+
+
+def cpu_seconds():
+    """user + system time of all waited-for children: steadier than wall time on a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(trace_file, tmp_dir):
@@ -129,9 +137,15 @@ def measure_overhead(nvcc, work, runs):
         trace.unlink(missing_ok=True)
         env = traced_env(trace, fresh(work, "tmp"))
         traced.append(compile_once(nvcc, work, "s.cu", ["-arch=sm_80"], env))
-    p, t = statistics.median(plain), statistics.median(traced)
-    return [f"{runs} runs: plain median {p:.2f} s, traced median {t:.2f} s, ratio {t / p:.3f} "
-            f"(plain {min(plain):.2f}-{max(plain):.2f}, traced {min(traced):.2f}-{max(traced):.2f})"]
+    lines = []
+    for what, index in (("wall", 0), ("cpu (user+sys)", 1)):
+        p = [run[index] for run in plain]
+        t = [run[index] for run in traced]
+        pm, tm = statistics.median(p), statistics.median(t)
+        lines.append(f"{what}, {runs} runs: plain median {pm:.2f} s, traced median {tm:.2f} s, "
+                     f"ratio {tm / pm:.3f} (plain {min(p):.2f}-{max(p):.2f}, "
+                     f"traced {min(t):.2f}-{max(t):.2f})")
+    return lines
 
 
 def measure_events(nvcc, work):
