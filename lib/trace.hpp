@@ -11,17 +11,19 @@
 namespace nvfresh {
 
 enum class AccessKind {
-  read,     // a file opened for reading (or stat'ed) that existed
-  write,    // a file opened for writing or created
-  missing,  // a lookup that found nothing (ENOENT/ENOTDIR): an include candidate, __has_include
-  exec,     // a process started from this executable
+  read,       // a file opened for reading (or stat'ed) that existed
+  write,      // a file opened for writing or created
+  missing,    // a lookup that found nothing (ENOENT/ENOTDIR): an include candidate, __has_include
+  exec,       // a process started from this executable
+  directory,  // a directory opened or stat'ed (never an input by itself)
 };
 
 struct TracedProcess {
   int pid = 0;
   int parent_pid = 0;
   std::string executable;  // absolute, from /proc/self/exe
-  std::string pass;        // "host", "compute_80", "sm_80", ... ; "" when it cannot be told
+  std::string pass;        // as its own argv tells: "compute_80", "sm_80", "compute_90a", ...;
+                           // "" when it does not (summarize_trace then takes the parent's pass)
 };
 
 struct TracedAccess {
@@ -46,6 +48,10 @@ struct TracedInputs {
 // Throws std::runtime_error when the file cannot be read; malformed lines are skipped and make
 // Trace::complete false.
 Trace read_trace(const std::string& trace_path);
+
+// The pass of every traced process: its own, else its nearest traced ancestor's, else "host"
+// (nvcc itself, cudafe++, fatbinary and the final host compile say nothing about an arch).
+std::map<int, std::string> resolve_passes(const Trace& trace);
 
 // Drops what is not an input: files the compile wrote (intermediates), anything under
 // private_tmp_dir, /proc, /dev, /sys, directories, and "missing" entries that are not lookups of

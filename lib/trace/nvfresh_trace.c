@@ -1,0 +1,560 @@
+// nvfresh_trace: an LD_PRELOAD interposer that records what every process of one compile did to
+// the file system. Loaded into nvcc and everything it runs (gcc, cc1plus, cudafe++, cicc, ptxas,
+// fatbinary, as) when the launcher sets LD_PRELOAD and NVFRESH_TRACE_FILE. Does nothing when
+// NVFRESH_TRACE_FILE is unset.
+//
+// Each event is one line appended with one write(2) to a file opened with O_APPEND, so lines of
+// concurrent processes never interleave. The line grammar is written at the top of lib/trace.cpp.
+//
+// Rules for every wrapper: call the real function first, keep its return value and errno, never
+// allocate, and record nothing while already inside the tracer (reentrancy guard). The trace file
+// is opened anew for every event: a program that closes or dup2s over our descriptor can never
+// make us write into one of its own files.
+//
+// Needs glibc: constructors receive argc/argv, and the legacy __xstat family is interposed for
+// binaries built against glibc < 2.33 (the CUDA tools are).
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NVFRESH_EXPORT __attribute__((visibility("default")))
+
+enum { k_line_max = 4096, k_pass_max = 64 };
+
+static char g_trace_file[PATH_MAX];
+static int g_enabled = -1; // -1: not yet decided
+static __thread int t_busy;
+
+// ---- output -------------------------------------------------------------------------------------
+
+static size_t append_text(char* buf, size_t used, const char* text) {
+  size_t len = strlen(text);
+  if (used + len >= k_line_max) {
+    return k_line_max; // marks overflow
+  }
+  memcpy(buf + used, text, len);
+  return used + len;
+}
+
+static size_t append_number(char* buf, size_t used, long value) {
+  char digits[24];
+  int n = 0;
+  unsigned long v = value < 0 ? (unsigned long)(-value) : (unsigned long)value;
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  char text[26];
+  int t = 0;
+  if (value < 0) {
+    text[t++] = '-';
+  }
+  while (n > 0) {
+    text[t++] = digits[--n];
+  }
+  text[t] = '\0';
+  return append_text(buf, used, text);
+}
+
+static void write_line(const char* line, size_t len) {
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, g_trace_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return;
+  }
+  ssize_t ignored = (ssize_t)syscall(SYS_write, fd, line, len);
+  (void)ignored;
+  syscall(SYS_close, fd);
+}
+
+static void decide_enabled(void) {
+  if (g_enabled != -1) {
+    return;
+  }
+  const char* path = getenv("NVFRESH_TRACE_FILE");
+  if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof g_trace_file) {
+    g_enabled = 0;
+    return;
+  }
+  strcpy(g_trace_file, path);
+  g_enabled = 1;
+}
+
+static size_t event_head(char* line, char letter) {
+  char head[3] = {letter, ' ', '\0'};
+  size_t used = append_text(line, 0, head);
+  used = append_number(line, used, (long)getpid());
+  return append_text(line, used, " ");
+}
+
+// "<letter> <pid> <path>\n"; a path that does not fit or holds a newline becomes a lost line.
+static void emit_path_event(char letter, const char* path) {
+  char line[k_line_max];
+  size_t used = event_head(line, letter);
+  used = append_text(line, used, path);
+  if (used >= k_line_max - 1 || strchr(path, '\n') != NULL) {
+    used = event_head(line, 'L');
+    used = append_text(line, used, "path-too-long-or-newline");
+  }
+  line[used] = '\n';
+  write_line(line, used + 1);
+}
+
+// ---- path resolution ----------------------------------------------------------------------------
+
+// Makes path absolute against dirfd (AT_FDCWD: the cwd). Returns NULL when it cannot.
+static const char* resolve(int dirfd, const char* path, char* out, size_t out_size) {
+  if (path == NULL) {
+    return NULL;
+  }
+  if (path[0] == '/') {
+    return path;
+  }
+  long len;
+  if (dirfd == AT_FDCWD) {
+    len = syscall(SYS_getcwd, out, out_size);
+    len = len > 0 ? len - 1 : -1; // the syscall counts the terminating NUL
+  } else {
+    char link[40] = "/proc/self/fd/";
+    size_t used = append_number(link, strlen(link), dirfd);
+    link[used] = '\0';
+    len = syscall(SYS_readlinkat, AT_FDCWD, link, out, out_size - 1);
+  }
+  if (len <= 0 || out[0] != '/' || (size_t)len + strlen(path) + 2 > out_size) {
+    return NULL;
+  }
+  out[len] = '/';
+  strcpy(out + len + 1, path);
+  return out;
+}
+
+static void record(char letter, int dirfd, const char* path) {
+  char buf[PATH_MAX * 2];
+  const char* full = resolve(dirfd, path, buf, sizeof buf);
+  if (full == NULL) {
+    emit_path_event('L', "unresolvable-path");
+    return;
+  }
+  emit_path_event(letter, full);
+}
+
+static int tracing(void) {
+  decide_enabled();
+  return g_enabled == 1 && !t_busy;
+}
+
+static int lookup_failed(int saved_errno) {
+  return saved_errno == ENOENT || saved_errno == ENOTDIR;
+}
+
+static int raw_is_directory_fd(int fd) {
+  struct stat st;
+  return syscall(SYS_fstat, fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static char letter_for_mode(mode_t mode) {
+  return S_ISDIR(mode) ? 'D' : 'R';
+}
+
+// ---- process start ------------------------------------------------------------------------------
+
+static int starts_with(const char* text, const char* prefix) {
+  return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+static const char* base_name(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+// "-D__CUDA_ARCH__=900" as "900" ("-D" and the define may also be two words).
+static const char* define_value(int argc, char** argv, int i, const char* name) {
+  const char* word = argv[i];
+  if (strcmp(word, "-D") == 0 && i + 1 < argc) {
+    word = argv[i + 1];
+  } else if (starts_with(word, "-D")) {
+    word += 2;
+  } else {
+    return NULL;
+  }
+  size_t len = strlen(name);
+  if (strncmp(word, name, len) != 0 || (word[len] != '=' && word[len] != '\0')) {
+    return NULL;
+  }
+  return word[len] == '=' ? word + len + 1 : "";
+}
+
+// A device preprocessing pass: "-E" with "-D__CUDA_ARCH__=<n>" (gcc and its cc1plus). 900 is
+// compute_90; __CUDA_ARCH_SPECIFIC__ makes it compute_90a, __CUDA_ARCH_FAMILY_SPECIFIC__ _100f.
+static int preprocess_arch(int argc, char** argv, char* pass, size_t size) {
+  int has_e = 0;
+  const char* arch = NULL;
+  const char* suffix = "";
+  for (int i = 1; i < argc; ++i) {
+    has_e |= strcmp(argv[i], "-E") == 0;
+    arch = define_value(argc, argv, i, "__CUDA_ARCH__") ? define_value(argc, argv, i, "__CUDA_ARCH__") : arch;
+    if (define_value(argc, argv, i, "__CUDA_ARCH_SPECIFIC__")) {
+      suffix = "a";
+    } else if (define_value(argc, argv, i, "__CUDA_ARCH_FAMILY_SPECIFIC__") && suffix[0] != 'a') {
+      suffix = "f";
+    }
+  }
+  size_t len = arch ? strlen(arch) : 0;
+  if (!has_e || len < 2 || arch[len - 1] != '0' || len + 10 > size) {
+    return 0;
+  }
+  strcpy(pass, "compute_");
+  strncat(pass, arch, len - 1);
+  strcat(pass, suffix);
+  return 1;
+}
+
+// cicc "-arch compute_80", ptxas "-arch=sm_80" / "--gpu-name sm_80". nvcc's own -arch is not a pass.
+static int tool_arch(int argc, char** argv, const char* exe, char* pass, size_t size) {
+  if (strcmp(base_name(exe), "nvcc") == 0) {
+    return 0;
+  }
+  for (int i = 1; i < argc; ++i) {
+    const char* value = NULL;
+    if ((strcmp(argv[i], "-arch") == 0 || strcmp(argv[i], "--gpu-name") == 0) && i + 1 < argc) {
+      value = argv[i + 1];
+    } else if (starts_with(argv[i], "-arch=")) {
+      value = argv[i] + strlen("-arch=");
+    } else if (starts_with(argv[i], "--gpu-name=")) {
+      value = argv[i] + strlen("--gpu-name=");
+    }
+    if (value != NULL && (starts_with(value, "compute_") || starts_with(value, "sm_")) && strlen(value) < size) {
+      strcpy(pass, value);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void emit_process(int argc, char** argv) {
+  char exe[PATH_MAX];
+  long len = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
+  exe[len > 0 ? len : 0] = '\0';
+  char pass[k_pass_max] = "-";
+  if (argv != NULL && !preprocess_arch(argc, argv, pass, sizeof pass)) {
+    tool_arch(argc, argv, exe, pass, sizeof pass);
+  }
+  char line[k_line_max];
+  size_t used = append_text(line, 0, "X ");
+  used = append_number(line, used, (long)getpid());
+  used = append_text(line, used, " ");
+  used = append_number(line, used, (long)getppid());
+  used = append_text(line, used, " ");
+  used = append_text(line, used, pass);
+  used = append_text(line, used, " ");
+  size_t mark = used;
+  used = append_text(line, used, exe);
+  if (used >= k_line_max - 1) {
+    used = append_text(line, mark, "?");
+  }
+  line[used] = '\n';
+  write_line(line, used + 1);
+}
+
+__attribute__((constructor)) static void nvfresh_trace_start(int argc, char** argv, char** envp) {
+  (void)envp;
+  int saved = errno;
+  ++t_busy;
+  decide_enabled();
+  if (g_enabled == 1) {
+    emit_process(argc, argv);
+  }
+  --t_busy;
+  errno = saved;
+}
+
+// ---- the real functions -------------------------------------------------------------------------
+
+// Looks the next definition up once; the legacy __xstat family exists only as versioned symbols.
+static void* real_symbol(void** slot, const char* name) {
+  if (*slot == NULL) {
+    ++t_busy;
+    void* found = dlsym(RTLD_NEXT, name);
+    if (found == NULL) {
+      found = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+    }
+    if (found == NULL) {
+      found = dlvsym(RTLD_NEXT, name, "GLIBC_2.17");
+    }
+    *slot = found;
+    --t_busy;
+  }
+  return *slot;
+}
+
+#define REAL(ret, name, ...)                                                                       \
+  static void* s_##name;                                                                           \
+  ret (*real_##name)(__VA_ARGS__) = (ret(*)(__VA_ARGS__))real_symbol(&s_##name, #name)
+
+// ---- opens ----------------------------------------------------------------------------------------
+
+static int open_mode_wanted(int flags) {
+  return (flags & O_CREAT) != 0 || (flags & __O_TMPFILE) == __O_TMPFILE;
+}
+
+static void after_open(int dirfd, const char* path, int flags, int result, int saved_errno) {
+  if (!tracing()) {
+    errno = saved_errno;
+    return;
+  }
+  ++t_busy;
+  if (result < 0) {
+    if (lookup_failed(saved_errno) && (flags & O_ACCMODE) == O_RDONLY && !(flags & O_CREAT)) {
+      record('M', dirfd, path);
+    }
+  } else if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0) {
+    record('W', dirfd, path);
+  } else {
+    record((flags & O_DIRECTORY) || raw_is_directory_fd(result) ? 'D' : 'R', dirfd, path);
+  }
+  --t_busy;
+  errno = saved_errno;
+}
+
+static mode_t mode_argument(int flags, va_list args) {
+  return open_mode_wanted(flags) ? (mode_t)va_arg(args, int) : 0;
+}
+
+#define DEFINE_OPEN(name)                                                                          \
+  NVFRESH_EXPORT int name(const char* path, int flags, ...) {                                      \
+    va_list args;                                                                                  \
+    va_start(args, flags);                                                                         \
+    mode_t mode = mode_argument(flags, args);                                                      \
+    va_end(args);                                                                                  \
+    REAL(int, name, const char*, int, ...);                                                        \
+    int result = real_##name(path, flags, mode);                                                   \
+    after_open(AT_FDCWD, path, flags, result, errno);                                              \
+    return result;                                                                                 \
+  }
+
+#define DEFINE_OPENAT(name)                                                                        \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags, ...) {                           \
+    va_list args;                                                                                  \
+    va_start(args, flags);                                                                         \
+    mode_t mode = mode_argument(flags, args);                                                      \
+    va_end(args);                                                                                  \
+    REAL(int, name, int, const char*, int, ...);                                                   \
+    int result = real_##name(dirfd, path, flags, mode);                                            \
+    after_open(dirfd, path, flags, result, errno);                                                 \
+    return result;                                                                                 \
+  }
+
+DEFINE_OPEN(open)
+DEFINE_OPEN(open64)
+DEFINE_OPENAT(openat)
+DEFINE_OPENAT(openat64)
+
+// The _FORTIFY_SOURCE entry points take no mode (they are only called without O_CREAT).
+#define DEFINE_OPEN_2(name)                                                                        \
+  NVFRESH_EXPORT int name(const char* path, int flags) {                                           \
+    REAL(int, name, const char*, int);                                                             \
+    int result = real_##name(path, flags);                                                         \
+    after_open(AT_FDCWD, path, flags, result, errno);                                              \
+    return result;                                                                                 \
+  }
+
+#define DEFINE_OPENAT_2(name)                                                                      \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags) {                                \
+    REAL(int, name, int, const char*, int);                                                        \
+    int result = real_##name(dirfd, path, flags);                                                  \
+    after_open(dirfd, path, flags, result, errno);                                                 \
+    return result;                                                                                 \
+  }
+
+DEFINE_OPEN_2(__open_2)
+DEFINE_OPEN_2(__open64_2)
+DEFINE_OPENAT_2(__openat_2)
+DEFINE_OPENAT_2(__openat64_2)
+
+NVFRESH_EXPORT int creat(const char* path, mode_t mode) {
+  REAL(int, creat, const char*, mode_t);
+  int result = real_creat(path, mode);
+  after_open(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, result, errno);
+  return result;
+}
+
+NVFRESH_EXPORT int creat64(const char* path, mode_t mode) {
+  REAL(int, creat64, const char*, mode_t);
+  int result = real_creat64(path, mode);
+  after_open(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, result, errno);
+  return result;
+}
+
+// fopen's mode string as open flags: 'r' alone reads, anything with 'w', 'a' or '+' writes.
+static int fopen_flags(const char* mode) {
+  if (mode == NULL) {
+    return O_RDONLY;
+  }
+  if (strchr(mode, 'w') || strchr(mode, 'a')) {
+    return O_WRONLY | O_CREAT;
+  }
+  return strchr(mode, '+') ? O_RDWR : O_RDONLY;
+}
+
+static void after_fopen(const char* path, const char* mode, FILE* result, int saved_errno) {
+  after_open(AT_FDCWD, path, fopen_flags(mode), result ? fileno(result) : -1, saved_errno);
+}
+
+#define DEFINE_FOPEN(name)                                                                         \
+  NVFRESH_EXPORT FILE* name(const char* path, const char* mode) {                                  \
+    REAL(FILE*, name, const char*, const char*);                                                   \
+    FILE* result = real_##name(path, mode);                                                        \
+    after_fopen(path, mode, result, errno);                                                        \
+    return result;                                                                                 \
+  }
+
+DEFINE_FOPEN(fopen)
+DEFINE_FOPEN(fopen64)
+
+#define DEFINE_FREOPEN(name)                                                                       \
+  NVFRESH_EXPORT FILE* name(const char* path, const char* mode, FILE* stream) {                    \
+    REAL(FILE*, name, const char*, const char*, FILE*);                                            \
+    FILE* result = real_##name(path, mode, stream);                                                \
+    if (path != NULL) {                                                                            \
+      after_fopen(path, mode, result, errno);                                                      \
+    }                                                                                              \
+    return result;                                                                                 \
+  }
+
+DEFINE_FREOPEN(freopen)
+DEFINE_FREOPEN(freopen64)
+
+// ---- stat and access ------------------------------------------------------------------------------
+
+static void after_lookup(int dirfd, const char* path, int result, int saved_errno, char found) {
+  if (!tracing()) {
+    errno = saved_errno;
+    return;
+  }
+  ++t_busy;
+  if (result == 0) {
+    record(found, dirfd, path);
+  } else if (lookup_failed(saved_errno)) {
+    record('M', dirfd, path);
+  }
+  --t_busy;
+  errno = saved_errno;
+}
+
+// An empty path with AT_EMPTY_PATH is an fstat of dirfd itself: nothing was looked up.
+static int is_name_lookup(const char* path) {
+  return path != NULL && path[0] != '\0';
+}
+
+#define DEFINE_STAT(name, type)                                                                    \
+  NVFRESH_EXPORT int name(const char* path, struct type* buf) {                                    \
+    REAL(int, name, const char*, struct type*);                                                    \
+    int result = real_##name(path, buf);                                                           \
+    after_lookup(AT_FDCWD, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
+    return result;                                                                                 \
+  }
+
+DEFINE_STAT(stat, stat)
+DEFINE_STAT(stat64, stat64)
+DEFINE_STAT(lstat, stat)
+DEFINE_STAT(lstat64, stat64)
+
+#define DEFINE_FSTATAT(name, type)                                                                 \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, struct type* buf, int flags) {              \
+    REAL(int, name, int, const char*, struct type*, int);                                          \
+    int result = real_##name(dirfd, path, buf, flags);                                             \
+    if (is_name_lookup(path)) {                                                                    \
+      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R');  \
+    }                                                                                              \
+    return result;                                                                                 \
+  }
+
+DEFINE_FSTATAT(fstatat, stat)
+DEFINE_FSTATAT(fstatat64, stat64)
+
+// Binaries built against glibc < 2.33 call these (the CUDA tools do).
+#define DEFINE_XSTAT(name, type)                                                                   \
+  NVFRESH_EXPORT int name(int ver, const char* path, struct type* buf) {                           \
+    REAL(int, name, int, const char*, struct type*);                                               \
+    int result = real_##name(ver, path, buf);                                                      \
+    after_lookup(AT_FDCWD, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
+    return result;                                                                                 \
+  }
+
+DEFINE_XSTAT(__xstat, stat)
+DEFINE_XSTAT(__xstat64, stat64)
+DEFINE_XSTAT(__lxstat, stat)
+DEFINE_XSTAT(__lxstat64, stat64)
+
+#define DEFINE_FXSTATAT(name, type)                                                                \
+  NVFRESH_EXPORT int name(int ver, int dirfd, const char* path, struct type* buf, int flags) {     \
+    REAL(int, name, int, int, const char*, struct type*, int);                                     \
+    int result = real_##name(ver, dirfd, path, buf, flags);                                        \
+    if (is_name_lookup(path)) {                                                                    \
+      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R');  \
+    }                                                                                              \
+    return result;                                                                                 \
+  }
+
+DEFINE_FXSTATAT(__fxstatat, stat)
+DEFINE_FXSTATAT(__fxstatat64, stat64)
+
+NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* buf) {
+  REAL(int, statx, int, const char*, int, unsigned int, struct statx*);
+  int result = real_statx(dirfd, path, flags, mask, buf);
+  if (is_name_lookup(path)) {
+    char found = result == 0 && (buf->stx_mask & STATX_TYPE) ? letter_for_mode(buf->stx_mode) : 'R';
+    after_lookup(dirfd, path, result, errno, found);
+  }
+  return result;
+}
+
+// access() does not say what it found; ask the kernel directly (no wrapper, no allocation).
+static char found_letter(int dirfd, const char* path) {
+  struct stat st;
+  if (syscall(SYS_newfstatat, dirfd, path, &st, 0) == 0) {
+    return letter_for_mode(st.st_mode);
+  }
+  return 'R';
+}
+
+NVFRESH_EXPORT int access(const char* path, int mode) {
+  REAL(int, access, const char*, int);
+  int result = real_access(path, mode);
+  int saved = errno;
+  if (tracing()) {
+    after_lookup(AT_FDCWD, path, result, saved, result == 0 ? found_letter(AT_FDCWD, path) : 'R');
+  }
+  errno = saved;
+  return result;
+}
+
+NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
+  REAL(int, faccessat, int, const char*, int, int);
+  int result = real_faccessat(dirfd, path, mode, flags);
+  int saved = errno;
+  if (tracing() && is_name_lookup(path)) {
+    after_lookup(dirfd, path, result, saved, result == 0 ? found_letter(dirfd, path) : 'R');
+  }
+  errno = saved;
+  return result;
+}
+
+// ---- exec -----------------------------------------------------------------------------------------
+
+// A shell's PATH search tries execve in each directory: the failures are lookups too. (A success
+// does not return; the new program's constructor records it.)
+NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  REAL(int, execve, const char*, char* const*, char* const*);
+  int result = real_execve(path, argv, envp);
+  after_lookup(AT_FDCWD, path, result, errno, 'R');
+  return result;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs extra nvcc versions from PyPI wheels into venvs beside the work tree (.venv-<tag>,
+# gitignored), for the real-nvcc tests and bench/trace_overhead.py. Idempotent and fast when present:
+# a venv whose nvcc already runs is left alone. Prints one line per version: "<tag> <path to nvcc>".
+#
+# Point the tests at one:  NVFRESH_TEST_NVCC=<path to nvcc> ctest --test-dir build -R trace
+#
+# Wheels (measured 2025, glibc 2.36, g++ 12):
+#   13.x  nvidia-cuda-nvcc pulls nvidia-cuda-crt, nvidia-cuda-runtime and nvidia-nvvm: that is the
+#         minimum to compile a TU including <cuda_runtime.h>; nvidia-cuda-cccl adds cub/thrust/libcu++
+#         (the benchmark's TU needs it). All tools in it are dynamically linked, so the tracer sees them.
+#   11.8, 12.x: nvidia-cuda-nvcc-cu11 / -cu12 hold only ptxas, libnvvm and libdevice (no nvcc driver,
+#         no cicc, no cudafe++): they cannot compile a .cu file, so they are not installed here.
+#
+# Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu13 (default: all known tags)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${PYTHON:-python3}"
+
+declare -A wheels=(
+  [cu13]="nvidia-cuda-nvcc==13.* nvidia-cuda-cccl==13.*"
+)
+
+find_nvcc() {
+  { find "$1" -path "*/bin/nvcc" -type f 2>/dev/null || true; } | head -n 1
+}
+
+tags=("$@")
+if [[ ${#tags[@]} -eq 0 ]]; then
+  tags=("${!wheels[@]}")
+fi
+
+for tag in "${tags[@]}"; do
+  if [[ -z "${wheels[$tag]:-}" ]]; then
+    echo "install_nvcc_versions: unknown tag $tag (known: ${!wheels[*]})" >&2
+    exit 2
+  fi
+  venv="$root/.venv-$tag"
+  nvcc="$(find_nvcc "$venv")"
+  if [[ -z "$nvcc" ]] || ! "$nvcc" --version >/dev/null 2>&1; then
+    [[ -x "$venv/bin/pip" ]] || "$python" -m venv "$venv"
+    # shellcheck disable=SC2086
+    "$venv/bin/pip" install --quiet --disable-pip-version-check ${wheels[$tag]} >&2
+    nvcc="$(find_nvcc "$venv")"
+  fi
+  if [[ -z "$nvcc" ]]; then
+    echo "install_nvcc_versions: no nvcc in $venv after installing ${wheels[$tag]}" >&2
+    exit 1
+  fi
+  echo "$tag $nvcc"
+done

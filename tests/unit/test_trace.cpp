@@ -1,0 +1,221 @@
+#include "trace.hpp"
+#include "util/file_io.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+// A trace file with the given text in a fresh temporary directory.
+class TraceFile {
+public:
+  explicit TraceFile(const std::string& text)
+  {
+    char pattern[] = "/tmp/nvfresh-test-trace-XXXXXX";
+    m_dir = mkdtemp(pattern);
+    m_path = m_dir + "/trace";
+    nvfresh::write_file_atomically(m_path, text);
+  }
+  ~TraceFile()
+  {
+    std::filesystem::remove_all(m_dir);
+  }
+  const std::string& path() const
+  {
+    return m_path;
+  }
+
+private:
+  std::string m_dir;
+  std::string m_path;
+};
+
+nvfresh::Trace trace_of(const std::string& text)
+{
+  TraceFile file(text);
+  return nvfresh::read_trace(file.path());
+}
+
+nvfresh::TracedInputs summary_of(const std::string& text, const std::string& tmp_dir = "/work/tmp")
+{
+  return nvfresh::summarize_trace(trace_of(text), tmp_dir);
+}
+
+using Passes = std::set<std::string>;
+
+// What one nvcc -gencode 80 -gencode 90 compile writes, in the order the processes ran.
+const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
+                                 "R 100 /cuda/bin/nvcc.profile\n"
+                                 "X 101 100 - /usr/bin/dash\n"
+                                 "X 102 101 - /usr/bin/gcc-12\n"
+                                 "X 103 102 - /usr/lib/gcc/12/cc1plus\n"
+                                 "R 103 /src/a.cu\n"
+                                 "R 103 /src/host_only.h\n"
+                                 "R 103 /src/common.h\n"
+                                 "W 103 /work/tmp/x.cpp4.ii\n"
+                                 "X 104 100 compute_80 /usr/bin/gcc-12\n"
+                                 "X 105 104 compute_80 /usr/lib/gcc/12/cc1plus\n"
+                                 "R 105 /src/a.cu\n"
+                                 "R 105 /src/common.h\n"
+                                 "X 106 100 compute_90 /usr/bin/gcc-12\n"
+                                 "X 107 106 compute_90 /usr/lib/gcc/12/cc1plus\n"
+                                 "R 107 /src/a.cu\n"
+                                 "R 107 /src/common.h\n"
+                                 "R 107 /src/hopper_only.h\n"
+                                 "X 108 100 sm_90 /cuda/bin/ptxas\n"
+                                 "R 108 /work/tmp/x.ptx\n"
+                                 "R 108 /cuda/lib/libptx_extra.so\n";
+
+} // namespace
+
+TEST_CASE("trace: read_trace parses every kind of line")
+{
+  nvfresh::Trace trace = trace_of("X 10 9 compute_80 /usr/bin/gcc\n"
+                                  "R 10 /a/b.h\nD 10 /a\nW 10 /o.o\nM 10 /a/c.h\n");
+  CHECK(trace.complete);
+  REQUIRE(trace.processes.size() == 1);
+  CHECK(trace.processes[0].pid == 10);
+  CHECK(trace.processes[0].parent_pid == 9);
+  CHECK(trace.processes[0].pass == "compute_80");
+  CHECK(trace.processes[0].executable == "/usr/bin/gcc");
+  REQUIRE(trace.accesses.size() == 5);
+  CHECK(trace.accesses[0].kind == nvfresh::AccessKind::exec);
+  CHECK(trace.accesses[1].kind == nvfresh::AccessKind::read);
+  CHECK(trace.accesses[2].kind == nvfresh::AccessKind::directory);
+  CHECK(trace.accesses[3].kind == nvfresh::AccessKind::write);
+  CHECK(trace.accesses[4].kind == nvfresh::AccessKind::missing);
+  CHECK(trace.accesses[4].path == "/a/c.h");
+}
+
+TEST_CASE("trace: read_trace keeps spaces in paths and executables, and normalizes paths")
+{
+  nvfresh::Trace trace = trace_of("X 7 1 - /opt/my tools/nvcc\nR 7 /src/my dir/../inc/a b.h\n"
+                                  "M 7 /src/./x//y.h\n");
+  CHECK(trace.complete);
+  CHECK(trace.processes.at(0).executable == "/opt/my tools/nvcc");
+  CHECK(trace.processes.at(0).pass.empty());
+  CHECK(trace.accesses.at(1).path == "/src/inc/a b.h");
+  CHECK(trace.accesses.at(2).path == "/src/x/y.h");
+}
+
+TEST_CASE("trace: read_trace marks the trace incomplete on lost, malformed and torn lines")
+{
+  SECTION("a lost event")
+  {
+    nvfresh::Trace trace = trace_of("R 1 /a.h\nL 1 path-too-long-or-newline\nR 1 /b.h\n");
+    CHECK_FALSE(trace.complete);
+    CHECK(trace.accesses.size() == 2);
+  }
+  SECTION("a relative path: the tracer always resolves, so this is damage")
+  {
+    nvfresh::Trace trace = trace_of("R 1 inc/a.h\nR 1 /b.h\n");
+    CHECK_FALSE(trace.complete);
+    REQUIRE(trace.accesses.size() == 1);
+    CHECK(trace.accesses[0].path == "/b.h");
+  }
+  SECTION("a torn last line")
+  {
+    nvfresh::Trace trace = trace_of("R 1 /a.h\nR 1 /b");
+    CHECK_FALSE(trace.complete);
+    CHECK(trace.accesses.size() == 1);
+  }
+  SECTION("bad numbers, unknown letters, missing fields")
+  {
+    for (const char* bad : {"R x /a.h\n", "Q 1 /a.h\n", "R 1\n", "X 1 2 -\n", "X 1 -2x - /e\n", "\n"}) {
+      INFO(bad);
+      CHECK_FALSE(trace_of(bad).complete);
+    }
+  }
+  SECTION("an empty trace is complete and empty")
+  {
+    nvfresh::Trace trace = trace_of("");
+    CHECK(trace.complete);
+    CHECK(trace.accesses.empty());
+  }
+}
+
+TEST_CASE("trace: read_trace throws when the file cannot be read")
+{
+  CHECK_THROWS_AS(nvfresh::read_trace("/nonexistent/nvfresh/trace"), std::runtime_error);
+}
+
+TEST_CASE("trace: resolve_passes: own pass, else the nearest ancestor's, else host")
+{
+  std::map<int, std::string> passes = nvfresh::resolve_passes(
+    trace_of("X 1 0 - /nvcc\nX 2 1 - /sh\nX 3 2 compute_90a /gcc\nX 4 3 - /cc1plus\n"
+             "X 5 2 - /gcc\nX 6 5 - /cc1plus\nX 7 99 sm_80 /ptxas\n"));
+  CHECK(passes.at(1) == "host");
+  CHECK(passes.at(2) == "host");
+  CHECK(passes.at(3) == "compute_90a");
+  CHECK(passes.at(4) == "compute_90a");
+  CHECK(passes.at(6) == "host");
+  CHECK(passes.at(7) == "sm_80");
+}
+
+TEST_CASE("trace: resolve_passes survives a parent cycle from reused pids")
+{
+  std::map<int, std::string> passes = nvfresh::resolve_passes(trace_of("X 1 2 - /a\nX 2 1 - /b\n"));
+  CHECK(passes.at(1) == "host");
+  CHECK(passes.at(2) == "host");
+}
+
+TEST_CASE("trace: summarize_trace maps every file to the passes that read it")
+{
+  nvfresh::TracedInputs inputs = summary_of(k_nvcc_trace);
+  CHECK(inputs.files_read.at("/src/a.cu") == Passes{"host", "compute_80", "compute_90"});
+  CHECK(inputs.files_read.at("/src/common.h") == Passes{"host", "compute_80", "compute_90"});
+  CHECK(inputs.files_read.at("/src/host_only.h") == Passes{"host"});
+  CHECK(inputs.files_read.at("/src/hopper_only.h") == Passes{"compute_90"});
+  CHECK(inputs.files_read.at("/cuda/bin/nvcc.profile") == Passes{"host"});
+  CHECK(inputs.files_read.at("/cuda/lib/libptx_extra.so") == Passes{"sm_90"});
+  CHECK(inputs.executables ==
+        std::set<std::string>{"/cuda/bin/nvcc", "/usr/bin/dash", "/usr/bin/gcc-12",
+                              "/usr/lib/gcc/12/cc1plus", "/cuda/bin/ptxas"});
+}
+
+TEST_CASE("trace: summarize_trace drops the private tmp dir, written files, directories and system noise")
+{
+  nvfresh::TracedInputs inputs =
+    summary_of("X 1 0 - /nvcc\nR 1 /work/tmp/x.ii\nR 1 /work/tmpfile.h\nW 1 /out/a.o\nR 1 /out/a.o\n"
+               "D 1 /src\nR 1 /proc/self/exe\nR 1 /dev/urandom\nR 1 /sys/x\nR 1 /proc\n"
+               "R 1 /usr/lib/locale/C.utf8/LC_CTYPE\nM 1 /usr/share/locale/C/LC_MESSAGES/gcc-12.mo\n"
+               "R 1 /usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache\nM 1 /etc/ld.so.preload\n"
+               "M 1 /work/tmp/cc.s\nM 1 /out/a.o\n");
+  CHECK(inputs.files_read.size() == 1);
+  CHECK(inputs.files_read.contains("/work/tmpfile.h")); // a sibling of the tmp dir stays
+  CHECK(inputs.missing.empty());
+}
+
+TEST_CASE("trace: summarize_trace keeps failed lookups that could later appear")
+{
+  nvfresh::TracedInputs inputs =
+    summary_of("X 1 0 - /gcc\nM 1 /src/cfg.h\nM 1 /src/inc1/cfg.h\nR 1 /src/inc2/cfg.h\n"
+               "M 1 /src/maybe.h\nM 1 /root/.local/bin/gcc\nM 1 /usr/lib/gcc/12/specs\n");
+  CHECK(inputs.missing == std::set<std::string>{"/src/cfg.h", "/src/inc1/cfg.h", "/src/maybe.h",
+                                                "/root/.local/bin/gcc", "/usr/lib/gcc/12/specs"});
+  CHECK(inputs.files_read.contains("/src/inc2/cfg.h"));
+}
+
+TEST_CASE("trace: summarize_trace: a file missing first and read later is an input, not a probe")
+{
+  nvfresh::TracedInputs inputs = summary_of("X 1 0 - /gcc\nM 1 /src/gen.h\nR 1 /src/gen.h\n");
+  CHECK(inputs.missing.empty());
+  CHECK(inputs.files_read.at("/src/gen.h") == Passes{"host"});
+}
+
+TEST_CASE("trace: summarize_trace: accesses before a process's X line still get its pass")
+{
+  nvfresh::TracedInputs inputs =
+    summary_of("R 5 /src/early.h\nX 5 4 compute_80 /cc1plus\nX 4 0 - /nvcc\nR 6 /src/orphan.h\n");
+  CHECK(inputs.files_read.at("/src/early.h") == Passes{"compute_80"});
+  CHECK(inputs.files_read.at("/src/orphan.h") == Passes{"host"});
+}
+
+TEST_CASE("trace: summarize_trace without a private tmp dir filters nothing by location")
+{
+  nvfresh::TracedInputs inputs = summary_of("X 1 0 - /nvcc\nR 1 /tmp/a.h\n", "");
+  CHECK(inputs.files_read.contains("/tmp/a.h"));
+}
