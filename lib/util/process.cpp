@@ -1,12 +1,14 @@
+// Boost.Process v2 (1.81) is compiled into this one file: its header-only mode leaves
+// process_environment::on_setup undefined.
+#define BOOST_PROCESS_V2_SEPARATE_COMPILATION 1
 #include "util/process.hpp"
 
 #include "util/file_io.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
-#include <boost/process/v2/stdio.hpp>
-#include <boost/process/v2/environment.hpp>
-#include <boost/process/v2/process.hpp>
+#include <boost/process/v2.hpp>
+#include <boost/process/v2/src.hpp>
 #include <fmt/format.h>
 
 #include <atomic>

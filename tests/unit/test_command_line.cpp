@@ -273,7 +273,7 @@ TEST_CASE("PyTorch cpp_extension style line")
 // ---------------------------------------------------------------------------------------------
 // Value forms, comma lists, arch handling.
 
-TEST_CASE("-opt v, -opt=v, --long v and --long=v give the same request")
+TEST_CASE("value forms -opt v, -opt=v, --long v and --long=v give the same request")
 {
   const std::vector<Args> forms{
     {"-o", "a.o"}, {"-o=a.o"}, {"--output-file", "a.o"}, {"--output-file=a.o"}};
@@ -415,7 +415,7 @@ TEST_CASE("depfile requests")
 // ---------------------------------------------------------------------------------------------
 // Include directories, defines and forced includes given to the host compiler.
 
-TEST_CASE("-Xcompiler include directories come first, in the host compiler's order")
+TEST_CASE("include directories from -Xcompiler come first, in the host compiler's order")
 {
   // nvcc 13.0 --dryrun puts "-I/xc -isystem /xs" before its own "-Ifoo -Ibar ... -isystem /sys".
   // nvcc hands -Xcompiler values to the host compiler through a shell, so "-iquote /q" is two
