@@ -22,7 +22,11 @@ std::optional<CompilerChain> split_compiler_chain(const std::vector<std::string>
   for (size_t i = 0; i < command.size(); ++i) {
     if (names_nvcc(command[i])) {
       CompilerChain chain;
-      chain.prefix.assign(command.begin(), command.begin() + static_cast<std::ptrdiff_t>(i));
+      for (size_t j = 0; j < i; ++j) {
+        if (!command[j].empty()) {  // CMake can leave an empty word from an empty list element
+          chain.prefix.push_back(command[j]);
+        }
+      }
       chain.compiler = command[i];
       chain.args.assign(command.begin() + static_cast<std::ptrdiff_t>(i) + 1, command.end());
       return chain;

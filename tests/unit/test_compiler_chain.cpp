@@ -23,3 +23,10 @@ TEST_CASE("the compiler chain is split at the first word naming nvcc", "[compile
   REQUIRE_FALSE(split_compiler_chain({"g++", "-c", "a.cpp"}));
   REQUIRE_FALSE(split_compiler_chain({}));
 }
+
+TEST_CASE("empty launcher words are dropped", "[compiler_chain]")
+{
+  auto chain = split_compiler_chain({"", "ccache", "", "nvcc", "-c", "a.cu"});
+  REQUIRE(chain);
+  REQUIRE(chain->prefix == std::vector<std::string>{"ccache"});
+}
