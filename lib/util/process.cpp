@@ -16,8 +16,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,7 +102,77 @@ std::vector<std::string> environment_strings(const Environment& env)
   return strings;
 }
 
+bool same_file(int a, int b)
+{
+  struct stat sa {};
+  struct stat sb {};
+  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+struct Pipe {
+  int read_end = -1;
+  int write_end = -1;
+};
+
+Pipe make_pipe()
+{
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  return {fds[0], fds[1]};
+}
+
+// Copies a pipe to a file descriptor as data arrives, keeping a copy up to the limit.
+void tee_pipe(int from, int to, std::string& copy, bool& overflow)
+{
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(from, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    write_fully(to, std::string_view(buffer, static_cast<size_t>(n)));
+    if (copy.size() + static_cast<size_t>(n) > k_capture_limit) {
+      overflow = true;
+    } else {
+      copy.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(from);
+}
+
+ProcessResult to_result(int status)
+{
+  ProcessResult result;
+  if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
 } // namespace
+
+bool write_fully(int fd, std::string_view data)
+{
+  while (!data.empty()) {
+    ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0 && errno == EINTR) {
+      continue;
+    }
+    if (written < 0) {
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(written));
+  }
+  return true;
+}
 
 Environment current_environment()
 {
@@ -151,14 +226,52 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, con
   bp::process child(context, program, args, bp::process_environment(environment_strings(env)));
   g_child_pid.store(child.id());
   child.wait();
-  int status = child.native_exit_code();
-  ProcessResult result;
-  if (WIFSIGNALED(status)) {
-    result.term_signal = WTERMSIG(status);
-  } else {
-    result.exit_code = WEXITSTATUS(status);
+  return to_result(child.native_exit_code());
+}
+
+ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
+                            CapturedOutput& captured)
+{
+  captured = CapturedOutput{};
+  if (::isatty(STDOUT_FILENO) || ::isatty(STDERR_FILENO)) {
+    return SystemProcessRunner().run(argv, env);
   }
-  return result;
+  std::string program = argv.empty() ? std::string() : find_program(argv[0], env);
+  if (program.empty()) {
+    throw std::runtime_error(fmt::format("{}: command not found in PATH", argv.empty() ? "" : argv[0]));
+  }
+  captured.captured = true;
+  captured.combined = same_file(STDOUT_FILENO, STDERR_FILENO);
+  Pipe out = make_pipe();
+  Pipe err = captured.combined ? out : make_pipe();
+  boost::asio::io_context context;
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  SignalForwarding forwarding;
+  std::optional<bp::process> child;
+  try {
+    child.emplace(context, program, args, bp::process_environment(environment_strings(env)),
+                  bp::process_stdio{{}, out.write_end, err.write_end});
+  } catch (...) {
+    for (int fd : {out.read_end, out.write_end, err.read_end, err.write_end}) {
+      ::close(fd);
+    }
+    throw;
+  }
+  g_child_pid.store(child->id());
+  ::close(out.write_end);
+  if (!captured.combined) {
+    ::close(err.write_end);
+  }
+  std::thread err_thread;
+  if (!captured.combined) {
+    err_thread = std::thread([&] { tee_pipe(err.read_end, STDERR_FILENO, captured.err, captured.overflow); });
+  }
+  tee_pipe(out.read_end, STDOUT_FILENO, captured.out, captured.overflow);
+  if (err_thread.joinable()) {
+    err_thread.join();
+  }
+  child->wait();
+  return to_result(child->native_exit_code());
 }
 
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,

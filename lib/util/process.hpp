@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,27 @@ public:
 // started or exits non-zero.
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const Environment& env);
+
+// What a compiler printed, kept so that a later skipped compile can print the same.
+struct CapturedOutput {
+  bool captured = false;  // false: stdout or stderr is a terminal, left untouched
+  bool combined = false;  // stdout and stderr are the same pipe (ninja): one stream, in order
+  std::string out;        // stdout, or both streams when combined
+  std::string err;
+  bool overflow = false;  // more than k_capture_limit bytes: not kept
+};
+
+constexpr size_t k_capture_limit = 4 * 1024 * 1024;
+
+// Like ProcessRunner::run, but when neither stdout nor stderr is a terminal the child's output
+// goes through pipes that nvfresh copies to its own stdout/stderr as it arrives (byte for byte,
+// same order; one pipe when stdout and stderr are one file) and keeps in `captured`. With a
+// terminal the child inherits it unchanged (colours and all) and nothing is captured.
+ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
+                            CapturedOutput& captured);
+
+// Writes everything to fd, retrying on EINTR; false on error.
+bool write_fully(int fd, std::string_view data);
 
 Environment current_environment();
 
