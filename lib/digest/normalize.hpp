@@ -9,6 +9,7 @@
 //                                       first hash is a hash of the absolute source path; it also
 //                                       appears in __fatbinwrap_<id> and __cudaRegisterLinkedBinary_<id>.
 //                                       The path hash becomes zeros; the rest of the id is kept.
+//   source mtime in .debug_line         a -G cubin's DWARF 2 line table records k.cu's mtime; zeroed.
 #pragma once
 
 #include <string>
@@ -28,6 +29,11 @@ std::string normalized_module_id(std::string_view module_id);
 
 // Rewrites every occurrence of `module_id` in `bytes` in place; returns how many.
 std::size_t normalize_module_id(std::string& bytes, std::string_view module_id);
+
+// Rewrites the modification time of every file entry in the DWARF 2-4 line-table headers of a
+// .debug_line section (a -G cubin records the source file's mtime there) to a ULEB128 zero of the
+// same length. Stops quietly at anything it cannot parse; returns how many times were rewritten.
+std::size_t normalize_dwarf_line_mtimes(std::string& debug_line);
 
 // PTX with virtual register numbers factored out: "%r123" -> "%r#", "%rd4" -> "%rd#".
 std::string ptx_without_register_numbers(std::string_view ptx);

@@ -104,7 +104,11 @@ std::uint64_t hash_section(Hasher& hasher, const ElfSection& section, const Norm
     hasher.field(std::to_string(section.size));
     return 0;
   }
-  hasher.field(normalizer.apply(section.data));
+  std::string bytes = normalizer.apply(section.data);
+  if (section.name == ".debug_line") {
+    normalize_dwarf_line_mtimes(bytes);
+  }
+  hasher.field(bytes);
   return section.data.size();
 }
 

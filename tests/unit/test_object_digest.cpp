@@ -149,6 +149,25 @@ TEST_CASE("normalize: tmpxft stems, module ids and PTX registers")
         "add.s32 %r#, %r#, %rd#; mov %tid.x");
 }
 
+TEST_CASE("normalize: DWARF 2 line-table file mtimes become same-length zeros")
+{
+  // unit_length, version 2, header_length, min_inst, default_is_stmt, line_base, line_range,
+  // opcode_base 2 + one standard opcode length, include dir "/d", then file "k.cu" dir 1 mtime len.
+  std::string header("\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x01\x01\xfb\x0e\x02\x00/d\x00\x00"
+                     "k.cu\x00\x01\xdb\xdc\xb4\xd8\x06\xa0\x01\x00",
+                     33);
+  nvfresh::test::put_le(header, 0, header.size() - 4, 4);
+  std::string other = header;
+  other[26] = '\xdd';  // another mtime, same length
+  CHECK(nvfresh::normalize_dwarf_line_mtimes(header) == 1);
+  CHECK(nvfresh::normalize_dwarf_line_mtimes(other) == 1);
+  CHECK(header == other);
+  CHECK(header.substr(26, 5) == std::string("\x80\x80\x80\x80\x00", 5));
+  CHECK(header.substr(31, 2) == "\xa0\x01");  // the file length is kept
+  std::string truncated = header.substr(0, 28);
+  CHECK(nvfresh::normalize_dwarf_line_mtimes(truncated) == 0);
+}
+
 TEST_CASE("compare: PTX diff factors out register numbering")
 {
   CHECK(nvfresh::diff_lines("a\nb\nc\n", "a\nB\nc\n", 10) == std::vector<std::string>{"-b", "+B"});
