@@ -1,5 +1,7 @@
 #include "commands/commands.hpp"
 
+#include "commands/compare.hpp"
+
 #include <fmt/format.h>
 
 namespace nvfresh {
@@ -11,6 +13,8 @@ const std::vector<Command>& commands()
      run_check},
     {"explain", "show one object's record compared with the disk, and its build history",
      run_explain},
+    {"compare", "compare two objects/fatbins/cubins/PTX by normalized per-component digests",
+     run_compare},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},

@@ -1,0 +1,156 @@
+#include "commands/compare.hpp"
+
+#include "digest/compare.hpp"
+#include "digest/object_digest.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr int k_exit_same = 0;
+constexpr int k_exit_different = 1;
+constexpr int k_exit_unreadable = 2;
+
+struct CompareOptions {
+  std::string a;
+  std::string b;
+  bool json = false;
+};
+
+std::string optional_hex(const std::optional<Digest>& digest)
+{
+  return digest ? digest->short_hex() : std::string("-");
+}
+
+std::string kernel_summary(const KernelInfo& kernel)
+{
+  return fmt::format("{} instructions, {} registers", kernel.instruction_count,
+                     kernel.register_count ? std::to_string(*kernel.register_count) : "?");
+}
+
+std::string kernel_line(const KernelChange& change)
+{
+  if (change.verdict != Verdict::different) {
+    const KernelInfo& kernel = change.a ? *change.a : *change.b;
+    return fmt::format("    kernel {}: {} ({})", change.name, to_string(change.verdict), kernel_summary(kernel));
+  }
+  const auto registers = [](const KernelInfo& k) {
+    return k.register_count ? std::to_string(*k.register_count) : std::string("?");
+  };
+  const bool same_size = change.a->instruction_count == change.b->instruction_count;
+  return fmt::format("    kernel {}: instructions {} -> {}{}, registers {} -> {}", change.name,
+                     change.a->instruction_count, change.b->instruction_count,
+                     same_size ? " (same count, different code)" : "", registers(*change.a),
+                     registers(*change.b));
+}
+
+void print_component(const ComponentComparison& component)
+{
+  std::string digests = component.verdict == Verdict::different
+                          ? fmt::format("{} -> {}", optional_hex(component.a), optional_hex(component.b))
+                          : optional_hex(component.a ? component.a : component.b);
+  fmt::print("{:<10} {:<24} {}\n", to_string(component.verdict), component.key, digests);
+  for (const auto& change : component.kernels) {
+    fmt::print("{}\n", kernel_line(change));
+  }
+  if (component.ptx_differs_only_in_register_numbers) {
+    fmt::print("    PTX differs only in virtual register numbering\n");
+  }
+  for (const auto& line : component.ptx_diff) {
+    fmt::print("    {}\n", line);
+  }
+}
+
+void print_human(const CompareOptions& options, const Comparison& comparison)
+{
+  fmt::print("A: {}\nB: {}\n", options.a, options.b);
+  for (const auto& component : comparison.components) {
+    print_component(component);
+  }
+  const auto differing = std::count_if(comparison.components.begin(), comparison.components.end(),
+                                       [](const ComponentComparison& c) { return c.verdict != Verdict::same; });
+  if (differing == 0) {
+    fmt::print("same: all {} components are equal\n", comparison.components.size());
+  } else {
+    fmt::print("different: {} of {} components differ\n", differing, comparison.components.size());
+  }
+}
+
+nlohmann::json kernel_json(const std::optional<KernelInfo>& kernel)
+{
+  if (!kernel) {
+    return nullptr;
+  }
+  nlohmann::json result{{"instructions", kernel->instruction_count},
+                        {"code_size", kernel->code_size},
+                        {"entry", kernel->is_entry},
+                        {"digest", kernel->code.to_hex()}};
+  result["registers"] = kernel->register_count ? nlohmann::json(*kernel->register_count) : nlohmann::json(nullptr);
+  return result;
+}
+
+nlohmann::json component_json(const ComponentComparison& component)
+{
+  const auto hex = [](const std::optional<Digest>& d) { return d ? nlohmann::json(d->to_hex()) : nlohmann::json(nullptr); };
+  nlohmann::json result{{"key", component.key}, {"status", to_string(component.verdict)},
+                        {"a", hex(component.a)}, {"b", hex(component.b)}};
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& change : component.kernels) {
+    kernels.push_back({{"name", change.name}, {"status", to_string(change.verdict)},
+                       {"a", kernel_json(change.a)}, {"b", kernel_json(change.b)}});
+  }
+  result["kernels"] = std::move(kernels);
+  result["ptx_diff"] = component.ptx_diff;
+  result["ptx_differs_only_in_register_numbers"] = component.ptx_differs_only_in_register_numbers;
+  return result;
+}
+
+void print_json(const CompareOptions& options, const Comparison& comparison)
+{
+  nlohmann::json components = nlohmann::json::array();
+  for (const auto& component : comparison.components) {
+    components.push_back(component_json(component));
+  }
+  const nlohmann::json document{{"a", options.a}, {"b", options.b}, {"same", comparison.same()},
+                                {"components", std::move(components)}};
+  fmt::print("{}\n", document.dump(2));
+}
+
+} // namespace
+
+int run_compare(const std::vector<std::string>& args)
+{
+  CompareOptions options;
+  CLI::App app("Compare two compiled CUDA artifacts (.o, .fatbin, .cubin, .ptx) by normalized "
+               "per-component digests. Exit status: 0 same, 1 different, 2 unreadable.",
+               "nvfresh compare");
+  app.add_option("A", options.a, "first artifact")->required();
+  app.add_option("B", options.b, "second artifact")->required();
+  app.add_flag("--json", options.json, "machine-readable output");
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    const int status = app.exit(error);
+    return status == 0 ? k_exit_same : k_exit_unreadable;
+  }
+  try {
+    const Comparison comparison = compare_digests(digest_artifact(options.a), digest_artifact(options.b));
+    options.json ? print_json(options, comparison) : print_human(options, comparison);
+    std::fflush(stdout);
+    return comparison.same() ? k_exit_same : k_exit_different;
+  } catch (const DigestError& error) {
+    fmt::print(stderr, "nvfresh compare: {}\n", error.what());
+    return k_exit_unreadable;
+  }
+}
+
+} // namespace nvfresh

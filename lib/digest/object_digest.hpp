@@ -1,0 +1,64 @@
+// Normalized per-component digests of a compiled CUDA artifact (.o, .fatbin, .cubin, .ptx).
+//
+// Raw nvcc objects of identical compiles are never byte-equal: nvcc writes its temporary-file stem
+// (tmpxft_<pid>_<n>) and, with -rdc=true, a module id starting with a hash of the absolute source path
+// into them (see digest/normalize.hpp). The digests here rewrite those names first, then hash each
+// component on its own, so that a comparison says *which* part changed:
+//   "host code"          every host section except the fatbin and debug info
+//   "host debug"         .debug_* sections (they hold directories, so they differ across checkouts)
+//   "sm_80 cubin"        one per device ELF, payload decompressed; "sm_80 cubin debug" for its debug info
+//   "compute_90 ptx"     one per PTX entry; "compute_90 ptx debug" for .file lines and .debug sections
+#pragma once
+
+#include "hasher.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvfresh {
+
+class DigestError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// One function with code in a cubin (a `.text.<name>` section).
+struct KernelInfo {
+  std::string name;
+  bool is_entry = false;           // a __global__ kernel (STO_CUDA_ENTRY), not a device function
+  std::uint64_t code_size = 0;     // bytes of SASS
+  std::uint64_t instruction_count = 0;
+  std::optional<std::uint32_t> register_count;
+  Digest code;                     // the SASS bytes and the kernel's .nv.info attributes
+};
+
+enum class ComponentKind { host_code, host_debug, cubin, cubin_debug, ptx, ptx_debug };
+
+struct ComponentDigest {
+  std::string key;
+  ComponentKind kind = ComponentKind::host_code;
+  Digest digest;
+  std::uint64_t size = 0;           // bytes hashed (after decompression)
+  std::vector<KernelInfo> kernels;  // cubin components only
+  std::string ptx_text;             // ptx components only: the normalized PTX, for diffs
+};
+
+struct ObjectDigests {
+  std::string path;
+  std::string format;  // "host object", "fatbin", "cubin", "ptx"
+  std::vector<ComponentDigest> components;
+
+  const ComponentDigest* find(std::string_view key) const;
+};
+
+// Throws DigestError (unreadable, not an artifact, or malformed: what and where) on failure.
+ObjectDigests digest_artifact(const std::string& path);
+ObjectDigests digest_bytes(std::string_view bytes, const std::string& name);
+
+std::string_view to_string(ComponentKind kind);
+
+} // namespace nvfresh

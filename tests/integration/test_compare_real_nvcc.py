@@ -1,0 +1,148 @@
+"""`nvfresh compare` on objects from the real nvcc: normalized digests say exactly what changed.
+
+Raw objects of identical compiles differ (tmpxft stem, module id path hash); the digests must not.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
+
+KERNEL_SOURCE = """\
+__global__ void add_one(int* p) { p[threadIdx.x] += 1; }
+__global__ void scale(float* p, float s) { p[threadIdx.x] *= s; }
+int host_fn(int x) { return x * 3; }
+"""
+DEVICE_EDIT = ("+= 1;", "+= 2;")
+HOST_EDIT = ("x * 3", "x * 4")
+MULTI_ARCH = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
+              "-gencode", "arch=compute_90,code=compute_90"]
+DEVICE_KINDS = ("cubin", "ptx")
+
+
+def compare_command():
+    return [harness.nvfresh_bin(), "compare"]
+
+
+class CompareRealNvcc(harness.unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.nvcc = harness.require_nvcc()
+
+    def setUp(self):
+        self.work = harness.make_workdir("nvfresh-compare-")
+
+    def compile(self, name, flags=(), source=KERNEL_SOURCE, directory=None):
+        directory = Path(directory or self.work)
+        harness.write(directory / "k.cu", source)
+        obj = directory / f"{name}.o"
+        harness.run([self.nvcc, "-c", *(flags or ["-arch=sm_80"]), "k.cu", "-o", str(obj)],
+                    cwd=directory, check=True)
+        return obj
+
+    def compare(self, a, b):
+        result = harness.run(compare_command() + [str(a), str(b), "--json"])
+        self.assertIn(result.returncode, (0, 1), result.stderr.decode(errors="replace"))
+        report = json.loads(result.stdout)
+        return result.returncode, {c["key"]: c for c in report["components"]}
+
+    def differing(self, components):
+        return sorted(k for k, c in components.items() if c["status"] != "same")
+
+    def assert_same(self, a, b):
+        self.assertNotEqual(Path(a).read_bytes(), Path(b).read_bytes(), "raw objects were expected to differ")
+        code, components = self.compare(a, b)
+        self.assertEqual(self.differing(components), [])
+        self.assertEqual(code, 0)
+        return components
+
+    def test_identical_compiles_compare_equal(self):
+        components = self.assert_same(self.compile("one"), self.compile("two"))
+        self.assertEqual(set(components), {"host code", "sm_80 cubin", "sm_80 cubin debug", "compute_80 ptx"})
+
+    def test_device_edit_changes_only_device_digests(self):
+        before = self.compile("before")
+        after = self.compile("after", source=KERNEL_SOURCE.replace(*DEVICE_EDIT))
+        code, components = self.compare(before, after)
+        self.assertEqual(code, 1)
+        changed = self.differing(components)
+        self.assertIn("sm_80 cubin", changed)
+        self.assertIn("compute_80 ptx", changed)
+        self.assertTrue(all(k.split()[1] in DEVICE_KINDS for k in changed), changed)
+        kernels = components["sm_80 cubin"]["kernels"]
+        self.assertEqual([k["name"] for k in kernels], ["_Z7add_onePi"])
+        self.assertTrue(any("2" in line for line in components["compute_80 ptx"]["ptx_diff"]))
+
+    def test_host_edit_changes_only_host_digest(self):
+        before = self.compile("before")
+        after = self.compile("after", source=KERNEL_SOURCE.replace(*HOST_EDIT))
+        code, components = self.compare(before, after)
+        self.assertEqual(code, 1)
+        self.assertEqual(self.differing(components), ["host code"])
+
+    def test_same_source_in_two_directories_compares_equal(self):
+        for flags in (["-arch=sm_80"], ["-arch=sm_80", "-rdc=true"]):
+            with self.subTest(flags=flags):
+                a = self.compile("a", flags, directory=self.work / "checkout_one")
+                b = self.compile("b", flags, directory=self.work / "second_longer_checkout" / "src")
+                self.assert_same(a, b)
+
+    def test_debug_builds_compare_equal_and_keep_debug_separate(self):
+        for flags in (["-arch=sm_80", "-g"], ["-arch=sm_80", "-g", "-G"]):
+            with self.subTest(flags=flags):
+                components = self.assert_same(self.compile("one", flags), self.compile("two", flags))
+                self.assertIn("host debug", components)
+        before = self.compile("before", ["-arch=sm_80", "-g"])
+        after = self.compile("after", ["-arch=sm_80", "-g"], source=KERNEL_SOURCE.replace(*HOST_EDIT))
+        self.assertIn("host code", self.differing(self.compare(before, after)[1]))
+
+    def test_relocatable_device_code(self):
+        flags = ["-arch=sm_80", "-rdc=true"]
+        self.assert_same(self.compile("one", flags), self.compile("two", flags))
+        after = self.compile("after", flags, source=KERNEL_SOURCE.replace(*DEVICE_EDIT))
+        changed = self.differing(self.compare(self.compile("before", flags), after)[1])
+        self.assertIn("sm_80 cubin", changed)
+        self.assertNotIn("host code", changed)
+
+    def test_multi_arch(self):
+        components = self.assert_same(self.compile("one", MULTI_ARCH), self.compile("two", MULTI_ARCH))
+        for key in ("sm_80 cubin", "sm_90 cubin", "compute_90 ptx"):
+            self.assertIn(key, components)
+        after = self.compile("after", MULTI_ARCH, source=KERNEL_SOURCE.replace(*DEVICE_EDIT))
+        changed = self.differing(self.compare(self.compile("before", MULTI_ARCH), after)[1])
+        for key in ("sm_80 cubin", "sm_90 cubin", "compute_90 ptx"):
+            self.assertIn(key, changed)
+        self.assertNotIn("host code", changed)
+
+    def test_human_output_and_exit_codes(self):
+        one, two = self.compile("one"), self.compile("two")
+        result = harness.run(compare_command() + [str(one), str(two)])
+        self.assertEqual(result.returncode, 0)
+        text = result.stdout.decode()
+        self.assertRegex(text, r"same\s+sm_80 cubin\s+[0-9a-f]{8}")
+        after = self.compile("after", source=KERNEL_SOURCE.replace(*DEVICE_EDIT))
+        result = harness.run(compare_command() + [str(one), str(after)])
+        self.assertEqual(result.returncode, 1)
+        self.assertRegex(result.stdout.decode(), r"different\s+sm_80 cubin\s+[0-9a-f]{8} -> [0-9a-f]{8}")
+
+    def test_truncated_corrupt_and_missing_files_exit_2(self):
+        good = self.compile("good")
+        data = good.read_bytes()
+        truncated = self.work / "truncated.o"
+        truncated.write_bytes(data[: len(data) // 2])
+        corrupt = self.work / "corrupt.o"
+        fatbin_at = data.find(b"\x50\xed\x55\xba")
+        corrupt.write_bytes(data[:fatbin_at + 16] + b"\x07" + data[fatbin_at + 17:])  # entry kind 7
+        cases = {truncated: "malformed ELF", corrupt: "entry kind 7", self.work / "missing.o": "cannot read"}
+        for path, message in cases.items():
+            with self.subTest(path=path.name):
+                result = harness.run(compare_command() + [str(good), str(path)])
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(message, result.stderr.decode())
+                self.assertIn(path.name, result.stderr.decode())
+
+
+if __name__ == "__main__":
+    harness.main()
