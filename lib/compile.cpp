@@ -4,9 +4,11 @@
 #include "compile_plan.hpp"
 #include "compiler_chain.hpp"
 #include "depfile.hpp"
+#include "events.hpp"
 #include "file_hasher.hpp"
 #include "record_store.hpp"
 #include "recorder.hpp"
+#include "skip.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 
@@ -55,20 +57,40 @@ std::optional<Depfile> read_nvcc_depfile(const CompilePlan& plan)
 }
 
 // Everything after nvcc succeeded. Throws on failure; the caller decides what that means.
-void record_compile(const CompileRequest& request, const CompilerChain& chain,
-                    const CompilePlan& plan, CompileRun run)
+Record record_compile(const CompileRequest& request, const CompilerChain& chain,
+                      const CompilePlan& plan, CompileRun run, const CapturedOutput& captured,
+                      const std::optional<Record>& previous)
 {
   auto nvcc_depfile = read_nvcc_depfile(plan);
-  auto previous = load_record(plan.record_file).record;
   FileHasher hasher(plan.record_root + "/hash-cache");
   Record record = make_record({request, chain, plan, run, nvcc_depfile, previous}, hasher);
+  set_console(record, captured);
   apply_race_guard(record);
-  save_record(plan.record_file, record);
   if (!plan.depfile_path.empty()) {
-    write_build_depfile(record, plan, nvcc_depfile, request.depfile.phony_targets);
+    record.depfile_prerequisites = depfile_prerequisites(record, plan, nvcc_depfile);
+  }
+  save_record(plan.record_file, record);
+  if (!record.depfile_prerequisites.empty()) {
+    write_build_depfile(plan, record.depfile_prerequisites, request.depfile.phony_targets);
   }
   log::info("recorded {} ({} inputs, {} probes, {})", plan.object, record.inputs.size(),
             record.missing.size(), record.trusted ? "trusted" : record.untrusted_reason);
+  return record;
+}
+
+// True when nvcc need not run; the skip has then been carried out completely.
+bool skipped_unchanged(const CompileRequest& request, const CompilerChain& chain,
+                       const CompilePlan& plan, const std::optional<Record>& previous)
+{
+  std::int64_t check_start = coarse_now_ns();
+  FileHasher hasher(plan.record_root + "/hash-cache");
+  SkipDecision decision = decide_skip(previous, request, chain, plan, hasher);
+  log::info("{} {}: {}", decision.skip ? "skip" : "compile", plan.object, decision.reason);
+  if (!decision.skip) {
+    return false;
+  }
+  perform_skip(*previous, decision, request, plan, check_start);
+  return true;
 }
 
 struct Prepared {
@@ -98,8 +120,43 @@ std::optional<Prepared> prepare(const std::vector<std::string>& command, const E
     log::info("passthrough: {} {}", describe(parsed.reason), parsed.detail);
     return std::nullopt;
   }
-  CompilePlan plan = plan_compile(*parsed.request, config, env, cwd);
+  CompilePlan plan = plan_compile(*parsed.request, *chain, config, env, cwd);
   return Prepared{std::move(*chain), std::move(*parsed.request), std::move(plan)};
+}
+
+int compile_and_record(const std::vector<std::string>& command, const Environment& env,
+                       ProcessRunner& runner, const Prepared& prepared,
+                       const std::optional<Record>& previous)
+{
+  const CompilePlan& plan = prepared.plan;
+  CompileRun run{coarse_now_ns(), 0};
+  CapturedOutput captured;
+  ProcessResult result;
+  try {
+    result = runner.run_capturing(command, plan.child_env, captured);
+  } catch (const std::exception& error) {
+    remove_private_dir(plan);
+    warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
+    return run_plain(command, env, runner);
+  }
+  run.end_ns = now_ns();
+  std::int64_t duration = run.end_ns - run.start_ns;
+  if (!result.succeeded()) {
+    append_event(plan.record_root, {run.end_ns, "failed", duration, plan.object,
+                                    fmt::format("nvcc exited with status {}", result.exit_code)});
+  } else {
+    try {
+      Record record = record_compile(prepared.request, prepared.chain, plan, run, captured, previous);
+      append_event(plan.record_root, {run.end_ns, record.history.back().event, duration,
+                                      plan.object, record.history.back().reason});
+    } catch (const std::exception& error) {
+      remove_record(plan.record_file);
+      append_event(plan.record_root, {run.end_ns, "not-recorded", duration, plan.object, error.what()});
+      warn(fmt::format("the object was built, but nvfresh could not record it: {}", error.what()));
+    }
+  }
+  remove_private_dir(plan);
+  return finish(result);
 }
 
 } // namespace
@@ -108,35 +165,27 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
                 ProcessRunner& runner)
 {
   std::optional<Prepared> prepared;
+  std::optional<Record> previous;
   try {
     prepared = prepare(command, env);
+    if (prepared) {
+      previous = load_record(prepared->plan.record_file).record;
+      if (skipped_unchanged(prepared->request, prepared->chain, prepared->plan, previous)) {
+        remove_private_dir(prepared->plan);
+        return 0;
+      }
+    }
   } catch (const std::exception& error) {
+    if (prepared) {
+      remove_private_dir(prepared->plan);
+    }
     warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
     return run_plain(command, env, runner);
   }
   if (!prepared) {
     return run_plain(command, env, runner);
   }
-  CompileRun run{coarse_now_ns(), 0};
-  ProcessResult result;
-  try {
-    result = runner.run(command, prepared->plan.child_env);
-  } catch (const std::exception& error) {
-    remove_private_dir(prepared->plan);
-    warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
-    return run_plain(command, env, runner);
-  }
-  run.end_ns = now_ns();
-  if (result.succeeded()) {
-    try {
-      record_compile(prepared->request, prepared->chain, prepared->plan, run);
-    } catch (const std::exception& error) {
-      remove_record(prepared->plan.record_file);
-      warn(fmt::format("the object was built, but nvfresh could not record it: {}", error.what()));
-    }
-  }
-  remove_private_dir(prepared->plan);
-  return finish(result);
+  return compile_and_record(command, env, runner, *prepared, previous);
 }
 
 } // namespace nvfresh

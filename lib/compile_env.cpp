@@ -23,4 +23,22 @@ std::map<std::string, std::string> compile_environment(const Environment& env)
   return relevant;
 }
 
+Digest command_signature(const std::vector<std::string>& signature_args,
+                         const std::map<std::string, std::string>& compile_env,
+                         const std::string& working_dir)
+{
+  Hasher hasher;
+  hasher.tag("nvfresh-signature-1");
+  hasher.tag("args");
+  for (const auto& arg : signature_args) {
+    hasher.field(arg);
+  }
+  hasher.tag("env");
+  for (const auto& [name, value] : compile_env) {
+    hasher.field(name).field(value);
+  }
+  hasher.tag("cwd").field(working_dir);
+  return hasher.digest();
+}
+
 } // namespace nvfresh

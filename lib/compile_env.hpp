@@ -1,15 +1,22 @@
 // The environment variables that change what a compile produces, and so belong to its signature.
 #pragma once
 
+#include "hasher.hpp"
 #include "util/process.hpp"
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace nvfresh {
 
 // NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS, NVCC_CCBIN, CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
 // GCC_EXEC_PREFIX, COMPILER_PATH, SOURCE_DATE_EPOCH: the ones that are set, with their values.
 std::map<std::string, std::string> compile_environment(const Environment& env);
+
+// The command signature: normalized arguments, the compile-relevant environment, working dir.
+Digest command_signature(const std::vector<std::string>& signature_args,
+                         const std::map<std::string, std::string>& compile_env,
+                         const std::string& working_dir);
 
 } // namespace nvfresh

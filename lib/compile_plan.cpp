@@ -84,11 +84,16 @@ std::string locate_trace_library(const Config& config)
                                        "(set NVFRESH_TRACE_LIB to its path)", exe_dir.string()));
 }
 
-CompilePlan plan_compile(const CompileRequest& request, const Config& config, const Environment& env,
-                         const std::string& working_dir)
+CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
+                         const Config& config, const Environment& env, const std::string& working_dir)
 {
   CompilePlan plan;
   plan.working_dir = working_dir;
+  std::string compiler = find_program(chain.compiler, env);
+  if (compiler.empty()) {
+    throw std::runtime_error(fmt::format("{}: command not found in PATH", chain.compiler));
+  }
+  plan.compiler_path = fs::weakly_canonical(absolute_path(compiler, working_dir)).string();
   std::string output = request.output.empty() ? default_output(request) : request.output;
   plan.object = canonical_object_path(output, working_dir);
   plan.source = absolute_path(request.source, working_dir);

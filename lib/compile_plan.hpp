@@ -23,12 +23,13 @@ struct CompilePlan {
   std::string private_dir;   // removed after the compile
   std::string trace_file;
   std::string compiler_tmp_dir;
+  std::string compiler_path;  // the nvcc that will run, absolute with symlinks resolved
   Environment child_env;
 };
 
 // Throws std::runtime_error when the plan cannot be made (no tracer, no temporary directory).
-CompilePlan plan_compile(const CompileRequest& request, const Config& config, const Environment& env,
-                         const std::string& working_dir);
+CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
+                         const Config& config, const Environment& env, const std::string& working_dir);
 
 // nvcc's default output for a compile without -o: the source's stem + ".o" (".ptx", ...), in cwd.
 std::string default_output(const CompileRequest& request);

@@ -7,7 +7,8 @@
 //   record    := header body checksum
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
-//                inputs_from input* missing* output depfile? times trusted history*
+//                inputs_from input* missing* output depfile? dep* times trusted console
+//                history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
 //   cwd       := "cwd" TAB path
@@ -24,8 +25,11 @@
 //   missing   := "missing" TAB path                                  a lookup that found nothing
 //   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
 //   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
+//   dep       := "dep" TAB path                     a prerequisite as written to the depfile
 //   times     := "times" TAB start_ns TAB end_ns
 //   trusted   := "trusted" TAB ("1"|"0") TAB reason
+//   console   := "console" TAB ("none"|"combined"|"separate") TAB stdout TAB stderr
+//                                                what the compile printed (bytes, escaped)
 //   history   := "history" TAB time_ns TAB event TAB reason          oldest first, at most 16
 //   checksum  := "checksum" TAB hex32 LF                             XXH3-128 of every byte
 //                                                                    before this line
@@ -36,6 +40,8 @@
 //
 // Version history: 1 (first format).
 #include "record.hpp"
+
+#include "util/text_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -60,45 +66,6 @@ constexpr InputRoleName k_role_names[] = {
   {InputRole::options_file, "options_file"},
   {InputRole::tool, "tool"},
 };
-
-std::string escape_field(std::string_view text)
-{
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-    case '\\': escaped += "\\\\"; break;
-    case '\t': escaped += "\\t"; break;
-    case '\n': escaped += "\\n"; break;
-    case '\r': escaped += "\\r"; break;
-    default: escaped += c;
-    }
-  }
-  return escaped;
-}
-
-std::optional<std::string> unescape_field(std::string_view text)
-{
-  std::string plain;
-  plain.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\\') {
-      plain += text[i];
-      continue;
-    }
-    if (++i == text.size()) {
-      return std::nullopt;
-    }
-    switch (text[i]) {
-    case '\\': plain += '\\'; break;
-    case 't': plain += '\t'; break;
-    case 'n': plain += '\n'; break;
-    case 'r': plain += '\r'; break;
-    default: return std::nullopt;
-    }
-  }
-  return plain;
-}
 
 class LineWriter {
 public:
@@ -183,8 +150,12 @@ std::string serialize_record(const Record& record)
   if (!record.depfile_path.empty()) {
     out.line("depfile", record.depfile_phony, record.depfile_path, record.depfile_target);
   }
+  for (const auto& dep : record.depfile_prerequisites) {
+    out.line("dep", dep);
+  }
   out.line("times", record.start_ns, record.end_ns);
   out.line("trusted", record.trusted, record.untrusted_reason);
+  out.line("console", record.console_mode, record.console_out, record.console_err);
   for (const auto& entry : record.history) {
     out.line("history", entry.time_ns, entry.event, entry.reason);
   }
@@ -297,6 +268,13 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
     {"inputs_from", [](const Fields& f, Record& r) { expect_fields(f, 1); r.inputs_from_trace = f[1] == "trace"; }},
     {"input", [](const Fields& f, Record& r) { r.inputs.push_back(to_input(f)); }},
     {"missing", [](const Fields& f, Record& r) { expect_fields(f, 1); r.missing.push_back(f[1]); }},
+    {"dep", [](const Fields& f, Record& r) { expect_fields(f, 1); r.depfile_prerequisites.push_back(f[1]); }},
+    {"console", [](const Fields& f, Record& r) {
+       expect_fields(f, 3);
+       r.console_mode = f[1];
+       r.console_out = f[2];
+       r.console_err = f[3];
+     }},
     {"output", [](const Fields& f, Record& r) { expect_fields(f, 6); r.output = to_fingerprint(f, 1); }},
     {"depfile", [](const Fields& f, Record& r) {
        expect_fields(f, 3);
@@ -324,18 +302,11 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
 
 Fields split_line(std::string_view line)
 {
-  Fields fields;
-  size_t begin = 0;
-  while (begin <= line.size()) {
-    size_t end = std::min(line.find('\t', begin), line.size());
-    auto field = unescape_field(line.substr(begin, end - begin));
-    if (!field) {
-      throw ParseError{"bad escape sequence"};
-    }
-    fields.push_back(std::move(*field));
-    begin = end + 1;
+  auto fields = split_fields(line);
+  if (!fields) {
+    throw ParseError{"bad escape sequence"};
   }
-  return fields;
+  return std::move(*fields);
 }
 
 // Checks header, version and checksum; returns the body (the lines between header and checksum).

@@ -68,6 +68,12 @@ struct Record {
   bool trusted = true;                       // false when an input changed while it compiled
   std::string untrusted_reason;
   std::vector<HistoryEntry> history;
+  // What the compile printed, replayed when a later build skips nvcc. "none": not captured (a
+  // terminal), "combined": stdout and stderr were one stream (in console_out), "separate".
+  std::string console_mode = "none";
+  std::string console_out;
+  std::string console_err;
+  std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
   bool operator==(const Record&) const = default;
 };
 

@@ -75,10 +75,7 @@ void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
   for (const auto& file : in.request.options_files) {
     candidates[absolute_path(file, cwd)].role = InputRole::options_file;
   }
-  std::string compiler = find_program(in.chain.compiler, in.plan.child_env);
-  if (!compiler.empty()) {
-    candidates[fs::weakly_canonical(absolute_path(compiler, cwd)).string()].role = InputRole::tool;
-  }
+  candidates[in.plan.compiler_path].role = InputRole::tool;
   candidates[in.plan.source].role = InputRole::source;
 }
 
@@ -113,22 +110,6 @@ void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher
   }
 }
 
-Digest command_signature(const Record& record)
-{
-  Hasher hasher;
-  hasher.tag("nvfresh-signature-1");
-  hasher.tag("args");
-  for (const auto& arg : record.signature_args) {
-    hasher.field(arg);
-  }
-  hasher.tag("env");
-  for (const auto& [name, value] : record.env) {
-    hasher.field(name).field(value);
-  }
-  hasher.tag("cwd").field(record.working_dir);
-  return hasher.digest();
-}
-
 std::string first_line_with(const std::string& text, std::string_view needle)
 {
   size_t at = text.find(needle);
@@ -153,8 +134,7 @@ const RecordedInput* find_input(const Record& record, const std::string& path)
 
 std::string nvcc_version_text(const RecordingInput& in, const Record& record)
 {
-  std::string compiler = find_program(in.chain.compiler, in.plan.child_env);
-  std::string canonical = fs::weakly_canonical(absolute_path(compiler, in.plan.working_dir)).string();
+  const std::string& canonical = in.plan.compiler_path;
   if (in.previous && !in.previous->nvcc_version.empty()) {
     const RecordedInput* before = find_input(*in.previous, canonical);
     const RecordedInput* now = find_input(record, canonical);
@@ -164,7 +144,7 @@ std::string nvcc_version_text(const RecordingInput& in, const Record& record)
   }
   Environment env = in.plan.child_env;
   env.erase("LD_PRELOAD");
-  auto text = capture_output({compiler, "--version"}, env);
+  auto text = capture_output({canonical, "--version"}, env);
   return text ? first_line_with(*text, "release") : std::string();
 }
 
@@ -210,7 +190,7 @@ Record make_record(const RecordingInput& in, FileHasher& hasher)
   record.launcher_prefix = in.chain.prefix;
   record.signature_args = in.request.signature_args;
   record.env = compile_environment(in.plan.child_env);
-  record.signature = command_signature(record);
+  record.signature = command_signature(record.signature_args, record.env, record.working_dir);
   record.start_ns = in.run.start_ns;
   record.end_ns = in.run.end_ns;
   Candidates candidates;
@@ -231,8 +211,8 @@ Record make_record(const RecordingInput& in, FileHasher& hasher)
   return record;
 }
 
-void write_build_depfile(const Record& record, const CompilePlan& plan,
-                         const std::optional<Depfile>& nvcc_depfile, bool phony_targets)
+std::vector<std::string> depfile_prerequisites(const Record& record, const CompilePlan& plan,
+                                               const std::optional<Depfile>& nvcc_depfile)
 {
   std::vector<std::string> prerequisites;
   std::set<std::string> listed;
@@ -254,11 +234,28 @@ void write_build_depfile(const Record& record, const CompilePlan& plan,
     if (!depfile_can_represent(path)) {
       log::info("keeping nvcc's own depfile: {} cannot be written so that make and ninja read it",
                 path);
-      return;
+      return {};
     }
   }
+  return prerequisites;
+}
+
+void write_build_depfile(const CompilePlan& plan, const std::vector<std::string>& prerequisites,
+                         bool phony_targets)
+{
   write_file_atomically(plan.depfile_path,
                         format_depfile(plan.depfile_target, prerequisites, phony_targets));
+}
+
+void set_console(Record& record, const CapturedOutput& captured)
+{
+  if (!captured.captured || captured.overflow) {
+    record.console_mode = "none";
+    return;
+  }
+  record.console_mode = captured.combined ? "combined" : "separate";
+  record.console_out = captured.out;
+  record.console_err = captured.err;
 }
 
 void apply_race_guard(Record& record)

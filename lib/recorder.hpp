@@ -9,6 +9,7 @@
 #include "depfile.hpp"
 #include "file_hasher.hpp"
 #include "record.hpp"
+#include "util/process.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -32,10 +33,17 @@ struct RecordingInput {
 // Throws std::runtime_error when the compile's result cannot be described (no output, ...).
 Record make_record(const RecordingInput& input, FileHasher& hasher);
 
-// The depfile for the build tool: nvcc's own prerequisites verbatim, then every other recorded
-// input (files only traced, tools), for the target the build asked for. Atomic.
-void write_build_depfile(const Record& record, const CompilePlan& plan,
-                         const std::optional<Depfile>& nvcc_depfile, bool phony_targets);
+// The prerequisites of the depfile for the build tool: nvcc's own verbatim, then every other
+// recorded input (files only traced, tools). Empty when one of them cannot be written so that make
+// and ninja read it back (nvcc's own depfile is then left in place).
+std::vector<std::string> depfile_prerequisites(const Record& record, const CompilePlan& plan,
+                                               const std::optional<Depfile>& nvcc_depfile);
+
+// Writes the depfile the build asked for (target as given by -MT), atomically.
+void write_build_depfile(const CompilePlan& plan, const std::vector<std::string>& prerequisites,
+                         bool phony_targets);
+
+void set_console(Record& record, const CapturedOutput& captured);
 
 // When the record is untrusted (an input changed during the compile), make the object older
 // than that change, so that make and ninja (any version) rebuild it on the next run.

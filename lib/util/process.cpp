@@ -229,8 +229,14 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, con
   return to_result(child.native_exit_code());
 }
 
-ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
-                            CapturedOutput& captured)
+ProcessResult SystemProcessRunner::run_capturing(const std::vector<std::string>& argv,
+                                                 const Environment& env, CapturedOutput& captured)
+{
+  return run_capturing_output(argv, env, captured);
+}
+
+ProcessResult run_capturing_output(const std::vector<std::string>& argv, const Environment& env,
+                                   CapturedOutput& captured)
 {
   captured = CapturedOutput{};
   if (::isatty(STDOUT_FILENO) || ::isatty(STDERR_FILENO)) {

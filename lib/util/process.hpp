@@ -19,25 +19,6 @@ struct ProcessResult {
   bool succeeded() const { return term_signal == 0 && exit_code == 0; }
 };
 
-class ProcessRunner {
-public:
-  virtual ~ProcessRunner() = default;
-  // argv[0] is resolved through PATH of `env` (nvfresh's own executable is skipped, so that a
-  // masquerading symlink cannot make nvfresh call itself). Throws std::runtime_error when the
-  // program cannot be found or started.
-  virtual ProcessResult run(const std::vector<std::string>& argv, const Environment& env) = 0;
-};
-
-class SystemProcessRunner final : public ProcessRunner {
-public:
-  ProcessResult run(const std::vector<std::string>& argv, const Environment& env) override;
-};
-
-// Runs argv to completion and returns its stdout (stderr discarded); nullopt when it cannot be
-// started or exits non-zero.
-std::optional<std::string> capture_output(const std::vector<std::string>& argv,
-                                          const Environment& env);
-
 // What a compiler printed, kept so that a later skipped compile can print the same.
 struct CapturedOutput {
   bool captured = false;  // false: stdout or stderr is a terminal, left untouched
@@ -49,12 +30,36 @@ struct CapturedOutput {
 
 constexpr size_t k_capture_limit = 4 * 1024 * 1024;
 
+class ProcessRunner {
+public:
+  virtual ~ProcessRunner() = default;
+  // argv[0] is resolved through PATH of `env` (nvfresh's own executable is skipped, so that a
+  // masquerading symlink cannot make nvfresh call itself). Throws std::runtime_error when the
+  // program cannot be found or started.
+  virtual ProcessResult run(const std::vector<std::string>& argv, const Environment& env) = 0;
+  // Like run, but keeps a copy of what the program printed (see run_capturing below).
+  virtual ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
+                                      CapturedOutput& captured) = 0;
+};
+
+class SystemProcessRunner final : public ProcessRunner {
+public:
+  ProcessResult run(const std::vector<std::string>& argv, const Environment& env) override;
+  ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
+                              CapturedOutput& captured) override;
+};
+
+// Runs argv to completion and returns its stdout (stderr discarded); nullopt when it cannot be
+// started or exits non-zero.
+std::optional<std::string> capture_output(const std::vector<std::string>& argv,
+                                          const Environment& env);
+
 // Like ProcessRunner::run, but when neither stdout nor stderr is a terminal the child's output
 // goes through pipes that nvfresh copies to its own stdout/stderr as it arrives (byte for byte,
 // same order; one pipe when stdout and stderr are one file) and keeps in `captured`. With a
 // terminal the child inherits it unchanged (colours and all) and nothing is captured.
-ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
-                            CapturedOutput& captured);
+ProcessResult run_capturing_output(const std::vector<std::string>& argv, const Environment& env,
+                                   CapturedOutput& captured);
 
 // Writes everything to fd, retrying on EINTR; false on error.
 bool write_fully(int fd, std::string_view data);

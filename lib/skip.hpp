@@ -1,0 +1,33 @@
+// Content decides: when the build tool re-runs a compile whose inputs did not change in content,
+// nvfresh does not run nvcc. It re-creates the depfile exactly as the compile wrote it (ninja
+// deleted it), replays what the compile printed, brings the object's mtime up to date and records
+// the skip with its reason. Any doubt means "compile".
+#pragma once
+
+#include "command_line.hpp"
+#include "compile_plan.hpp"
+#include "compiler_chain.hpp"
+#include "file_hasher.hpp"
+#include "record.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nvfresh {
+
+struct SkipDecision {
+  bool skip = false;
+  std::string reason;  // why it may skip ("3 inputs touched, content unchanged"), or why not
+};
+
+// check_start_ns: CLOCK_REALTIME_COARSE taken before any input was looked at.
+SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
+                         const CompilerChain& chain, const CompilePlan& plan, FileHasher& hasher);
+
+// Carries the skip out: depfile, console replay, object mtime, record. Throws on failure (the
+// caller then compiles).
+void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
+                  const CompilePlan& plan, std::int64_t check_start_ns);
+
+} // namespace nvfresh

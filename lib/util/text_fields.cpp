@@ -1,0 +1,62 @@
+#include "util/text_fields.hpp"
+
+#include <algorithm>
+
+namespace nvfresh {
+
+std::string escape_field(std::string_view text)
+{
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+    case '\\': escaped += "\\\\"; break;
+    case '\t': escaped += "\\t"; break;
+    case '\n': escaped += "\\n"; break;
+    case '\r': escaped += "\\r"; break;
+    default: escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::optional<std::string> unescape_field(std::string_view text)
+{
+  std::string plain;
+  plain.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\') {
+      plain += text[i];
+      continue;
+    }
+    if (++i == text.size()) {
+      return std::nullopt;
+    }
+    switch (text[i]) {
+    case '\\': plain += '\\'; break;
+    case 't': plain += '\t'; break;
+    case 'n': plain += '\n'; break;
+    case 'r': plain += '\r'; break;
+    default: return std::nullopt;
+    }
+  }
+  return plain;
+}
+
+std::optional<std::vector<std::string>> split_fields(std::string_view line)
+{
+  std::vector<std::string> fields;
+  size_t begin = 0;
+  while (begin <= line.size()) {
+    size_t end = std::min(line.find('\t', begin), line.size());
+    auto field = unescape_field(line.substr(begin, end - begin));
+    if (!field) {
+      return std::nullopt;
+    }
+    fields.push_back(std::move(*field));
+    begin = end + 1;
+  }
+  return fields;
+}
+
+} // namespace nvfresh

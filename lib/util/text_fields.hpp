@@ -1,0 +1,18 @@
+// Tab-separated text fields with a minimal escape: '\\' -> "\\\\", TAB -> "\\t", LF -> "\\n",
+// CR -> "\\r". Used by nvfresh's line-oriented files (records, the events log).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvfresh {
+
+std::string escape_field(std::string_view text);
+std::optional<std::string> unescape_field(std::string_view text);  // nullopt on a bad escape
+
+// Splits one line at TABs and unescapes every field; nullopt when a field has a bad escape.
+std::optional<std::vector<std::string>> split_fields(std::string_view line);
+
+} // namespace nvfresh
