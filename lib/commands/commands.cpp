@@ -17,6 +17,8 @@ const std::vector<Command>& commands()
      run_compare},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},
+    {"stats", "what nvfresh did in a build tree: compiles, skips (time saved), races, reasons",
+     run_stats},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
     {"--version", "print nvfresh's version", run_version},
   };
