@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::int64_t k_one_second_ns = 1'000'000'000;
-constexpr const char* k_compile_programs[] = {"cicc", "cudafe++", "cc1plus", "cc1", "ptxas"};
+// A trace can be trusted only when it saw a device compilation run: with a launcher that answered
+// from its cache (ccache hit) nvcc's passes never ran and the trace lists only its lookups.
+constexpr const char* k_compile_programs[] = {"cicc", "ptxas"};
 
 struct Candidate {
   InputRole role = InputRole::header;
@@ -43,7 +45,8 @@ bool saw_compile(const TracedInputs& traced)
 std::optional<TracedInputs> traced_inputs(const CompilePlan& plan)
 {
   try {
-    TracedInputs traced = summarize_trace(read_trace(plan.trace_file), plan.private_dir);
+    Trace trace = restrict_to_subtree(read_trace(plan.trace_file), plan.compiler_path);
+    TracedInputs traced = summarize_trace(trace, plan.private_dir);
     if (saw_compile(traced)) {
       return traced;
     }

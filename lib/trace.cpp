@@ -215,6 +215,40 @@ std::map<int, std::string> resolve_passes(const Trace& trace)
   return passes;
 }
 
+Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable)
+{
+  std::set<int> members;
+  for (const TracedProcess& process : trace.processes) {
+    if (process.executable == root_executable) {
+      members.insert(process.pid);
+    }
+  }
+  if (members.empty()) {
+    return trace;
+  }
+  for (bool grew = true; grew;) {  // processes are listed in start order only per pid: iterate
+    grew = false;
+    for (const TracedProcess& process : trace.processes) {
+      if (members.count(process.parent_pid) != 0 && members.insert(process.pid).second) {
+        grew = true;
+      }
+    }
+  }
+  Trace subtree;
+  subtree.complete = trace.complete;
+  for (const TracedProcess& process : trace.processes) {
+    if (members.count(process.pid) != 0) {
+      subtree.processes.push_back(process);
+    }
+  }
+  for (const TracedAccess& access : trace.accesses) {
+    if (members.count(access.pid) != 0) {
+      subtree.accesses.push_back(access);
+    }
+  }
+  return subtree;
+}
+
 TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_dir)
 {
   std::string tmp_dir = private_tmp_dir.empty() ? "" : lexically_normal(private_tmp_dir);

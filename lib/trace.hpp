@@ -53,6 +53,11 @@ Trace read_trace(const std::string& trace_path);
 // (nvcc itself, cudafe++, fatbinary and the final host compile say nothing about an arch).
 std::map<int, std::string> resolve_passes(const Trace& trace);
 
+// Only what the processes started from `root_executable` (nvcc) and their descendants did: a
+// launcher between nvfresh and nvcc (ccache) reads and writes its own files, which are not inputs
+// of the compile. Returns the trace unchanged when no process ran root_executable.
+Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable);
+
 // Drops what is not an input: files the compile wrote (intermediates), anything under
 // private_tmp_dir, /proc, /dev, /sys, directories, and "missing" entries that are not lookups of
 // a file that could later appear (see trace.cpp).

@@ -219,3 +219,23 @@ TEST_CASE("trace: summarize_trace without a private tmp dir filters nothing by l
   nvfresh::TracedInputs inputs = summary_of("X 1 0 - /nvcc\nR 1 /tmp/a.h\n", "");
   CHECK(inputs.files_read.contains("/tmp/a.h"));
 }
+
+TEST_CASE("trace: restrict_to_subtree keeps nvcc and its descendants only", "[trace]")
+{
+  nvfresh::Trace trace;
+  trace.processes = {{10, 1, "/usr/bin/ccache", ""},
+                     {11, 10, "/cuda/bin/nvcc", ""},
+                     {12, 11, "/cuda/nvvm/bin/cicc", "compute_80"},
+                     {13, 10, "/usr/bin/ccache-helper", ""}};
+  trace.accesses = {{10, nvfresh::AccessKind::write, "/ccache/tmp/stdout.tmp"},
+                    {11, nvfresh::AccessKind::read, "/cuda/bin/nvcc.profile"},
+                    {12, nvfresh::AccessKind::read, "/src/kernel.h"},
+                    {13, nvfresh::AccessKind::missing, "/ccache/3/7"}};
+  auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
+  REQUIRE(subtree.processes.size() == 2);
+  REQUIRE(subtree.accesses.size() == 2);
+  REQUIRE(subtree.accesses[0].path == "/cuda/bin/nvcc.profile");
+  REQUIRE(subtree.accesses[1].path == "/src/kernel.h");
+  auto unchanged = nvfresh::restrict_to_subtree(trace, "/not/run");
+  REQUIRE(unchanged.accesses.size() == 4);
+}
