@@ -23,5 +23,7 @@ int run_version(const std::vector<std::string>& args);
 int run_sync(const std::vector<std::string>& args);
 int run_check(const std::vector<std::string>& args);
 int run_explain(const std::vector<std::string>& args);
+int run_rdeps(const std::vector<std::string>& args);
+int run_link_record(const std::vector<std::string>& args);
 
 } // namespace nvfresh
