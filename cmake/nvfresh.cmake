@@ -73,6 +73,41 @@ function(_nvfresh_prepend_launcher target)
   set_property(TARGET ${target} PROPERTY CUDA_COMPILER_LAUNCHER "${launcher}")
 endfunction()
 
+# Link steps go through `nvfresh link-record --` (RULE_LAUNCH_LINK: every link and archive command
+# of the target, for every linker language, Ninja and Makefiles; <LANG>_LINKER_LAUNCHER would miss
+# CUDA-linked targets and static libraries in CMake 3.25). It runs the link unchanged and records
+# the content hash of each object the artifact was linked from. An existing launcher stays behind.
+function(_nvfresh_prepend_link_launcher target)
+  get_target_property(type ${target} TYPE)
+  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|STATIC_LIBRARY)$")
+    return()
+  endif()
+  get_target_property(launcher ${target} RULE_LAUNCH_LINK)
+  if(NOT launcher)
+    set(launcher "")
+  endif()
+  if(launcher MATCHES "link-record")
+    return()
+  endif()
+  set_property(TARGET ${target} PROPERTY RULE_LAUNCH_LINK
+               "\"${NVFRESH_EXECUTABLE}\" link-record -- ${launcher}")
+endfunction()
+
+# Targets that link one of the CUDA targets directly (a test executable with host code only).
+function(_nvfresh_linking_targets targets cuda_targets out_var)
+  set(result "")
+  foreach(target IN LISTS targets)
+    get_target_property(libs ${target} LINK_LIBRARIES)
+    foreach(lib IN LISTS libs)
+      if(lib IN_LIST cuda_targets)
+        list(APPEND result ${target})
+        break()
+      endif()
+    endforeach()
+  endforeach()
+  set(${out_var} "${result}" PARENT_SCOPE)
+endfunction()
+
 function(_nvfresh_wire_project)
   _nvfresh_collect_targets("${CMAKE_SOURCE_DIR}" targets)
   set(stamps "")
@@ -115,6 +150,10 @@ function(_nvfresh_wire_project)
   foreach(target IN LISTS cuda_targets)
     _nvfresh_prepend_launcher(${target})
     add_dependencies(${target} nvfresh_sync)
+  endforeach()
+  _nvfresh_linking_targets("${targets}" "${cuda_targets}" linking)
+  foreach(target IN LISTS cuda_targets linking)
+    _nvfresh_prepend_link_launcher(${target})
   endforeach()
 endfunction()
 

@@ -48,9 +48,20 @@ std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const En
 {
   FileHasher hasher(record_root + "/hash-cache");
   FreshnessChecker checker(hasher, env);
+  return evaluate_tree(record_root, checker);
+}
+
+std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, FreshnessChecker& checker,
+                                        const TreeProgress& progress)
+{
   std::vector<ObjectStatus> statuses;
-  for (const auto& file : list_record_files(record_root)) {
+  auto files = list_record_files(record_root);
+  statuses.reserve(files.size());
+  for (const auto& file : files) {
     statuses.push_back(evaluate_record_file(file, checker));
+    if (progress) {
+      progress(statuses.size(), files.size());
+    }
   }
   return statuses;
 }

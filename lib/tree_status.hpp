@@ -6,6 +6,7 @@
 #include "record.hpp"
 #include "util/process.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ struct ObjectStatus {
 };
 
 std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const Environment& env);
+
+// Called after each record with (done, total); for progress displays.
+using TreeProgress = std::function<void(size_t done, size_t total)>;
+std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, FreshnessChecker& checker,
+                                        const TreeProgress& progress = {});
 
 ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker);
 

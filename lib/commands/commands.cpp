@@ -9,12 +9,16 @@ namespace nvfresh {
 const std::vector<Command>& commands()
 {
   static const std::vector<Command> table = {
-    {"check", "report every recorded object of a build tree as fresh or stale, with reasons",
+    {"check", "report every recorded object and linked artifact as fresh or stale, with reasons",
      run_check},
     {"explain", "show one object's record compared with the disk, and its build history",
      run_explain},
     {"compare", "compare two objects/fatbins/cubins/PTX by normalized per-component digests",
      run_compare},
+    {"rdeps", "list the objects that depend on a file, through which pass, and the artifacts holding them",
+     run_rdeps},
+    {"link-record", "link launcher: run a link unchanged and record what it read (set by nvfresh.cmake)",
+     run_link_record},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},
     {"stats", "what nvfresh did in a build tree: compiles, skips (time saved), races, reasons",

@@ -24,5 +24,7 @@ int run_sync(const std::vector<std::string>& args);
 int run_check(const std::vector<std::string>& args);
 int run_explain(const std::vector<std::string>& args);
 int run_stats(const std::vector<std::string>& args);
+int run_rdeps(const std::vector<std::string>& args);
+int run_link_record(const std::vector<std::string>& args);
 
 } // namespace nvfresh

@@ -1,6 +1,8 @@
 // nvfresh explain <object or source> [-C build-dir] [--all]: one object's record compared with the
-// disk: every reason it is stale, the inputs that changed (all inputs with --all), the probes
-// that now find a file, the toolchain and the history of its last builds.
+// disk: every reason it is stale, the inputs that changed (all inputs and arguments with --all),
+// the probes that now find a file, the toolchain recorded vs now, the history of its last builds
+// (compiled, skipped, raced, marked-stale, with reasons) and the artifacts that contain it.
+#include "artifacts.hpp"
 #include "commands/commands.hpp"
 #include "config.hpp"
 #include "file_hasher.hpp"
@@ -11,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -59,6 +62,46 @@ void print_inputs(const Record& record, FileHasher& hasher, bool all)
              all ? "" : " (--all lists every input)");
 }
 
+// The nvcc version text now, when the recorded compiler still runs ("" otherwise).
+std::string nvcc_version_now(const Record& record)
+{
+  auto out = capture_output({record.compiler, "--version"}, current_environment());
+  if (!out) {
+    return {};
+  }
+  size_t at = out->rfind("Cuda compilation tools");
+  return at == std::string::npos ? std::string() : out->substr(at, out->find('\n', at) - at);
+}
+
+void print_toolchain(const Record& record)
+{
+  std::string now = nvcc_version_now(record);
+  fmt::print("compiler  {} ({})\n", record.compiler, record.nvcc_version);
+  if (now.empty()) {
+    fmt::print("  now: {} does not run or does not say its version\n", record.compiler);
+  } else if (now != record.nvcc_version) {
+    fmt::print("  now: {} (CHANGED)\n", now);
+  }
+  size_t tools = std::count_if(record.inputs.begin(), record.inputs.end(),
+                               [](const RecordedInput& i) { return i.role == InputRole::tool; });
+  fmt::print("  {} tool binaries recorded (nvcc, cicc, ptxas, host compiler, ...); a replaced one is "
+             "listed above as 'tool ... changed'\n", tools);
+}
+
+void print_artifacts(const ObjectStatus& status, const ProvenTree& tree)
+{
+  auto edges = tree.graph.containing(status.object);
+  fmt::print("artifacts {} containing it{}\n", edges.size(),
+             tree.graph.generator.empty() ? " (no build graph or link record found)" : "");
+  for (const auto* edge : edges) {
+    const ArtifactStatus* artifact = tree.artifacts.find(edge->artifact);
+    bool fresh = artifact == nullptr || artifact->fresh();
+    fmt::print("  {:<15} {} ({}; proof: {})\n", artifact_kind_name(edge->kind), edge->artifact,
+               fresh ? "linked after this version" : "RELINK PENDING",
+               artifact ? artifact->proof : "none");
+  }
+}
+
 void print_record(const ObjectStatus& status, bool all)
 {
   const Record& record = *status.record;
@@ -67,20 +110,26 @@ void print_record(const ObjectStatus& status, bool all)
   for (const auto& reason : status.verdict.reasons) {
     fmt::print("  - {}\n", reason.describe());
   }
-  fmt::print("compiler  {} ({})\n", record.compiler, record.nvcc_version);
+  print_toolchain(record);
   fmt::print("built     {} in {:.1f} s; inputs from {}; {}\n", format_time(record.end_ns),
              static_cast<double>(record.end_ns - record.start_ns) / 1e9,
              record.inputs_from_trace ? "every pass (traced)" : "nvcc's depfile only",
              record.trusted ? "trusted" : "NOT trusted: " + record.untrusted_reason);
-  fmt::print("signature {} ({} arguments, {} environment variables)\n", record.signature.short_hex(),
-             record.signature_args.size(), record.env.size());
+  fmt::print("signature {} ({} arguments, {} environment variables); the next compile compares its "
+             "command line with it, an environment difference is listed above\n",
+             record.signature.short_hex(), record.signature_args.size(), record.env.size());
+  for (const auto& arg : record.signature_args) {
+    if (all) {
+      fmt::print("  arg {}\n", arg);
+    }
+  }
   for (const auto& [name, value] : record.env) {
     fmt::print("  env {}={}\n", name, value);
   }
   FileHasher hasher;
   print_inputs(record, hasher, all);
   fmt::print("probes: {} lookups that found nothing are watched\n", record.missing.size());
-  fmt::print("history:\n");
+  fmt::print("history (last {} builds: compiled, skipped, raced, marked-stale):\n", record.history.size());
   for (const auto& entry : record.history) {
     fmt::print("  {}  {:<13} {}\n", format_time(entry.time_ns), entry.event, entry.reason);
   }
@@ -102,10 +151,10 @@ int run_explain(const std::vector<std::string>& args)
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   }
-  Environment env = current_environment();
-  std::string root = record_root_of_build_dir(load_config(env).record_dir, build_dir);
+  ProvenTree tree = prove_tree(build_dir, current_environment());
+  const std::string& root = tree.record_root;
   int found = 0;
-  for (const auto& status : evaluate_tree(root, env)) {
+  for (const auto& status : tree.objects) {
     if (!matches(status, wanted)) {
       continue;
     }
@@ -114,6 +163,7 @@ int run_explain(const std::vector<std::string>& args)
     }
     if (status.record) {
       print_record(status, all);
+      print_artifacts(status, tree);
     } else {
       fmt::print("object    {}\nverdict   STALE\n  - {}\n", status.object,
                  status.verdict.reasons.front().describe());

@@ -22,6 +22,9 @@ std::string escape_field(std::string_view text)
 
 std::optional<std::string> unescape_field(std::string_view text)
 {
+  if (text.find('\\') == std::string_view::npos) {
+    return std::string(text);  // the common case: nothing escaped, one copy
+  }
   std::string plain;
   plain.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
