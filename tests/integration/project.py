@@ -283,3 +283,20 @@ def require_tool(tool):
     if reason:
         print(f"*** SKIPPING {tool.label}: {reason} ***", file=sys.stderr)
     return reason
+
+
+def write_script(path, text):
+    """An executable shell script (a host compiler wrapper, for example)."""
+    path = harness.write(path, text)
+    path.chmod(0o755)
+    return path
+
+
+def replace_keeping_mtime(path, text):
+    """Rewrites path in place with new content and puts its old mtime back (touch -r)."""
+    saved = Path(str(path) + ".mtime-ref")
+    shutil.copy2(path, saved)
+    with open(path, "w") as out:  # in place: same inode, like an editor that keeps times
+        out.write(text)
+    subprocess.run(["touch", "-r", str(saved), str(path)], check=True)
+    saved.unlink()
