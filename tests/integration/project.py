@@ -23,7 +23,7 @@ import harness  # noqa: E402
 TWO_DAYS_NS = 2 * 24 * 3600 * 1_000_000_000
 MARKER_RE = re.compile(rb"NVMARK\{([^}=]*)=([^}]*)\}")
 TMPXFT_RE = re.compile(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}")
-BUILDING_RE = re.compile(r"Building CUDA object (.*\.o)\s*$", re.MULTILINE)
+BUILDING_RE = re.compile(r"Building CUDA object '?(.*?\.o)'?\s*$", re.MULTILINE)  # ninja quotes odd paths
 
 COMMON_H = """\
 #pragma once
@@ -202,7 +202,7 @@ class BuildTree:
 
     @staticmethod
     def result_of(text):
-        compiled = {Path(match.strip()).name for match in BUILDING_RE.findall(text)}
+        compiled = {Path(match).name for match in BUILDING_RE.findall(text)}
         return BuildResult(text, compiled)
 
     def objects(self):
