@@ -204,10 +204,12 @@ class Ninja111(Scenarios, unittest.TestCase):
 
 class NinjaPyPI(Scenarios, unittest.TestCase):
     TOOL = project.NINJA_PYPI
+    CLEAN_COMPARE = False
 
 
 class Make(Scenarios, unittest.TestCase):
     TOOL = project.MAKE
+    CLEAN_COMPARE = False
 
 
 if __name__ == "__main__":

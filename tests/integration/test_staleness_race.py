@@ -119,10 +119,12 @@ class Ninja111(RaceScenario, unittest.TestCase):
 
 class NinjaPyPI(RaceScenario, unittest.TestCase):
     TOOL = project.NINJA_PYPI
+    CLEAN_COMPARE = False
 
 
 class Make(RaceScenario, unittest.TestCase):
     TOOL = project.MAKE
+    CLEAN_COMPARE = False
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
   is rebuilt (they are part of every nvcc command line, which CMake does not see);
 - the host compiler replaced in place: CMAKE_CUDA_HOST_COMPILER is a shell script that execs
   /usr/bin/g++ with a define; its content changes and its mtime is put back (touch -r), and every
-  object must be rebuilt (nvfresh's trace sees /bin/sh open the script).
+  object must be rebuilt (nvfresh's trace sees /bin/sh open the script);
+- nvcc replaced in place, the same way: CMAKE_CUDA_COMPILER is a script that execs the real nvcc.
 """
 import os
 import shutil
@@ -30,6 +31,11 @@ def host_wrapper(tag):
     return f"#!/bin/sh\n# the host compiler, {tag}\nexec /usr/bin/g++ -DHOSTCC_TAG='\"{tag}\"' \"$@\"\n"
 
 
+def nvcc_wrapper(tag):
+    nvcc = os.path.realpath(harness.find_nvcc())
+    return f"#!/bin/sh\n# nvcc, {tag}\nexec {nvcc} -DNVCC_TAG='\"{tag}\"' \"$@\"\n"
+
+
 class Scenarios(project.TreeAssertions):
     TOOL = None
 
@@ -41,8 +47,10 @@ class Scenarios(project.TreeAssertions):
         cls.work = harness.make_workdir("nvfresh-toolchain-")
         cls.src = project.write_project(cls.work / "src", TARGETS, FILES)
         cls.host_cxx = project.write_script(cls.work / "hostcc" / "g++", host_wrapper("cc1"))
+        cls.nvcc = project.write_script(cls.work / "cuda" / "nvcc", nvcc_wrapper("nv1"))
         cls.tree = project.BuildTree(cls.src, cls.work / "build", cls.TOOL,
-                                     cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={cls.host_cxx}"])
+                                     cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={cls.host_cxx}",
+                                                 f"-DCMAKE_CUDA_COMPILER={cls.nvcc}"])
         cls.tree.configure()
         first = cls.tree.build()
         assert first.compiled == {DEEP, PLAIN}, first.output
@@ -77,16 +85,28 @@ class Scenarios(project.TreeAssertions):
         self.assert_check_clean()
 
 
+    def test_03_nvcc_replaced_in_place(self):
+        self.assert_markers(DEEP, {"nvcc": "nv1"})
+        project.replace_keeping_mtime(self.nvcc, nvcc_wrapper("nv2"))
+        self.build_exactly({DEEP, PLAIN}, what="(the nvcc script changed, same mtime)")
+        self.assert_markers(DEEP, {"nvcc": "nv2", "deep": "leaf1"})
+        self.assert_markers(PLAIN, {"nvcc": "nv2"})
+        self.assert_like_clean_build(DEEP)
+        self.assert_check_clean()
+
+
 class Ninja111(Scenarios, unittest.TestCase):
     TOOL = project.NINJA
 
 
 class NinjaPyPI(Scenarios, unittest.TestCase):
     TOOL = project.NINJA_PYPI
+    CLEAN_COMPARE = False
 
 
 class Make(Scenarios, unittest.TestCase):
     TOOL = project.MAKE
+    CLEAN_COMPARE = False
 
 
 if __name__ == "__main__":
