@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Test tools that Debian does not ship in the version the tests need, in <repo>/.venv-tools:
+#   ninja >= 1.12 (PyPI), which records edge start times and so survives an edit during the build;
+#   the staleness tests run the race scenario with it and with Debian's ninja 1.11.
+# Idempotent and silent when everything is already there.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+venv="$repo/.venv-tools"
+ninja="$venv/bin/ninja"
+
+ninja_is_new_enough() {
+  [ -x "$ninja" ] || return 1
+  local version
+  version=$("$ninja" --version 2>/dev/null) || return 1
+  local major=${version%%.*} rest=${version#*.}
+  local minor=${rest%%.*}
+  [ "$major" -gt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -ge 12 ]; }
+}
+
+if ninja_is_new_enough; then
+  exit 0
+fi
+echo "install_test_tools: installing ninja >= 1.12 into $venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'ninja>=1.12'
+if ! ninja_is_new_enough; then
+  echo "install_test_tools: $ninja is missing or older than 1.12" >&2
+  exit 1
+fi
+echo "install_test_tools: ninja $("$ninja" --version) at $ninja"

@@ -1,0 +1,313 @@
+"""A tiny CUDA CMake project for the staleness tests, and a build tree that says what a build did.
+
+The project is an ordinary CMake project that never mentions nvfresh: nvfresh is injected with
+-DCMAKE_PROJECT_INCLUDE=$NVFRESH_SOURCE_DIR/cmake/nvfresh.cmake -DNVFRESH_EXECUTABLE=$NVFRESH_BIN,
+the way users inject it into ONNX Runtime. Every translation unit embeds markers,
+NVMARK{name=value} in host code and NVMARK{name@dev=value} in device code, whose values come from
+the headers under test, so a test reads from an object which header contents it was built from.
+
+Stdlib only.
+"""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+TWO_DAYS_NS = 2 * 24 * 3600 * 1_000_000_000
+MARKER_RE = re.compile(rb"NVMARK\{([^}=]*)=([^}]*)\}")
+TMPXFT_RE = re.compile(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}")
+BUILDING_RE = re.compile(r"Building CUDA object '?(.*?\.o)'?\s*$", re.MULTILINE)  # ninja quotes odd paths
+
+COMMON_H = """\
+#pragma once
+#define NVMARK_STR(x) #x
+#define NVMARK_XSTR(x) NVMARK_STR(x)
+#ifdef EXTRA
+#define EXTRA_TEXT NVMARK_XSTR(EXTRA)
+#else
+#define EXTRA_TEXT "none"
+#endif
+#ifdef HOSTCC_TAG
+#define HOSTCC_TEXT HOSTCC_TAG
+#else
+#define HOSTCC_TEXT "none"
+#endif
+#ifdef NVCC_TAG
+#define NVCC_TEXT NVCC_TAG
+#else
+#define NVCC_TEXT "none"
+#endif
+/* host markers live in the host object's .rodata, device markers in each arch's cubin */
+#define HOST_MARK(name, value) \\
+  __attribute__((used)) static const char nvmark_##name[] = "NVMARK{" #name "=" value "}";
+#define DEVICE_MARK(name, value) \\
+  static __device__ const char nvdmark_##name[] = "NVMARK{" #name "@dev=" value "}"; \\
+  __global__ void nvdk_##name(char* out) \\
+  { for (unsigned i = 0; i < sizeof(nvdmark_##name); ++i) out[i] = nvdmark_##name[i]; }
+HOST_MARK(extra, EXTRA_TEXT)
+HOST_MARK(hostcc, HOSTCC_TEXT)
+HOST_MARK(nvcc, NVCC_TEXT)
+"""
+
+
+def marked_source(includes, marks):
+    """A .cu file: #include lines (or raw preprocessor text), then host and device markers."""
+    lines = ['#include "common.h"'] + list(includes)
+    for name, value, where in marks:
+        if "host" in where:
+            lines.append(f"HOST_MARK({name}, {value})")
+        if "dev" in where:
+            lines.append(f"DEVICE_MARK({name}, {value})")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Target:
+    """One OBJECT library with one CUDA source."""
+    name: str
+    source: str
+    include_dirs: list = field(default_factory=lambda: ["include"])
+    architectures: str = ""
+    options: list = field(default_factory=list)
+
+
+def cmake_lists(targets):
+    text = ["cmake_minimum_required(VERSION 3.25)", "project(staleness LANGUAGES CUDA)"]
+    for t in targets:
+        text.append(f'add_library({t.name} OBJECT "{t.source}")')
+        dirs = " ".join(f'"${{CMAKE_CURRENT_SOURCE_DIR}}/{d}"' for d in t.include_dirs)
+        text.append(f"target_include_directories({t.name} PRIVATE {dirs})")
+        if t.architectures:
+            text.append(f'set_target_properties({t.name} PROPERTIES CUDA_ARCHITECTURES "{t.architectures}")')
+        for option in t.options:
+            text.append(f'target_compile_options({t.name} PRIVATE "{option}")')
+    return "\n".join(text) + "\n"
+
+
+def write_project(root, targets, files):
+    """Writes CMakeLists.txt, include/common.h and files ({relative path: text}) under root."""
+    root = Path(root)
+    harness.write(root / "CMakeLists.txt", cmake_lists(targets))
+    harness.write(root / "include" / "common.h", COMMON_H)
+    for relative, text in files.items():
+        harness.write(root / relative, text)
+    return root
+
+
+def set_old_mtime(path, age_ns=TWO_DAYS_NS):
+    """Gives path (not a symlink's target) an mtime in the past, like cp -p / tar x / rsync -a."""
+    st = os.stat(path, follow_symlinks=False)
+    when = st.st_mtime_ns - age_ns
+    os.utime(path, ns=(when, when), follow_symlinks=False)
+
+
+def retarget_symlink(link, target):
+    """Points link at target atomically (a rename over the old link, like ln -sfn on most tools)."""
+    link = Path(link)
+    temp = link.with_name(link.name + ".new")
+    if temp.is_symlink() or temp.exists():
+        temp.unlink()
+    temp.symlink_to(target)
+    os.replace(temp, link)
+
+
+def markers(path):
+    """{name: set of values} from NVMARK{name=value} strings (device markers: one per cubin)."""
+    found = {}
+    for name, value in MARKER_RE.findall(Path(path).read_bytes()):
+        found.setdefault(name.decode(), set()).add(value.decode())
+    return found
+
+
+def normalized(data):
+    """An object's bytes with the tmpxft_<pid>_<n> stem blanked: identical compiles then match."""
+    return TMPXFT_RE.sub(b"tmpxft_XXXXXXXX_XXXXXXXX", data)
+
+
+def ninja_pypi():
+    """The PyPI ninja (>= 1.12) that scripts/install_test_tools.sh puts in <repo>/.venv-tools."""
+    source = os.environ.get("NVFRESH_SOURCE_DIR", str(Path(__file__).resolve().parents[2]))
+    return Path(source) / ".venv-tools" / "bin" / "ninja"
+
+
+@dataclass
+class BuildTool:
+    """A generator and the build program that runs it."""
+    label: str
+    generator: str
+    make_program: str = ""
+
+    def missing_reason(self):
+        if self.make_program and not os.access(self.make_program, os.X_OK):
+            return f"{self.make_program} is missing (run scripts/install_test_tools.sh)"
+        return ""
+
+
+NINJA = BuildTool("ninja 1.11 (Debian)", "Ninja", shutil.which("ninja") or "/usr/bin/ninja")
+NINJA_PYPI = BuildTool("ninja >= 1.12 (PyPI)", "Ninja", str(ninja_pypi()))
+MAKE = BuildTool("GNU make", "Unix Makefiles", shutil.which("make") or "/usr/bin/make")
+
+
+@dataclass
+class BuildResult:
+    output: str
+    compiled: set
+
+
+class BuildTree:
+    """One configured build tree of a project; build() reports which CUDA objects it compiled."""
+
+    def __init__(self, source_dir, build_dir, tool, cache_args=(), env=None):
+        self.source_dir = Path(source_dir)
+        self.build_dir = Path(build_dir)
+        self.tool = tool
+        self.cache_args = list(cache_args)
+        self.env = dict(env or {})
+
+    def configure(self):
+        nvfresh_cmake = Path(os.environ["NVFRESH_SOURCE_DIR"]) / "cmake" / "nvfresh.cmake"
+        args = ["cmake", "-S", str(self.source_dir), "-B", str(self.build_dir), "-G", self.tool.generator,
+                f"-DCMAKE_MAKE_PROGRAM={self.tool.make_program}",
+                f"-DCMAKE_PROJECT_INCLUDE={nvfresh_cmake}",
+                f"-DNVFRESH_EXECUTABLE={harness.nvfresh_bin()}",
+                "-DCMAKE_CUDA_ARCHITECTURES=80"] + self.cache_args
+        harness.run(args, env=self.env, check=True)
+
+    def merged_env(self, env):
+        merged = dict(self.env)
+        merged.update(env or {})
+        return merged
+
+    def build(self, env=None, target=None):
+        args = ["cmake", "--build", str(self.build_dir), "--parallel", "2"]
+        if target:
+            args += ["--target", target]
+        result = harness.run(args, env=self.merged_env(env), check=True)
+        return self.result_of(result.stdout.decode(errors="replace"))
+
+    def start_build(self, env=None):
+        """A build in the background; finish_build() waits for it."""
+        merged = dict(os.environ)
+        merged.update(self.merged_env(env))
+        return subprocess.Popen(["cmake", "--build", str(self.build_dir), "--parallel", "2"],
+                                env=merged, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def finish_build(self, process, timeout=300):
+        out, _ = process.communicate(timeout=timeout)
+        text = out.decode(errors="replace")
+        if process.returncode != 0:
+            raise AssertionError(f"build failed ({process.returncode}):\n{text}")
+        return self.result_of(text)
+
+    @staticmethod
+    def result_of(text):
+        compiled = {Path(match).name for match in BUILDING_RE.findall(text)}
+        return BuildResult(text, compiled)
+
+    def objects(self):
+        """{object file name: path} of every CUDA object of the tree."""
+        found = {}
+        for path in (self.build_dir / "CMakeFiles").rglob("*.o"):
+            if ".dir" in str(path) and "CMakeTmp" not in str(path) and "CompilerId" not in str(path):
+                found[path.name] = path
+        return found
+
+    def object(self, name):
+        return self.objects()[name]
+
+    def snapshot(self):
+        """{object name: (mtime_ns, sha256)}: a recompile always changes both (tmpxft stem)."""
+        state = {}
+        for name, path in self.objects().items():
+            st = path.stat()
+            state[name] = (st.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+        return state
+
+    def nvfresh(self, *args, env=None):
+        return harness.run([harness.nvfresh_bin(), *args], cwd=self.build_dir, env=self.merged_env(env))
+
+    def check(self, env=None):
+        return self.nvfresh("check", "-C", str(self.build_dir), env=env)
+
+    def explain(self, name, env=None):
+        return self.nvfresh("explain", name, "-C", str(self.build_dir), env=env)
+
+
+class TreeAssertions:
+    """Mixed into a unittest.TestCase whose class has a `tree` (BuildTree)."""
+
+    def build_exactly(self, expected, env=None, what=""):
+        """One build must compile exactly `expected` (object names) and change no other object."""
+        before = self.tree.snapshot()
+        result = self.tree.build(env=env)
+        after = self.tree.snapshot()
+        changed = {name for name in after if before.get(name) != after[name]}
+        context = f"{what}\nbuild output:\n{result.output}"
+        self.assertEqual(result.compiled, set(expected), f"objects compiled {context}")
+        self.assertEqual(changed, set(expected), f"objects changed on disk {context}")
+        return result
+
+    def assert_markers(self, name, expected):
+        """expected: {marker name: value or set of values} that the object must hold."""
+        found = markers(self.tree.object(name))
+        for marker, value in expected.items():
+            values = value if isinstance(value, set) else {value}
+            self.assertEqual(found.get(marker), values, f"marker {marker} in {name}: {found}")
+
+    # The clean compile is the same nvcc command whatever the build tool: one tool class checks it.
+    CLEAN_COMPARE = True
+
+    def assert_like_clean_build(self, name, env=None):
+        """The object equals (tmpxft stem aside) what a from-scratch compile of it produces now."""
+        if not self.CLEAN_COMPARE:
+            return
+        path = self.tree.object(name)
+        incremental = path.read_bytes()
+        path.unlink()
+        result = self.tree.build(env=env)
+        self.assertEqual(result.compiled, {name}, result.output)
+        self.assertEqual(normalized(path.read_bytes()), normalized(incremental),
+                         f"{name} differs from a clean compile of the same inputs")
+
+    def assert_check_clean(self, env=None):
+        result = self.tree.check(env=env)
+        self.assertEqual(result.returncode, 0,
+                         f"nvfresh check:\n{result.stdout.decode()}{result.stderr.decode()}")
+
+    def settle(self, env=None):
+        """Brings the tree up to date, so that one scenario's failure does not spill into the next."""
+        self.tree.build(env=env)
+
+
+def require_tool(tool):
+    """'' when the tool is there; else a reason to skip, or an AssertionError under CI=true."""
+    reason = tool.missing_reason()
+    if reason and os.environ.get("CI", "").lower() == "true":
+        raise AssertionError(f"{tool.label}: {reason}; CI must run every build tool")
+    if reason:
+        print(f"*** SKIPPING {tool.label}: {reason} ***", file=sys.stderr)
+    return reason
+
+
+def write_script(path, text):
+    """An executable shell script (a host compiler wrapper, for example)."""
+    path = harness.write(path, text)
+    path.chmod(0o755)
+    return path
+
+
+def replace_keeping_mtime(path, text):
+    """Rewrites path in place with new content and puts its old mtime back (touch -r)."""
+    saved = Path(str(path) + ".mtime-ref")
+    shutil.copy2(path, saved)
+    with open(path, "w") as out:  # in place: same inode, like an editor that keeps times
+        out.write(text)
+    subprocess.run(["touch", "-r", str(saved), str(path)], check=True)
+    saved.unlink()

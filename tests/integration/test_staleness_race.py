@@ -1,0 +1,131 @@
+"""Issue 3, "must rebuild": a header saved while its translation unit compiles.
+
+GNU make and ninja < 1.12 compare the object's mtime with the header's, so an edit made after the
+compile read the header but before it finished leaves a stale object that no later build fixes.
+nvfresh's race guard must make the NEXT ordinary build recompile it with every build tool (Debian
+ninja 1.11, PyPI ninja >= 1.12, GNU make), and the record must say it cannot be trusted.
+
+The compile is made observable with a host compiler wrapper (CMAKE_CUDA_HOST_COMPILER): after its
+first call for race.cu (nvcc's host preprocessing, which reads the header) it announces itself and
+waits; the test edits the header and lets it go, so the later passes read the new text: the
+raced object really is a mixture of both versions.
+"""
+import os
+import shutil
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import project  # noqa: E402
+
+harness.require_nvcc()
+
+RACE, PLAIN = "race.cu.o", "plain.cu.o"
+TARGETS = [project.Target("race", "race.cu"), project.Target("plain", "plain.cu")]
+FILES = {
+    "race.cu": project.marked_source(['#include "raced.h"'], [("race", "RACED_VALUE", "host,dev")]),
+    "include/raced.h": '#define RACED_VALUE "v1"\n',
+    "plain.cu": project.marked_source([], [("plain", '"plain"', "host")]),
+}
+
+# mkdir is atomic and, unlike a stat or open, not something nvfresh's tracer records: the wrapper
+# pauses once, for the first call that names race.cu after the test created state/armed.
+HOST_WRAPPER = """\
+#!/bin/sh
+/usr/bin/g++ "$@"
+status=$?
+case "$*" in
+  *race.cu*)
+    if mkdir "{state}/armed/claimed" 2>/dev/null; then
+      : > "{state}/started"
+      while [ ! -e "{state}/go" ]; do sleep 0.05; done
+    fi ;;
+esac
+exit $status
+"""
+
+
+class RaceScenario(project.TreeAssertions):
+    TOOL = None
+
+    @classmethod
+    def setUpClass(cls):
+        reason = project.require_tool(cls.TOOL)
+        if reason:
+            raise unittest.SkipTest(reason)
+        cls.work = harness.make_workdir("nvfresh-race-")
+        cls.src = project.write_project(cls.work / "src", TARGETS, FILES)
+        cls.state = cls.work / "state"
+        cls.state.mkdir()
+        host_cxx = project.write_script(cls.work / "hostcc" / "g++",
+                                        HOST_WRAPPER.format(state=cls.state))
+        cls.tree = project.BuildTree(cls.src, cls.work / "build", cls.TOOL,
+                                     cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={host_cxx}"])
+        cls.tree.configure()
+        first = cls.tree.build()
+        assert first.compiled == {RACE, PLAIN}, first.output
+
+    @classmethod
+    def tearDownClass(cls):
+        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
+            shutil.rmtree(cls.work.parent, ignore_errors=True)
+
+    def wait_for_compile_to_pause(self, build, timeout=120):
+        deadline = time.monotonic() + timeout
+        while not (self.state / "started").exists():
+            if build.poll() is not None:
+                self.fail(f"the build ended before race.cu's compile paused:\n{build.stdout.read().decode()}")
+            if time.monotonic() > deadline:
+                build.kill()
+                self.fail("race.cu's compile never reached the host compiler wrapper")
+            time.sleep(0.05)
+
+    def test_header_edited_while_its_unit_compiles(self):
+        header = self.src / "include/raced.h"
+        harness.write(header, '#define RACED_VALUE "v2"\n')
+        (self.state / "armed").mkdir()
+        build = self.tree.start_build()
+        self.wait_for_compile_to_pause(build)
+        harness.write(header, '#define RACED_VALUE "v3"\n')  # saved while race.cu compiles
+        (self.state / "go").touch()
+        raced = self.tree.finish_build(build)
+        self.assertEqual(raced.compiled, {RACE}, raced.output)
+        found = project.markers(self.tree.object(RACE))
+        mixed = found.get("race", set()) | found.get("race@dev", set())
+        self.assertEqual(mixed, {"v2", "v3"}, f"the race was not real: passes read {found}")
+
+        check = self.tree.check()
+        self.assertEqual(check.returncode, 1, check.stdout.decode())
+        explain = self.tree.explain(RACE).stdout.decode()
+        self.assertIn("NOT trusted", explain)
+        self.assertIn("raced.h changed while the object compiled", explain)
+        self.assertRegex(explain, r"(?m)^  .*\braced\b.*raced\.h changed while the object compiled")
+
+        self.build_exactly({RACE}, what="(the build after the raced one)")
+        self.assert_markers(RACE, {"race": "v3", "race@dev": "v3"})
+        explain = self.tree.explain(RACE).stdout.decode()
+        self.assertIn("trusted", explain)
+        self.assertNotIn("NOT trusted", explain)
+        self.assert_like_clean_build(RACE)
+        self.assert_check_clean()
+        self.build_exactly(set(), what="(nothing changed since)")
+
+
+class Ninja111(RaceScenario, unittest.TestCase):
+    TOOL = project.NINJA
+
+
+class NinjaPyPI(RaceScenario, unittest.TestCase):
+    TOOL = project.NINJA_PYPI
+    CLEAN_COMPARE = False
+
+
+class Make(RaceScenario, unittest.TestCase):
+    TOOL = project.MAKE
+    CLEAN_COMPARE = False
+
+
+if __name__ == "__main__":
+    harness.main()
