@@ -24,15 +24,26 @@ Digest from_xxh128(XXH128_hash_t hash)
   return digest;
 }
 
+constexpr std::array<std::int8_t, 256> make_hex_table()
+{
+  std::array<std::int8_t, 256> table{};
+  for (auto& entry : table) {
+    entry = -1;
+  }
+  for (int c = '0'; c <= '9'; ++c) {
+    table[static_cast<size_t>(c)] = static_cast<std::int8_t>(c - '0');
+  }
+  for (int c = 'a'; c <= 'f'; ++c) {
+    table[static_cast<size_t>(c)] = static_cast<std::int8_t>(c - 'a' + 10);
+  }
+  return table;
+}
+
+constexpr std::array<std::int8_t, 256> k_hex_table = make_hex_table();
+
 int hex_value(char c)
 {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  return -1;
+  return k_hex_table[static_cast<unsigned char>(c)];
 }
 
 } // namespace

@@ -45,6 +45,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <functional>
 #include <unordered_map>
@@ -335,6 +336,59 @@ std::string_view verified_body(std::string_view text)
   return text.substr(header_end + 1, checksum_start - header_end - 1);
 }
 
+// The hot path: a big tree has millions of input lines. Parsed from views, one allocation per
+// line (the path), same grammar and checks as the generic path.
+template <typename Number>
+Number view_number(std::string_view text)
+{
+  Number value{};
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw ParseError{fmt::format("'{}' is not a number", text)};
+  }
+  return value;
+}
+
+std::string view_field(std::string_view text)
+{
+  auto plain = unescape_field(text);
+  if (!plain) {
+    throw ParseError{"bad escape sequence"};
+  }
+  return std::move(*plain);
+}
+
+RecordedInput parse_input_line(std::string_view line)
+{
+  constexpr size_t k_fields = 9;  // "input" role hash size mtime ctime inode passes path
+  std::array<std::string_view, k_fields> f;
+  for (size_t i = 0; i < k_fields; ++i) {
+    size_t tab = i + 1 < k_fields ? line.find('\t') : std::string_view::npos;
+    if (i + 1 < k_fields && tab == std::string_view::npos) {
+      throw ParseError{"'input' has too few fields"};
+    }
+    f[i] = line.substr(0, tab);
+    line = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+  }
+  if (f[8].find('\t') != std::string_view::npos) {
+    throw ParseError{"'input' has too many fields"};
+  }
+  RecordedInput input;
+  input.role = to_role(std::string(f[1]));
+  auto hash = Digest::from_hex(f[2]);
+  if (!hash) {
+    throw ParseError{fmt::format("'{}' is not a digest", f[2])};
+  }
+  input.file.hash = *hash;
+  input.file.size = view_number<std::uint64_t>(f[3]);
+  input.file.mtime_ns = view_number<std::int64_t>(f[4]);
+  input.file.ctime_ns = view_number<std::int64_t>(f[5]);
+  input.file.inode = view_number<std::uint64_t>(f[6]);
+  input.passes = split_passes(view_field(f[7]));
+  input.file.path = view_field(f[8]);
+  return input;
+}
+
 } // namespace
 
 std::optional<Record> parse_record(const std::string& text, std::string* error)
@@ -343,9 +397,16 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
     std::string_view body = verified_body(text);
     Record record;
     const auto& handlers = line_handlers();
+    constexpr std::string_view k_input_prefix = "input\t";
     while (!body.empty()) {
       size_t end = body.find('\n');
-      auto fields = split_line(body.substr(0, end));
+      std::string_view line = body.substr(0, end);
+      if (line.substr(0, k_input_prefix.size()) == k_input_prefix) {
+        record.inputs.push_back(parse_input_line(line));
+        body.remove_prefix(end + 1);
+        continue;
+      }
+      auto fields = split_line(line);
       auto handler = handlers.find(fields[0]);
       if (handler == handlers.end()) {
         throw ParseError{fmt::format("unknown line '{}'", fields[0])};

@@ -4,6 +4,10 @@
 #include "record_store.hpp"
 #include "util/file_io.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 namespace nvfresh {
 
 namespace {
@@ -24,17 +28,42 @@ std::string salvage_field(const std::string& text, const std::string& key)
 
 } // namespace
 
-ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker)
+namespace {
+
+// Reading and parsing records is most of check's time on a big tree and needs no shared state:
+// it runs on every core; comparing with the disk (which memoizes per path) stays on one thread.
+std::vector<LoadedRecord> load_records_in_parallel(const std::vector<std::string>& files)
+{
+  std::vector<LoadedRecord> loaded(files.size());
+  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  workers = std::min(workers, std::max<size_t>(1, files.size() / 256));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      loaded[i] = load_record(files[i]);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < workers; ++i) {
+    threads.emplace_back(work);
+  }
+  work();
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  return loaded;
+}
+
+ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
 {
   ObjectStatus status;
-  status.record_file = record_file;
-  LoadedRecord loaded = load_record(record_file);
+  status.record_file = loaded.file;
   if (!loaded.record) {
-    std::string text = try_read_file(record_file).value_or("");
+    std::string text = try_read_file(loaded.file).value_or("");
     status.object = salvage_field(text, "object");
     status.source = salvage_field(text, "source");
     status.verdict.reasons.push_back(
-      {StaleKind::record_unreadable, record_file, "", loaded.error});
+      {StaleKind::record_unreadable, loaded.file, "", loaded.error});
     return status;
   }
   status.object = loaded.record->object;
@@ -42,6 +71,13 @@ ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessCheck
   status.verdict = checker.check(*loaded.record);
   status.record = std::move(loaded.record);
   return status;
+}
+
+} // namespace
+
+ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker)
+{
+  return evaluate_loaded(load_record(record_file), checker);
 }
 
 std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const Environment& env)
@@ -54,11 +90,12 @@ std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const En
 std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, FreshnessChecker& checker,
                                         const TreeProgress& progress)
 {
-  std::vector<ObjectStatus> statuses;
   auto files = list_record_files(record_root);
+  auto loaded = load_records_in_parallel(files);
+  std::vector<ObjectStatus> statuses;
   statuses.reserve(files.size());
-  for (const auto& file : files) {
-    statuses.push_back(evaluate_record_file(file, checker));
+  for (auto& record : loaded) {
+    statuses.push_back(evaluate_loaded(std::move(record), checker));
     if (progress) {
       progress(statuses.size(), files.size());
     }
