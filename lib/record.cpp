@@ -7,7 +7,7 @@
 //   record    := header body checksum
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
-//                inputs_from input* missing* output depfile? dep* times trusted console
+//                inputs_from input* missing* output component* depfile? dep* times trusted console
 //                history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
@@ -24,6 +24,7 @@
 //                                                passes = "-" or comma-separated pass names
 //   missing   := "missing" TAB path                                  a lookup that found nothing
 //   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
+//   component := "component" TAB name TAB hex32   a normalized digest of one part of the output
 //   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
 //   dep       := "dep" TAB path                     a prerequisite as written to the depfile
 //   times     := "times" TAB start_ns TAB end_ns
@@ -148,6 +149,9 @@ std::string serialize_record(const Record& record)
     out.line("missing", path);
   }
   write_fingerprint_line(out, "output", record.output);
+  for (const auto& [name, digest] : record.components) {
+    out.line("component", name, digest);
+  }
   if (!record.depfile_path.empty()) {
     out.line("depfile", record.depfile_phony, record.depfile_path, record.depfile_target);
   }
@@ -269,6 +273,7 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
     {"inputs_from", [](const Fields& f, Record& r) { expect_fields(f, 1); r.inputs_from_trace = f[1] == "trace"; }},
     {"input", [](const Fields& f, Record& r) { r.inputs.push_back(to_input(f)); }},
     {"missing", [](const Fields& f, Record& r) { expect_fields(f, 1); r.missing.push_back(f[1]); }},
+    {"component", [](const Fields& f, Record& r) { expect_fields(f, 2); r.components[f[1]] = to_digest(f[2]); }},
     {"dep", [](const Fields& f, Record& r) { expect_fields(f, 1); r.depfile_prerequisites.push_back(f[1]); }},
     {"console", [](const Fields& f, Record& r) {
        expect_fields(f, 3);

@@ -74,6 +74,9 @@ struct Record {
   std::string console_out;
   std::string console_err;
   std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
+  // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
+  // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.
+  std::map<std::string, Digest> components;
   bool operator==(const Record&) const = default;
 };
 

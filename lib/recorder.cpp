@@ -1,6 +1,7 @@
 #include "recorder.hpp"
 
 #include "compile_env.hpp"
+#include "digest/object_digest.hpp"
 #include "trace.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -160,6 +161,17 @@ void fingerprint_output(Record& record, FileHasher& hasher)
   record.output = *result.fingerprint;
 }
 
+void digest_output(Record& record)
+{
+  try {
+    for (const auto& component : digest_artifact(record.object).components) {
+      record.components[component.key] = component.digest;
+    }
+  } catch (const std::exception& error) {
+    log::info("no component digests for {}: {}", record.object, error.what());
+  }
+}
+
 void append_history(Record& record, const std::optional<Record>& previous)
 {
   if (previous) {
@@ -206,6 +218,7 @@ Record make_record(const RecordingInput& in, FileHasher& hasher)
   add_command_line_inputs(candidates, in);
   fingerprint_inputs(candidates, record, hasher);
   fingerprint_output(record, hasher);
+  digest_output(record);
   record.nvcc_version = nvcc_version_text(in, record);
   record.depfile_path = in.plan.depfile_path;
   record.depfile_target = in.plan.depfile_target;

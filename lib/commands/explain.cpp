@@ -126,6 +126,11 @@ void print_record(const ObjectStatus& status, bool all)
   for (const auto& [name, value] : record.env) {
     fmt::print("  env {}={}\n", name, value);
   }
+  fmt::print("output    {} bytes, {}; normalized digests (compare across builds with "
+             "'nvfresh compare'):\n", record.output.size, record.output.hash.short_hex());
+  for (const auto& [component, digest] : record.components) {
+    fmt::print("  {:<22} {}\n", component, digest.to_hex());
+  }
   FileHasher hasher;
   print_inputs(record, hasher, all);
   fmt::print("probes: {} lookups that found nothing are watched\n", record.missing.size());

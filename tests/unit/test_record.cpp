@@ -32,6 +32,7 @@ Record sample_record()
   record.trusted = false;
   record.untrusted_reason = "kernel_forward.h changed while the object compiled";
   record.history = {{2000, "raced", "kernel_forward.h changed"}};
+  record.components = {{"host code", hash_bytes("host")}, {"sm_80 cubin", hash_bytes("cubin")}};
   record.console_mode = "combined";
   record.console_out = std::string("warning: x\r\n\tindented\0binary", 28);
   record.depfile_prerequisites = {"fmha sm80.cu", "/usr/local/cuda/bin/../targets/x/cuda_runtime.h"};
