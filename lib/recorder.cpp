@@ -85,8 +85,8 @@ void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
 
 std::string race_reason(const std::string& path, const FileStat& stat, std::int64_t start_ns)
 {
-  return fmt::format("{} changed while the object compiled (mtime {} / ctime {} >= start {})",
-                     path, stat.mtime_ns, stat.ctime_ns, start_ns);
+  return fmt::format("{} changed while the object compiled (ctime {} >= start {}, mtime {})",
+                     path, stat.ctime_ns, start_ns, stat.mtime_ns);
 }
 
 void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher)
@@ -102,7 +102,10 @@ void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher
       continue;
     }
     const FileStat& stat = result.stat;
-    if (record.trusted && (stat.mtime_ns >= record.start_ns || stat.ctime_ns >= record.start_ns)) {
+    // ctime only: the kernel stamps it from its own clock on every change (utime included) and
+    // nobody can set it. An mtime in the future (clock skew, touch -d, tar x) is no edit during
+    // the compile; counting it made the object "raced" on every build until the clock caught up.
+    if (record.trusted && stat.ctime_ns >= record.start_ns) {
       record.trusted = false;
       record.untrusted_reason = race_reason(path, stat, record.start_ns);
     }

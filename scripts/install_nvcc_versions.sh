@@ -11,6 +11,13 @@
 #         (the benchmark's TU needs it). All tools in it are dynamically linked, so the tracer sees them.
 #   11.8, 12.x: nvidia-cuda-nvcc-cu11 / -cu12 hold only ptxas, libnvvm and libdevice (no nvcc driver,
 #         no cicc, no cudafe++): they cannot compile a .cu file, so they are not installed here.
+#   11.8 from Debian bookworm non-free (nvidia-cuda-toolkit 11.8.89~11.8.0-5~deb12u1), measured with a
+#         throwaway apt state (apt-get --print-uris, 2025-11): 57 packages and 1576 MB to download even
+#         with --no-install-recommends (123 packages, 2299 MB with recommends); nvidia-cuda-dev alone
+#         is 774 MB and 2.7 GiB installed. It also pulls the driver's user-space side (libcuda1 535,
+#         libnvidia-ptxjitcompiler1, nvidia-alternative, glx-alternative-*/update-glx diversions) and
+#         needs g++ <= 11 (bookworm has g++ 12: -allow-unsupported-compiler). Over our 1.5 GB limit
+#         and it touches the driver stack, so it is not offered here; no dkms/kernel module is pulled.
 #
 # Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu13 (default: all known tags)
 set -euo pipefail

@@ -1,0 +1,57 @@
+"""A header whose mtime lies in the future (clock skew, `touch -d`, `tar x` from a machine with a fast
+clock) is no edit during the compile: the record is trusted, `nvfresh check` says fresh, and sync
+marks nothing stale on the next builds.
+
+Regression: the race guard compared mtime with the compile's start, so such an object was "raced"
+(not trusted, check 1, sync stale) on every build until the wall clock passed the header's mtime
+(an hour here). A real edit during a compile is still caught: the kernel sets ctime on every change.
+
+Ninja itself still runs the compile on each build while the header is newer than the object (its
+own mtime rule; plain CMake + Ninja does the same): that is not asserted either way here.
+"""
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+CMAKE_LISTS = """\
+cmake_minimum_required(VERSION 3.25)
+project(skew LANGUAGES CUDA)
+add_library(skew OBJECT a.cu)
+"""
+
+
+class FutureMtime(unittest.TestCase):
+    def test_header_from_the_future_does_not_rebuild_forever(self):
+        nvcc = harness.require_nvcc()
+        nvfresh = harness.nvfresh_bin()
+        source_dir = os.environ.get("NVFRESH_SOURCE_DIR")
+        self.assertTrue(source_dir, "NVFRESH_SOURCE_DIR is not set; run through ctest")
+        work = harness.make_workdir("nvfresh-skew-")
+        harness.write(work / "CMakeLists.txt", CMAKE_LISTS)
+        harness.write(work / "a.cu", '#include "v.h"\n__global__ void k(int* o) { *o = V; }\n')
+        header = harness.write(work / "v.h", "#define V 1\n")
+        future = time.time_ns() + 3600 * 1_000_000_000
+        os.utime(header, ns=(future, future))
+        build = work / "build"
+        harness.run(["cmake", "-S", str(work), "-B", str(build), "-G", "Ninja",
+                     f"-DCMAKE_CUDA_COMPILER={nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=80",
+                     f"-DCMAKE_PROJECT_INCLUDE={source_dir}/cmake/nvfresh.cmake",
+                     f"-DNVFRESH_EXECUTABLE={nvfresh}"], check=True)
+        first = harness.run(["cmake", "--build", str(build)], check=True).stdout.decode()
+        self.assertIn("a.cu.o", first)
+        for _ in range(2):
+            check = harness.run([nvfresh, "check", "-C", str(build)])
+            self.assertEqual(check.returncode, 0, check.stdout.decode())
+            records = list((build / ".nvfresh/records").glob("*.rec"))
+            self.assertEqual(len(records), 1)
+            self.assertIn("\ntrusted\t1\t", records[0].read_text())
+            again = harness.run(["cmake", "--build", str(build)], check=True).stdout.decode()
+            self.assertNotIn("stale", again, again)
+
+
+if __name__ == "__main__":
+    harness.main()
