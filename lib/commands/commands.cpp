@@ -15,6 +15,8 @@ const std::vector<Command>& commands()
      run_explain},
     {"compare", "compare two objects/fatbins/cubins/PTX by normalized per-component digests",
      run_compare},
+    {"repro", "compile one TU N times under perturbation and report the distinct outputs (-- nvcc ...)",
+     run_repro},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},

@@ -23,5 +23,6 @@ int run_version(const std::vector<std::string>& args);
 int run_sync(const std::vector<std::string>& args);
 int run_check(const std::vector<std::string>& args);
 int run_explain(const std::vector<std::string>& args);
+int run_repro(const std::vector<std::string>& args);
 
 } // namespace nvfresh
