@@ -204,6 +204,32 @@ std::vector<std::string> run_command(const ReproTarget& target, const std::strin
   return argv;
 }
 
+std::string canonical_tmp_dir(const std::string& tmp_dir)
+{
+  const auto run = tmp_dir.rfind("/run-");
+  if (run == std::string::npos) {
+    return tmp_dir;
+  }
+  std::string canonical = tmp_dir;
+  for (std::size_t i = run + 5; i < canonical.size() && canonical[i] != '/'; ++i) {
+    canonical[i] = 'X';
+  }
+  return canonical;
+}
+
+std::size_t replace_same_length(std::string& bytes, std::string_view from, std::string_view to)
+{
+  if (from.empty() || from.size() != to.size()) {
+    return 0;
+  }
+  std::size_t count = 0;
+  for (auto at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + to.size())) {
+    bytes.replace(at, from.size(), to);
+    ++count;
+  }
+  return count;
+}
+
 ComponentDigestList component_digest_list(const ObjectDigests& digests)
 {
   ComponentDigestList list;

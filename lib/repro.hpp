@@ -57,6 +57,13 @@ std::variant<ReproTarget, std::string> prepare_repro_target(const std::vector<st
 std::vector<std::string> run_command(const ReproTarget& target, const std::string& output_path,
                                      const std::string& depfile_path);
 
+// Each run's private TMPDIR has a path of the same length ("<scratch>/run-00003/tmp"); nvcc writes it
+// into host debug info (the tmpxft .cudafe1.cpp path). Before digesting, it is rewritten in place to
+// `k_canonical_run_dir` of the same length, so that only the compiler's own variation remains.
+std::string canonical_tmp_dir(const std::string& tmp_dir);  // "run-00003" -> "run-XXXXX"
+// Replaces every occurrence of `from` by `to` (same length required); returns how many.
+std::size_t replace_same_length(std::string& bytes, std::string_view from, std::string_view to);
+
 using ComponentDigestList = std::vector<std::pair<std::string, Digest>>;  // in the artifact's order
 
 ComponentDigestList component_digest_list(const ObjectDigests& digests);

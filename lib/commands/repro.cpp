@@ -64,6 +64,7 @@ struct RunRecord {
   std::vector<std::string> argv;
   Environment env;
   std::string output;
+  std::string tmp_dir;  // the run's private TMPDIR
   std::string stderr_path;
   ProcessResult result;
   std::string error;  // why the run failed to start or its output could not be digested
@@ -163,7 +164,8 @@ std::vector<RunRecord> plan_runs(const ReproOptions& options, const ReproTarget&
     if (run.perturbation.aslr_off) {
       run.argv.insert(run.argv.begin(), aslr.prefix.begin(), aslr.prefix.end());
     }
-    run.env = run.perturbation.apply(env, (dir / "tmp").string());
+    run.tmp_dir = (dir / "tmp").string();
+    run.env = run.perturbation.apply(env, run.tmp_dir);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -216,7 +218,12 @@ void execute_run(RunRecord& run)
     return;
   }
   try {
-    run.digests = digest_artifact(run.output);
+    auto bytes = try_read_file(run.output);
+    if (!bytes) {
+      throw DigestError(fmt::format("{}: cannot be read", run.output));
+    }
+    replace_same_length(*bytes, run.tmp_dir, canonical_tmp_dir(run.tmp_dir));
+    run.digests = digest_bytes(*bytes, run.output);
   } catch (const DigestError& error) {
     run.error = fmt::format("output cannot be digested: {}", error.what());
   }
@@ -365,7 +372,8 @@ void print_human(const Report& report)
   if (!report.system_note.empty()) {
     fmt::print("{}\n", report.system_note);
   }
-  fmt::print("every run: private TMPDIR and output path\n{:>5}  {:<18} perturbations\n", "run", "result");
+  fmt::print("every run: private TMPDIR (its path, written into host debug info, is factored out of the "
+             "digests) and output path\n{:>5}  {:<18} perturbations\n", "run", "result");
   for (const auto& run : report.runs) {
     fmt::print("{:>5}  {:<18} {}\n", run.index, run_status(run), run.perturbation.describe());
   }

@@ -41,9 +41,9 @@ class ReproRealNvcc(harness.unittest.TestCase):
         harness.write(self.work / "k.cu", KERNEL_SOURCE)
         self.out = self.work / "repro-out"
 
-    def repro(self, compiler, source="k.cu", jobs=2):
+    def repro(self, compiler, source="k.cu", jobs=2, flags=()):
         command = [harness.nvfresh_bin(), "repro", "-n", str(RUNS), "-j", str(jobs), "--out", str(self.out), "--json",
-                   "--", compiler, "-c", "-arch=sm_80", source, "-o", "k.o"]
+                   "--", compiler, "-c", "-arch=sm_80", *flags, source, "-o", "k.o"]
         result = harness.run(command, cwd=self.work)
         stdout = result.stdout.decode(errors="replace")
         stderr = result.stderr.decode(errors="replace")
@@ -66,6 +66,12 @@ class ReproRealNvcc(harness.unittest.TestCase):
             self.assertEqual(report["runs"][0]["perturbations"], "control: ASLR off")
             self.assertTrue(report["runs"][0]["aslr_off"])
         self.assertTrue(all("env +" in run["perturbations"] for run in report["runs"][1:]))
+
+    def test_debug_builds_are_one_variant_despite_private_tmpdirs(self):
+        # nvcc writes the TMPDIR path of its .cudafe1.cpp into host debug info; repro factors it out.
+        code, report, stderr = self.repro(self.nvcc, flags=("-g", "-G"))
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(len(report["variants"]), 1)
 
     def test_forced_variation_gives_two_variants_kept_and_diffed(self):
         wrapper = self.work / "alternating-nvcc"

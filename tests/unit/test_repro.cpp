@@ -142,3 +142,16 @@ TEST_CASE("repro: refuses what is not a single-source compile", "[repro]")
   CHECK_THAT(problem_of({"nvcc", "a.o", "-o", "app"}), Catch::Contains("single-source"));
   CHECK_THAT(problem_of({}), Catch::Contains("no compile command"));
 }
+
+TEST_CASE("repro: the runs' private TMPDIR paths are factored out before digesting", "[repro]")
+{
+  const std::string dir = "/tmp/nvfresh-repro.ab12CD/run-00003/tmp";
+  CHECK(nvfresh::canonical_tmp_dir(dir) == "/tmp/nvfresh-repro.ab12CD/run-XXXXX/tmp");
+  std::string bytes = "x" + dir + "/tmpxft_1.cpp|" + dir + "|";
+  std::string other = "x/tmp/nvfresh-repro.ab12CD/run-00004/tmp/tmpxft_1.cpp|/tmp/nvfresh-repro.ab12CD/run-00004/tmp|";
+  CHECK(nvfresh::replace_same_length(bytes, dir, nvfresh::canonical_tmp_dir(dir)) == 2);
+  const std::string dir4 = "/tmp/nvfresh-repro.ab12CD/run-00004/tmp";
+  nvfresh::replace_same_length(other, dir4, nvfresh::canonical_tmp_dir(dir4));
+  CHECK(bytes == other);
+  CHECK(nvfresh::replace_same_length(bytes, "abc", "ab") == 0);
+}
