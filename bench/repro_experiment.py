@@ -104,8 +104,8 @@ def supports_arch(nvcc, arch):
     return arch.rstrip("af") in text.split()  # the list names sm_90, not sm_90a
 
 
-def run_one(args, nvcc, arch, kernel, work):
-    out = work / f"out-{Path(nvcc).parent.parent.name}-{arch}-{kernel}"
+def run_one(args, tag, nvcc, arch, kernel, work):
+    out = work / f"out-{tag}-{arch}-{kernel}"
     command = [args.nvfresh, "repro", "-n", str(args.runs), "-j", str(args.jobs), "--out", str(out), "--json",
                "--", nvcc, "-c", "-O3", f"-arch={arch}", "-std=c++17", f"{kernel}.cu", "-o", f"{kernel}.o"]
     start = time.monotonic()
@@ -152,7 +152,7 @@ def main():
                 print(f"{tag:<8} {release:<10} {arch:<8} (not supported by this nvcc)", flush=True)
                 continue
             for kernel in args.kernel or sorted(KERNELS):
-                report = run_one(args, nvcc, arch, kernel, work)
+                report = run_one(args, tag, nvcc, arch, kernel, work)
                 print(row(tag, release, arch, kernel, report, args.runs), flush=True)
     if args.keep:
         print(f"kept: {work}")
