@@ -19,7 +19,7 @@
 #         needs g++ <= 11 (bookworm has g++ 12: -allow-unsupported-compiler). Over our 1.5 GB limit
 #         and it touches the driver stack, so it is not offered here; no dkms/kernel module is pulled.
 #
-# Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu13 (default: all known tags)
+# Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu13, cu13.3, cu13.5 (default: all known tags)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +27,10 @@ python="${PYTHON:-python3}"
 
 declare -A wheels=(
   [cu13]="nvidia-cuda-nvcc==13.* nvidia-cuda-cccl==13.*"
+  # Pinned minor releases (nvcc with the libNVVM of the same release), for bench/repro_experiment.py.
+  # nvidia-cuda-cccl has no 13.4/13.5 releases (its versions jump to 13.3.x.y.z): both take 13.3.*.
+  [cu13.3]="nvidia-cuda-nvcc==13.3.* nvidia-nvvm==13.3.* nvidia-cuda-crt==13.3.* nvidia-cuda-runtime==13.3.* nvidia-cuda-cccl==13.3.*"
+  [cu13.5]="nvidia-cuda-nvcc==13.5.* nvidia-nvvm==13.5.* nvidia-cuda-crt==13.5.* nvidia-cuda-runtime==13.5.* nvidia-cuda-cccl==13.3.*"
 )
 
 find_nvcc() {

@@ -19,6 +19,8 @@ const std::vector<Command>& commands()
      run_rdeps},
     {"link-record", "link launcher: run a link unchanged and record what it read (set by nvfresh.cmake)",
      run_link_record},
+    {"repro", "compile one TU N times under perturbation and report the distinct outputs (-- nvcc ...)",
+     run_repro},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},
     {"stats", "what nvfresh did in a build tree: compiles, skips (time saved), races, reasons",

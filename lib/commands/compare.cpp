@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 
 namespace nvfresh {
 
@@ -52,35 +53,21 @@ std::string kernel_line(const KernelChange& change)
                      registers(*change.b));
 }
 
-void print_component(const ComponentComparison& component)
+void format_component(std::string& out, const ComponentComparison& component)
 {
   std::string digests = component.verdict == Verdict::different
                           ? fmt::format("{} -> {}", optional_hex(component.a), optional_hex(component.b))
                           : optional_hex(component.a ? component.a : component.b);
-  fmt::print("{:<10} {:<24} {}\n", to_string(component.verdict), component.key, digests);
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "{:<10} {:<24} {}\n", to_string(component.verdict), component.key, digests);
   for (const auto& change : component.kernels) {
-    fmt::print("{}\n", kernel_line(change));
+    fmt::format_to(to, "{}\n", kernel_line(change));
   }
   if (component.ptx_differs_only_in_register_numbers) {
-    fmt::print("    PTX differs only in virtual register numbering\n");
+    fmt::format_to(to, "    PTX differs only in virtual register numbering\n");
   }
   for (const auto& line : component.ptx_diff) {
-    fmt::print("    {}\n", line);
-  }
-}
-
-void print_human(const CompareOptions& options, const Comparison& comparison)
-{
-  fmt::print("A: {}\nB: {}\n", options.a, options.b);
-  for (const auto& component : comparison.components) {
-    print_component(component);
-  }
-  const auto differing = std::count_if(comparison.components.begin(), comparison.components.end(),
-                                       [](const ComponentComparison& c) { return c.verdict != Verdict::same; });
-  if (differing == 0) {
-    fmt::print("same: all {} components are equal\n", comparison.components.size());
-  } else {
-    fmt::print("different: {} of {} components differ\n", differing, comparison.components.size());
+    fmt::format_to(to, "    {}\n", line);
   }
 }
 
@@ -113,18 +100,33 @@ nlohmann::json component_json(const ComponentComparison& component)
   return result;
 }
 
-void print_json(const CompareOptions& options, const Comparison& comparison)
+} // namespace
+
+std::string format_comparison(const std::string& a, const std::string& b, const Comparison& comparison)
+{
+  std::string out = fmt::format("A: {}\nB: {}\n", a, b);
+  for (const auto& component : comparison.components) {
+    format_component(out, component);
+  }
+  const auto differing = std::count_if(comparison.components.begin(), comparison.components.end(),
+                                       [](const ComponentComparison& c) { return c.verdict != Verdict::same; });
+  if (differing == 0) {
+    fmt::format_to(std::back_inserter(out), "same: all {} components are equal\n", comparison.components.size());
+  } else {
+    fmt::format_to(std::back_inserter(out), "different: {} of {} components differ\n", differing,
+                   comparison.components.size());
+  }
+  return out;
+}
+
+nlohmann::json comparison_json(const std::string& a, const std::string& b, const Comparison& comparison)
 {
   nlohmann::json components = nlohmann::json::array();
   for (const auto& component : comparison.components) {
     components.push_back(component_json(component));
   }
-  const nlohmann::json document{{"a", options.a}, {"b", options.b}, {"same", comparison.same()},
-                                {"components", std::move(components)}};
-  fmt::print("{}\n", document.dump(2));
+  return nlohmann::json{{"a", a}, {"b", b}, {"same", comparison.same()}, {"components", std::move(components)}};
 }
-
-} // namespace
 
 int run_compare(const std::vector<std::string>& args)
 {
@@ -144,7 +146,11 @@ int run_compare(const std::vector<std::string>& args)
   }
   try {
     const Comparison comparison = compare_digests(digest_artifact(options.a), digest_artifact(options.b));
-    options.json ? print_json(options, comparison) : print_human(options, comparison);
+    if (options.json) {
+      fmt::print("{}\n", comparison_json(options.a, options.b, comparison).dump(2));
+    } else {
+      fmt::print("{}", format_comparison(options.a, options.b, comparison));
+    }
     std::fflush(stdout);
     return comparison.same() ? k_exit_same : k_exit_different;
   } catch (const DigestError& error) {

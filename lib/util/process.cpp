@@ -280,6 +280,46 @@ ProcessResult run_capturing_output(const std::vector<std::string>& argv, const E
   return to_result(child->native_exit_code());
 }
 
+namespace {
+
+// Closes a file descriptor when it goes out of scope.
+class FileDescriptor {
+public:
+  explicit FileDescriptor(const std::string& path)
+    : m_fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644))
+  {
+    if (m_fd < 0) {
+      throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+  }
+  ~FileDescriptor() { ::close(m_fd); }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+} // namespace
+
+ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
+                             const std::string& stdout_path, const std::string& stderr_path)
+{
+  std::string program = argv.empty() ? std::string() : find_program(argv[0], env);
+  if (program.empty()) {
+    throw std::runtime_error(fmt::format("{}: command not found in PATH", argv.empty() ? "" : argv[0]));
+  }
+  FileDescriptor out(stdout_path);
+  FileDescriptor err(stderr_path);
+  boost::asio::io_context context;
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  bp::process child(context, program, args, bp::process_environment(environment_strings(env)),
+                    bp::process_stdio{nullptr, out.get(), err.get()});
+  child.wait();
+  return to_result(child.native_exit_code());
+}
+
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const Environment& env)
 {

@@ -61,6 +61,13 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
 ProcessResult run_capturing_output(const std::vector<std::string>& argv, const Environment& env,
                                    CapturedOutput& captured);
 
+// Runs argv to completion with stdin from /dev/null and stdout/stderr written to the two files
+// (created or truncated). No signal forwarding: the child stays in nvfresh's process group, so a
+// terminal's Ctrl-C reaches it directly. Safe to call from several threads at once. Throws
+// std::runtime_error when the program cannot be found or started or a file cannot be opened.
+ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
+                             const std::string& stdout_path, const std::string& stderr_path);
+
 // Writes everything to fd, retrying on EINTR; false on error.
 bool write_fully(int fd, std::string_view data);
 
