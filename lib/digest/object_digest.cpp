@@ -1,5 +1,6 @@
 #include "digest/object_digest.hpp"
 
+#include "digest/dwarf_info.hpp"
 #include "digest/elf_reader.hpp"
 #include "digest/fatbin_reader.hpp"
 #include "digest/normalize.hpp"
@@ -23,6 +24,7 @@ constexpr std::uint8_t k_sto_cuda_entry = 0x10;        // st_other bit of a __gl
 constexpr std::uint8_t k_eiattr_regcount = 0x2f;       // .nv.info attribute: (symbol index, registers)
 constexpr std::uint8_t k_eifmt_sval = 0x04;            // .nv.info format with a u16 size and a payload
 constexpr std::uint64_t k_compression_flags = 0x2000 | 0x8000;
+constexpr std::string_view k_fatbin_data_symbol = "fatbinData";  // declared by nvcc's fatbin.c
 
 constexpr std::array k_debug_prefixes{
   std::string_view{".debug_"},    std::string_view{".zdebug_"},        std::string_view{".rel.debug_"},
@@ -94,12 +96,18 @@ ComponentDigest make_component(std::string key, ComponentKind kind, const Hasher
   return component;
 }
 
-// Adds one section (its header fields that do not depend on file layout, and its normalized bytes).
-std::uint64_t hash_section(Hasher& hasher, const ElfSection& section, const Normalizer& normalizer)
+// Adds the header fields of one section that do not depend on file layout.
+void hash_section_header(Hasher& hasher, const ElfSection& section)
 {
   hasher.tag("section").field(section.name).field(std::to_string(section.type));
   hasher.field(std::to_string(section.flags)).field(std::to_string(section.link));
   hasher.field(std::to_string(section.info)).field(std::to_string(section.entry_size));
+}
+
+// Adds one section (its header fields that do not depend on file layout, and its normalized bytes).
+std::uint64_t hash_section(Hasher& hasher, const ElfSection& section, const Normalizer& normalizer)
+{
+  hash_section_header(hasher, section);
   if (section.type == SHT_NOBITS) {
     hasher.field(std::to_string(section.size));
     return 0;
@@ -317,6 +325,9 @@ void digest_fatbin(std::string_view bytes, const Normalizer& normalizer, const s
 // changes every offset into them. Those offsets live in RELA addends against the string section's
 // symbol. So: a string section is hashed as the sorted set of its strings, and a relocation that
 // points into one is hashed as the string it points to, not as the offset.
+// And .debug_info declares `fatbinData[N]` with N the compressed fatbin's size in words, which moves
+// with run-dependent bytes inside the fatbin (see digest/dwarf_info.hpp): that bound, and the
+// declaration lines in fatbin.c that follow the data, are hashed as zeros.
 class HostDebugHasher {
 public:
   HostDebugHasher(const ElfReader& elf, const Normalizer& normalizer) : m_elf(elf), m_normalizer(normalizer)
@@ -336,10 +347,52 @@ public:
     if (section.type == SHT_RELA && section.entry_size == sizeof(Elf64_Rela)) {
       return add_relocations(hasher, section);
     }
+    if (section.name == ".debug_info" && section.type == SHT_PROGBITS) {
+      return add_debug_info(hasher, section);
+    }
     return hash_section(hasher, section, m_normalizer);
   }
 
 private:
+  std::uint64_t add_debug_info(Hasher& hasher, const ElfSection& section) const
+  {
+    std::string bytes = m_normalizer.apply(section.data);
+    if (const ElfSection* abbrev = m_elf.find_section(".debug_abbrev")) {
+      normalize_generated_declaration(bytes, abbrev->data, relocations_of(section), k_fatbin_data_symbol);
+    }
+    hash_section_header(hasher, section);
+    hasher.field(bytes);
+    return section.data.size();
+  }
+
+  // What the RELA section that patches `target` says about each place it patches.
+  DebugInfoRelocations relocations_of(const ElfSection& target) const
+  {
+    DebugInfoRelocations result;
+    for (const auto& section : m_elf.sections()) {
+      if (section.type != SHT_RELA || section.entry_size != sizeof(Elf64_Rela) || section.info != target.index) {
+        continue;
+      }
+      for (std::size_t at = 0; at + sizeof(Elf64_Rela) <= section.data.size(); at += sizeof(Elf64_Rela)) {
+        Elf64_Rela rela;
+        std::memcpy(&rela, section.data.data() + at, sizeof(rela));
+        record_relocation(result, rela);
+      }
+    }
+    return result;
+  }
+
+  void record_relocation(DebugInfoRelocations& result, const Elf64_Rela& rela) const
+  {
+    const auto addend = static_cast<std::uint64_t>(rela.r_addend);
+    result.addends[rela.r_offset] = addend;
+    const ElfSection* strings = string_target(ELF64_R_SYM(rela.r_info));
+    if (strings != nullptr && addend < strings->data.size()) {
+      const std::string_view rest = strings->data.substr(addend);
+      result.strings[rela.r_offset] = std::string(rest.substr(0, rest.find('\0')));
+    }
+  }
+
   static bool is_string_section(const ElfSection& section)
   {
     return (section.flags & SHF_STRINGS) != 0 && section.type == SHT_PROGBITS;

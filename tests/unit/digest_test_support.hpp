@@ -3,7 +3,10 @@
 
 #include "util/file_io.hpp"
 
+#include <zstd.h>
+
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace nvfresh::test {
@@ -16,6 +19,22 @@ inline std::string object_path(const std::string& name)
 inline std::string load_object(const std::string& name)
 {
   return read_file(object_path(name));
+}
+
+// A stored object kept zstd-compressed (`name` ends in .zst) to stay small in the repository.
+inline std::string load_compressed_object(const std::string& name)
+{
+  const std::string packed = read_file(object_path(name));
+  const unsigned long long size = ZSTD_getFrameContentSize(packed.data(), packed.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+    throw std::runtime_error(name + ": not a zstd frame with a recorded size");
+  }
+  std::string bytes(size, '\0');
+  const std::size_t written = ZSTD_decompress(bytes.data(), bytes.size(), packed.data(), packed.size());
+  if (ZSTD_isError(written) != 0 || written != size) {
+    throw std::runtime_error(name + ": cannot decompress");
+  }
+  return bytes;
 }
 
 // xorshift64*: the same sequence on every platform and run, unlike std:: distributions.

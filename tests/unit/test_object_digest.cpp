@@ -1,4 +1,5 @@
 #include "digest/compare.hpp"
+#include "digest/dwarf_info.hpp"
 #include "digest/elf_reader.hpp"
 #include "digest/normalize.hpp"
 #include "digest/object_digest.hpp"
@@ -92,6 +93,51 @@ TEST_CASE("object_digest normalizes the tmpxft stem of another run")
   const std::string other_run = replace_all(original, "tmpxft_000012e9", "tmpxft_0000abcd");
   CHECK(other_run != original);
   CHECK(compare_digests(digest_bytes(original, "a.o"), digest_bytes(other_run, "b.o")).same());
+}
+
+TEST_CASE("object_digest: -g -G compiles whose fatbins compress to different sizes digest alike")
+{
+  // Two identical nvcc -g -G compiles; their zstd fatbins differ in size by one word, so fatbin.c
+  // declared fatbinData[492] and fatbinData[491], and the declarations after the data moved a line.
+  const std::string a = nvfresh::test::load_compressed_object("k_sm80_gG_a.o.zst");
+  const std::string b = nvfresh::test::load_compressed_object("k_sm80_gG_b.o.zst");
+  const nvfresh::ElfReader elf_a(a, "a.o");
+  const nvfresh::ElfReader elf_b(b, "b.o");
+  REQUIRE(elf_a.find_section(".nv_fatbin")->size != elf_b.find_section(".nv_fatbin")->size);
+  const auto digests_a = digest_bytes(a, "a.o");
+  const auto comparison = compare_digests(digests_a, digest_bytes(b, "b.o"));
+  CHECK(comparison.same());
+  CHECK(digests_a.find("host debug") != nullptr);
+}
+
+TEST_CASE("object_digest: a moved declaration outside fatbin.c still changes host debug")
+{
+  const std::string a = nvfresh::test::load_compressed_object("k_sm80_gG_a.o.zst");
+  const nvfresh::ElfReader elf(a, "a.o");
+  const nvfresh::ElfSection* info = elf.find_section(".debug_info");
+  REQUIRE(info != nullptr);
+  // `readelf --debug-dump=info`: host_fn's DW_AT_decl_line (k.cu line 3, DW_FORM_data1) is at 0x2af3.
+  constexpr std::size_t k_host_fn_decl_line = 0x2af3;
+  const std::size_t at = static_cast<std::size_t>(info->data.data() - a.data()) + k_host_fn_decl_line;
+  REQUIRE(a[at] == '\x03');
+  std::string moved = a;
+  moved[at] = '\x04';
+  const auto before = digest_bytes(a, "a.o");
+  const auto after = digest_bytes(moved, "b.o");
+  CHECK(before.find("host debug")->digest != after.find("host debug")->digest);
+}
+
+TEST_CASE("dwarf_info: the fatbinData bound and the fatbin.c declaration lines become zeros")
+{
+  const std::string a = nvfresh::test::load_compressed_object("k_sm80_gG_a.o.zst");
+  const nvfresh::ElfReader elf(a, "a.o");
+  std::string info(elf.find_section(".debug_info")->data);
+  const std::string original = info;
+  nvfresh::DebugInfoRelocations relocations;
+  // Without relocations the names (DW_FORM_strp) are unknown: nothing is rewritten.
+  CHECK(nvfresh::normalize_generated_declaration(info, elf.find_section(".debug_abbrev")->data, relocations,
+                                                 "fatbinData") == 0);
+  CHECK(info == original);
 }
 
 TEST_CASE("object_digest normalizes the module id's source path hash (-rdc=true)")
