@@ -4,6 +4,7 @@
 #include "link_record.hpp"
 #include "record_store.hpp"
 #include "util/file_io.hpp"
+#include "util/time_format.hpp"
 
 #include <fmt/format.h>
 
@@ -26,16 +27,6 @@ constexpr IssueName k_issue_names[] = {
   {ArtifactIssue::relink_pending, "relink_pending"},
   {ArtifactIssue::library_not_fresh, "library_not_fresh"},
 };
-
-std::string clock_time(std::int64_t time_ns)
-{
-  std::time_t seconds = static_cast<std::time_t>(time_ns / 1'000'000'000);
-  std::tm local{};
-  ::localtime_r(&seconds, &local);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%H:%M:%S", &local);
-  return fmt::format("{}.{:03}", buffer, (time_ns / 1'000'000) % 1000);
-}
 
 using ObjectIndex = std::map<std::string, const ObjectStatus*>;
 
@@ -126,8 +117,8 @@ void Evaluator::judge_object(const std::string& object, const std::optional<Link
                                 current.hash.short_hex()});
     }
   } else if (artifact.mtime_ns < current.mtime_ns) {
-    status.reasons.push_back({ArtifactIssue::relink_pending, object, clock_time(artifact.mtime_ns),
-                              clock_time(current.mtime_ns)});
+    status.reasons.push_back({ArtifactIssue::relink_pending, object, format_local_time(artifact.mtime_ns, false),
+                              format_local_time(current.mtime_ns, false)});
   }
 }
 
@@ -149,8 +140,8 @@ void Evaluator::judge_static_library(const std::string& library,
     status.reasons.push_back({ArtifactIssue::relink_pending, library,
                               linked ? linked->hash.short_hex() : std::string("not linked"), "changed"});
   } else if (!link && artifact.exists && artifact.mtime_ns < now.mtime_ns) {
-    status.reasons.push_back({ArtifactIssue::relink_pending, library, clock_time(artifact.mtime_ns),
-                              clock_time(now.mtime_ns)});
+    status.reasons.push_back({ArtifactIssue::relink_pending, library, format_local_time(artifact.mtime_ns, false),
+                              format_local_time(now.mtime_ns, false)});
   }
 }
 

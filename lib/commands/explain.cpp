@@ -9,6 +9,7 @@
 #include "record_store.hpp"
 #include "tree_status.hpp"
 #include "util/file_io.hpp"
+#include "util/time_format.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -22,16 +23,6 @@ namespace nvfresh {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format_time(std::int64_t time_ns)
-{
-  std::time_t seconds = static_cast<std::time_t>(time_ns / 1'000'000'000);
-  std::tm local{};
-  ::localtime_r(&seconds, &local);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &local);
-  return buffer;
-}
 
 bool matches(const ObjectStatus& status, const std::string& wanted)
 {
@@ -111,7 +102,7 @@ void print_record(const ObjectStatus& status, bool all)
     fmt::print("  - {}\n", reason.describe());
   }
   print_toolchain(record);
-  fmt::print("built     {} in {:.1f} s; inputs from {}; {}\n", format_time(record.end_ns),
+  fmt::print("built     {} in {:.1f} s; inputs from {}; {}\n", format_local_time(record.end_ns, true),
              static_cast<double>(record.end_ns - record.start_ns) / 1e9,
              record.inputs_from_trace ? "every pass (traced)" : "nvcc's depfile only",
              record.trusted ? "trusted" : "NOT trusted: " + record.untrusted_reason);
@@ -136,7 +127,7 @@ void print_record(const ObjectStatus& status, bool all)
   fmt::print("probes: {} lookups that found nothing are watched\n", record.missing.size());
   fmt::print("history (last {} builds: compiled, skipped, raced, marked-stale):\n", record.history.size());
   for (const auto& entry : record.history) {
-    fmt::print("  {}  {:<13} {}\n", format_time(entry.time_ns), entry.event, entry.reason);
+    fmt::print("  {}  {:<13} {}\n", format_local_time(entry.time_ns, true), entry.event, entry.reason);
   }
 }
 
