@@ -42,7 +42,7 @@ step "one ordinary rebuild: exactly the stale object is recompiled, the library 
 cmake --build "$bld"
 
 step "nvfresh explain attention.cu.o: its history"
-"$nvfresh" explain attention.cu.o -C "$bld" | sed -n '/^history:/,$p'
+"$nvfresh" explain attention.cu.o -C "$bld" | sed -n '/^history/,$p'
 
 step "nvfresh check after the rebuild"
 "$nvfresh" check -C "$bld"
