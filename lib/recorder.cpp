@@ -85,6 +85,14 @@ std::string race_reason(const std::string& path, const FileStat& stat, std::int6
                      path, stat.mtime_ns, stat.ctime_ns, start_ns);
 }
 
+// A write at or after start_ns stamps ctime (and mtime) with a time >= start_ns. An mtime beyond
+// the present was set on purpose (touch -d, tar x, a skewed clock), not by a write during the
+// compile: ctime alone tells then, else such a file would make every compile look raced.
+bool changed_since(const FileStat& stat, std::int64_t start_ns)
+{
+  return stat.ctime_ns >= start_ns || (stat.mtime_ns >= start_ns && stat.mtime_ns <= now_ns());
+}
+
 void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher)
 {
   for (const auto& [path, candidate] : candidates) {
@@ -98,7 +106,7 @@ void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher
       continue;
     }
     const FileStat& stat = result.stat;
-    if (record.trusted && (stat.mtime_ns >= record.start_ns || stat.ctime_ns >= record.start_ns)) {
+    if (record.trusted && changed_since(stat, record.start_ns)) {
       record.trusted = false;
       record.untrusted_reason = race_reason(path, stat, record.start_ns);
     }
