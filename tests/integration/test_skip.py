@@ -294,11 +294,44 @@ class Probes(SkipCase):
         ContentChangedMtimeKept.write_host_compiler_wrappers(self, self.tu.dir / "pathcc", "probe")
         self.assert_compiled(marker="CCBIN_probe", gone="CCBIN_none")
 
+    def test_include_directory_that_did_not_exist(self):
+        # gcc drops a missing -I directory at startup and never looks for files in it.
+        (self.tu.dir / "inc1").rmdir()
+        self.assert_compiled(marker="CFG_inc2")
+        self.assert_skipped()
+        harness.write(self.tu.dir / "inc1" / "cfg.h", header("CFG", "inc1"))
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
     def test_has_include_turns_true(self):
         self.assert_compiled(marker="OPTIONAL_none")
         self.assert_skipped()
         harness.write(self.tu.dir / "inc2" / "optional.h", '#define OPTIONAL_MARK "OPTIONAL_here"\n')
         self.assert_compiled(marker="OPTIONAL_here", gone="OPTIONAL_none")
+
+
+class Symlinks(SkipCase):
+    """Content reached through a symlink: retargeting it changes the content the compile reads."""
+
+    def test_header_symlink_retargeted(self):
+        h = self.tu.dir / "inc" / "common.h"
+        h.rename(self.tu.dir / "inc" / "common_one.h")
+        harness.write(self.tu.dir / "inc" / "common_two.h", header("COMMON", "two"))
+        h.symlink_to("common_one.h")
+        self.assert_compiled(marker="COMMON_one")
+        self.assert_skipped()
+        h.unlink()
+        h.symlink_to("common_two.h")
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+
+    def test_include_directory_symlink_retargeted(self):
+        (self.tu.dir / "inc").rename(self.tu.dir / "inc_one")
+        harness.write(self.tu.dir / "inc_two" / "common.h", header("COMMON", "two"))
+        (self.tu.dir / "inc").symlink_to("inc_one")
+        self.assert_compiled(marker="COMMON_one")
+        self.assert_skipped()
+        (self.tu.dir / "inc").unlink()
+        (self.tu.dir / "inc").symlink_to("inc_two")
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
 
 
 class ObjectTamperedWith(SkipCase):
