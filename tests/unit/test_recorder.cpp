@@ -82,3 +82,23 @@ TEST_CASE("recorder: an mtime set into the future before the compile is not a ra
   INFO(record.untrusted_reason);
   REQUIRE(record.trusted);
 }
+
+TEST_CASE("recorder: the race guard's start is after a file saved just before it", "[recorder]")
+{
+  // Read the file's times between two writes, as editors and generators do: with multigrain
+  // timestamps the second write is then stamped with the fine clock, ahead of the coarse one.
+  test::TempDir dir;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto path = dir.write("gen.h", "#define A 1\n");
+    stat_file(path);
+    dir.write("gen.h", "#define A 2\n");
+    FileStat before = stat_file(path);
+    std::int64_t start = race_guard_start_ns();
+    INFO("attempt " << attempt << ": ctime " << before.ctime_ns << ", start " << start);
+    REQUIRE(before.mtime_ns < start);
+    REQUIRE(before.ctime_ns < start);
+    REQUIRE(start <= now_ns());
+    dir.write("gen.h", "#define A 3\n");  // a write after the start is always seen
+    REQUIRE(stat_file(path).ctime_ns >= start);
+  }
+}
