@@ -120,15 +120,10 @@ class Tu:
         return [ARCH, "-Iinc", "-Iinc1", "-Iinc2"] + self.extra + [
             "-MD", "-MT", "obj.o", "-MF", "obj.o.d", "-x", "cu", "-c", "src.cu", "-o", "obj.o"]
 
-    def run(self, env=None, settle=True):
-        """Runs nvfresh once; returns (result, the events it appended).
-
-        settle: first wait a little, so that files written just before are older than the
-        compile's start even on the coarse clock nvfresh's race guard compares with (a file
-        written in the same clock tick counts as changed during the compile, and so "raced").
-        """
-        if settle:
-            time.sleep(0.05)
+    def run(self, env=None):
+        """Runs nvfresh once, right after the test wrote its files (no pause: a file saved a
+        moment before the compile must not count as changed during it); returns (result, the
+        events it appended)."""
         before = len(events(self.dir))
         merged = dict(self.env)
         merged.update(env or {})
@@ -445,7 +440,6 @@ class Terminal(SkipCase):
         return seen
 
     def test_output_to_a_terminal_is_not_replayed_so_the_next_run_compiles(self):
-        time.sleep(0.05)  # the sources are older than the compile, even on the coarse clock
         seen = self.run_on_pty()
         self.assertIn(b"unused_variable", seen, "nvcc's warning reached the terminal")
         self.assertEqual(events(self.tu.dir)[-1][0], "compiled")
@@ -499,7 +493,7 @@ class ChangesDuringTheCheck(SkipCase):
             thread = threading.Thread(target=writer)
             thread.start()
             time.sleep(max(-lead, 0.0))
-            result, new = self.tu.run(settle=False)
+            result, new = self.tu.run()
             stop.set()
             thread.join()
             self.assertEqual(result.returncode, 0, result.stderr)
@@ -585,7 +579,6 @@ class CMakeLevel(harness.unittest.TestCase):
                 build = self.configure(generator)
                 self.build(build)
                 self.assertEqual(self.nvcc_runs(build), (3, 0))
-                time.sleep(0.05)
                 for h in (self.src / "include").iterdir():
                     os.utime(h)  # touch: now
                 out = self.build(build).stdout
