@@ -11,6 +11,7 @@ Invocations are direct `nvfresh nvcc ... -MD -MT obj -MF dep` runs like CMake's,
 The last cases drive CMake (Ninja and Unix Makefiles) with nvfresh injected through
 CMAKE_PROJECT_INCLUDE: touching every header, and a git branch switch and back, run no nvcc.
 """
+import json
 import os
 import pty
 import random
@@ -86,7 +87,6 @@ def events(directory):
 
 
 def stats_json(directory):
-    import json
     result = harness.run([NVFRESH, "stats", "-C", str(directory), "--json"], check=True)
     return json.loads(result.stdout)
 
