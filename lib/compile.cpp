@@ -129,7 +129,7 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
                        const std::optional<Record>& previous)
 {
   const CompilePlan& plan = prepared.plan;
-  CompileRun run{coarse_now_ns(), 0};
+  CompileRun run{race_guard_start_ns(), 0};
   CapturedOutput captured;
   ProcessResult result;
   try {

@@ -7,6 +7,9 @@ namespace {
 constexpr const char* k_compile_env_names[] = {
   "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN",      "CPATH",           "C_INCLUDE_PATH",
   "CPLUS_INCLUDE_PATH", "GCC_EXEC_PREFIX",   "COMPILER_PATH",   "SOURCE_DATE_EPOCH",
+  // nvcc finds its host compiler (and the host compiler its assembler) through PATH: a directory
+  // added in front can hold another gcc. The trace records only the directories searched then.
+  "PATH",
 };
 
 } // namespace

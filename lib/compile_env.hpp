@@ -11,7 +11,8 @@
 namespace nvfresh {
 
 // NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS, NVCC_CCBIN, CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
-// GCC_EXEC_PREFIX, COMPILER_PATH, SOURCE_DATE_EPOCH: the ones that are set, with their values.
+// GCC_EXEC_PREFIX, COMPILER_PATH, SOURCE_DATE_EPOCH, PATH (where nvcc finds the host compiler): the
+// ones that are set, with their values.
 std::map<std::string, std::string> compile_environment(const Environment& env);
 
 // The command signature: normalized arguments, the compile-relevant environment, working dir.

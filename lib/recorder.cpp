@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::int64_t k_one_second_ns = 1'000'000'000;
+constexpr std::int64_t k_race_guard_max_wait_ns = 50'000'000;  // a clock tick is 1-10 ms
+constexpr long k_race_guard_poll_ns = 500'000;
 // A trace can be trusted only when it saw a device compilation run: with a launcher that answered
 // from its cache (ccache hit) nvcc's passes never ran and the trace lists only its lookups.
 constexpr const char* k_compile_programs[] = {"cicc", "ptxas"};
@@ -89,6 +91,14 @@ std::string race_reason(const std::string& path, const FileStat& stat, std::int6
                      path, stat.ctime_ns, start_ns, stat.mtime_ns);
 }
 
+// A write at or after start_ns stamps ctime (and mtime) with a time >= start_ns. An mtime beyond
+// the present was set on purpose (touch -d, tar x, a skewed clock), not by a write during the
+// compile: ctime alone tells then, else such a file would make every compile look raced.
+bool changed_since(const FileStat& stat, std::int64_t start_ns)
+{
+  return stat.ctime_ns >= start_ns || (stat.mtime_ns >= start_ns && stat.mtime_ns <= now_ns());
+}
+
 void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher)
 {
   for (const auto& [path, candidate] : candidates) {
@@ -102,10 +112,7 @@ void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher
       continue;
     }
     const FileStat& stat = result.stat;
-    // ctime only: the kernel stamps it from its own clock on every change (utime included) and
-    // nobody can set it. An mtime in the future (clock skew, touch -d, tar x) is no edit during
-    // the compile; counting it made the object "raced" on every build until the clock caught up.
-    if (record.trusted && stat.ctime_ns >= record.start_ns) {
+    if (record.trusted && changed_since(stat, record.start_ns)) {
       record.trusted = false;
       record.untrusted_reason = race_reason(path, stat, record.start_ns);
     }
@@ -196,6 +203,18 @@ std::int64_t coarse_now_ns()
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * k_one_second_ns + ts.tv_nsec;
+}
+
+std::int64_t race_guard_start_ns()
+{
+  std::int64_t fine = now_ns();
+  std::int64_t coarse = coarse_now_ns();
+  while (coarse <= fine && now_ns() < fine + k_race_guard_max_wait_ns) {
+    timespec pause{0, k_race_guard_poll_ns};
+    ::nanosleep(&pause, nullptr);
+    coarse = coarse_now_ns();
+  }
+  return coarse;
 }
 
 Record make_record(const RecordingInput& in, FileHasher& hasher)

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""How much a skip saves: nvcc compile time vs. nvfresh's skip when nothing changed in content.
+
+Prints ratios side by side, from one run; asserts nothing.
+
+(a) one TU: the compile (2-3 s of nvcc on an idle machine) vs. a rerun after touching every header
+    of the TU's tree (content unchanged), and after replacing every header by a new file of the same
+    content (what a git branch switch and back leaves). With --cutlass, also the CUTLASS FMHA TU
+    (headers and example copied out of the install of scripts/install_cutlass.sh, every header the
+    depfile lists touched), when that script exists in this tree (the mode is left out otherwise).
+(b) an ONNX-Runtime-like tree: 50 tiny TUs sharing headers, CMake with nvfresh injected
+    (CMAKE_PROJECT_INCLUDE), built with `ninja -j2` and with GNU make `-j2`: the full build vs. the
+    rebuild after touching every header, and after a git branch switch and back. The count of nvcc
+    runs in each rebuild comes from `nvfresh stats --json` (it must be 0).
+
+Wall time is noisy on a shared machine, so CPU time (children's user+sys) is printed beside it.
+
+usage: bench/skip_speed.py [--nvfresh build/bin/nvfresh] [--tus 50] [--kernels 48] [--cutlass]
+                           [--generators ninja,make] [--keep]
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+NVCC_RUN_EVENTS = ("compiled", "raced", "failed", "not-recorded")
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd, cwd=None, env=None):
+    """(wall seconds, cpu seconds) of one command, which must succeed."""
+    merged = dict(os.environ)
+    merged.update(env or {})
+    cpu0, wall0 = children_cpu(), time.perf_counter()
+    result = subprocess.run(cmd, cwd=cwd, env=merged, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wall, cpu = time.perf_counter() - wall0, children_cpu() - cpu0
+    if result.returncode != 0:
+        sys.exit(f"skip_speed: command failed: {cmd}\n{result.stdout.decode()}{result.stderr.decode()}")
+    return wall, cpu
+
+
+def stats(nvfresh, build_dir):
+    out = subprocess.run([nvfresh, "stats", "-C", str(build_dir), "--json"], check=True,
+                         stdout=subprocess.PIPE).stdout
+    events = json.loads(out)["events"]
+    nvcc = sum(events.get(e, {}).get("count", 0) for e in NVCC_RUN_EVENTS)
+    return nvcc, events.get("skipped", {}).get("count", 0)
+
+
+def touch_all(paths):
+    now = time.time_ns() + 2_000_000_000
+    for path in paths:
+        os.utime(path, ns=(now, now))
+
+
+def rewrite_all(paths):
+    """Each file replaced by a new one of the same content (new inode and times): what a git
+    checkout of another branch and back leaves behind."""
+    for path in paths:
+        data = path.read_bytes()
+        tmp = path.with_name(path.name + ".nvfresh-bench")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+
+def ratio(slow, fast):
+    return f"{slow / fast:.0f}x" if fast > 0 else "inf"
+
+
+# ---------------------------------------------------------------------------------------------
+# (a) one TU
+
+def write_single_tu(root, kernels):
+    """A TU of templated kernels spread over 12 local headers: about 2-3 s of nvcc, one arch."""
+    inc = root / "include"
+    inc.mkdir(parents=True)
+    for i in range(12):
+        (inc / f"part{i}.h").write_text(
+            f"#pragma once\n#include \"part{i - 1}.h\"\n" if i else "#pragma once\n")
+        with open(inc / f"part{i}.h", "a") as f:
+            f.write(f"template <int N> __device__ __forceinline__ float step{i}(float x) {{\n"
+                    f"  #pragma unroll\n  for (int k = 0; k < N; ++k) {{ x = x * 1.0001f + {i}.5f / (k + 1); }}\n"
+                    f"  return x;\n}}\n")
+    body = "".join(f"  x = step{i}<N + {i}>(x);\n" for i in range(12))
+    (root / "tu.cu").write_text(
+        "#include \"part11.h\"\n"
+        f"template <int N> __global__ void kern(float* p) {{\n  float x = p[threadIdx.x];\n{body}"
+        "  p[threadIdx.x] = x;\n}\n"
+        + "".join(f"template __global__ void kern<{n}>(float*);\n" for n in range(kernels)))
+    return ["-arch=sm_80", "-Iinclude", "-MD", "-MT", "tu.o", "-MF", "tu.o.d", "-x", "cu", "-c",
+            "tu.cu", "-o", "tu.o"], sorted(inc.iterdir())
+
+
+FMHA_EXAMPLE = "examples/41_fused_multi_head_attention"
+FMHA_SOURCE = "fused_multihead_attention_fixed_seqlen.cu"
+
+
+def cutlass_tu(root):
+    """The CUTLASS FMHA TU, when this tree has scripts/install_cutlass.sh; None otherwise.
+
+    The script prints the CUTLASS root (include/, tools/util/include, examples/). Headers and
+    example are copied into the scratch directory, so that touching them leaves the install alone.
+    """
+    script = REPO / "scripts" / "install_cutlass.sh"
+    if not script.exists():
+        return None
+    out = subprocess.run([str(script)], stdout=subprocess.PIPE, text=True, check=True).stdout
+    cutlass = Path(out.strip().splitlines()[-1])
+    copy = root / "cutlass"
+    shutil.copytree(cutlass / "include", copy / "include")
+    shutil.copytree(cutlass / "tools" / "util" / "include", copy / "tools" / "util" / "include")
+    shutil.copytree(cutlass / FMHA_EXAMPLE, root / "fmha")
+    # What CMake 3.25 gives nvcc for CMAKE_CUDA_ARCHITECTURES=80, C++17 and CUTLASS's own flag.
+    args = ["-forward-unknown-to-host-compiler", f"-I{copy}/include",
+            f"-I{copy}/tools/util/include", f"-I{root / 'fmha'}",
+            "--generate-code=arch=compute_80,code=[compute_80,sm_80]", "-std=c++17",
+            "--expt-relaxed-constexpr", "-MD", "-MT", "fmha.o", "-MF", "fmha.o.d", "-x", "cu",
+            "-c", str(root / "fmha" / FMHA_SOURCE), "-o", "fmha.o"]
+    return args, None, root
+
+
+def headers_read(work, depfile):
+    """Every prerequisite in the depfile that lies in the scratch tree (not the toolkit's)."""
+    text = (work / depfile).read_text().replace("\\\n", " ")
+    deps = text.split(":", 1)[1].split()
+    return sorted({Path(d) for d in deps if d.startswith(str(work)) and d.endswith((".h", ".hpp", ".cuh", ".inl"))})
+
+
+def bench_single(nvfresh, nvcc, root, kernels, cutlass):
+    rows = []
+    cases = [("one TU (12 headers)", None)]
+    if cutlass:
+        cases.append(("CUTLASS FMHA TU", "cutlass"))
+    for label, mode in cases:
+        work = root / ("single-" + (mode or "plain"))
+        work.mkdir()
+        (work / ".nvfresh").mkdir()
+        if mode == "cutlass":
+            found = cutlass_tu(work)
+            if found is None:
+                print("skip_speed: scripts/install_cutlass.sh is absent: CUTLASS mode skipped")
+                continue
+            args, headers, cwd = found
+        else:
+            args, headers = write_single_tu(work, kernels)
+            cwd = work
+        compile_wall, compile_cpu = timed([nvfresh, nvcc] + args, cwd=cwd)
+        if headers is None:
+            headers = headers_read(work, args[args.index("-MF") + 1])
+        touch_all(headers)
+        skip_wall, skip_cpu = timed([nvfresh, nvcc] + args, cwd=cwd)
+        rewrite_all(headers)
+        rewrite_wall, rewrite_cpu = timed([nvfresh, nvcc] + args, cwd=cwd)
+        nvcc_runs, skips = stats(nvfresh, cwd)
+        rows.append((label, len(headers), compile_wall, compile_cpu, skip_wall, skip_cpu,
+                     rewrite_wall, rewrite_cpu, nvcc_runs - 1, skips))
+    print("\n(a) one TU: compile vs. skip after touching every header, and after rewriting every"
+          " header with its own content (a branch switch and back); target >= 100x")
+    print(f"  {'case':<20} {'headers':>7} {'compile s':>9} {'cpu s':>6} | {'touch s':>7} {'cpu s':>6}"
+          f" {'ratio':>6} {'cpu':>6} | {'rewrite s':>9} {'cpu s':>6} {'ratio':>6} {'cpu':>6} |"
+          f" {'nvcc runs':>9} {'skips':>5}")
+    for label, n, cw, cc, sw, sc, rw, rc, runs, skips in rows:
+        print(f"  {label:<20} {n:>7} {cw:>9.2f} {cc:>6.2f} | {sw:>7.4f} {sc:>6.4f} {ratio(cw, sw):>6}"
+              f" {ratio(cc, sc):>6} | {rw:>9.4f} {rc:>6.4f} {ratio(cw, rw):>6} {ratio(cc, rc):>6} |"
+              f" {runs:>9} {skips:>5}")
+
+
+# ---------------------------------------------------------------------------------------------
+# (b) a tree of TUs sharing headers
+
+HEADERS = ["core/common.h", "core/types.h", "core/math.h", "cuda/launch.h", "cuda/reduce.h",
+           "cuda/elementwise.h", "contrib/attention.h", "contrib/norm.h"]
+
+
+def write_tree(src, tus):
+    for i, name in enumerate(HEADERS):
+        deps = "".join(f'#include "{h}"\n' for h in HEADERS[:i][-2:])
+        (src / "include" / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / "include" / name).write_text(
+            f"#pragma once\n{deps}#define ORT_H{i}_SCALE {i + 1}\n"
+            f"__device__ __forceinline__ float h{i}_op(float x) {{ return x * ORT_H{i}_SCALE + {i}; }}\n")
+    sources = []
+    for t in range(tus):
+        picks = [HEADERS[t % len(HEADERS)], HEADERS[(t * 3 + 1) % len(HEADERS)], "core/common.h"]
+        includes = "".join(f'#include "{h}"\n' for h in dict.fromkeys(picks))
+        idx = [HEADERS.index(h) for h in dict.fromkeys(picks)]
+        body = "".join(f"  x = h{i}_op(x);\n" for i in idx)
+        name = f"ops/op{t:02d}.cu"
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(f"{includes}__global__ void op{t}(float* p) {{\n  float x = p[threadIdx.x];\n"
+                                f"{body}  p[threadIdx.x] = x;\n}}\n")
+        sources.append(name)
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(ortlike LANGUAGES CUDA)\n"
+        "set(CMAKE_CUDA_ARCHITECTURES 80)\n"
+        f"add_library(ort_cuda STATIC {' '.join(sources)})\n"
+        "target_include_directories(ort_cuda PRIVATE include)\n")
+
+
+def git(src, *args):
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost",
+                    "-c", "init.defaultBranch=main"] + list(args), cwd=src, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def bench_tree(nvfresh, nvcc, root, tus, generators):
+    src = root / "tree"
+    write_tree(src, tus)
+    git(src, "init", "-q")
+    git(src, "add", ".")
+    git(src, "commit", "-q", "-m", "base")
+    git(src, "checkout", "-q", "-b", "feature")
+    common = src / "include" / "core" / "common.h"
+    common.write_text(common.read_text() + "// a change on another branch\n")
+    git(src, "commit", "-q", "-am", "feature")
+    git(src, "checkout", "-q", "main")
+    headers = [src / "include" / h for h in HEADERS]
+    rows = []
+    for gen_name in generators:
+        generator = {"ninja": "Ninja", "make": "Unix Makefiles"}[gen_name]
+        build = root / f"build-{gen_name}"
+        subprocess.run(["cmake", "-S", str(src), "-B", str(build), "-G", generator,
+                        f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake",
+                        f"-DNVFRESH_EXECUTABLE={nvfresh}", f"-DCMAKE_CUDA_COMPILER={nvcc}"],
+                       check=True, stdout=subprocess.DEVNULL)
+        build_cmd = ["cmake", "--build", str(build), "-j2"]
+        full = timed(build_cmd)
+        runs0, skips0 = stats(nvfresh, build)
+        touch_all(headers)
+        touched = timed(build_cmd)
+        runs1, skips1 = stats(nvfresh, build)
+        git(src, "checkout", "-q", "feature")
+        git(src, "checkout", "-q", "main")
+        switched = timed(build_cmd)
+        runs2, skips2 = stats(nvfresh, build)
+        noop = timed(build_cmd)  # the floor: the build tool, nvfresh sync, no compile re-run
+        rows.append((gen_name, full, runs0, touched, runs1 - runs0, skips1 - skips0,
+                     switched, runs2 - runs1, skips2 - skips1, noop))
+    print(f"\n(b) ONNX-Runtime-like tree: {tus} TUs, {len(HEADERS)} shared headers, -j2 "
+          "(nvcc runs in a rebuild must be 0)")
+    print(f"  {'tool':<6} {'full s':>7} {'cpu s':>7} {'nvcc':>5} | {'touch-all s':>11} {'cpu s':>6}"
+          f" {'ratio':>7} {'nvcc':>5} {'skips':>5} | {'branch s':>8} {'cpu s':>6} {'ratio':>7}"
+          f" {'nvcc':>5} {'skips':>5} | {'no-op s':>7}")
+    for gen_name, full, runs0, touched, r1, s1, switched, r2, s2, noop in rows:
+        print(f"  {gen_name:<6} {full[0]:>7.1f} {full[1]:>7.1f} {runs0:>5} | {touched[0]:>11.2f}"
+              f" {touched[1]:>6.2f} {ratio(full[0], touched[0]):>7} {r1:>5} {s1:>5} |"
+              f" {switched[0]:>8.2f} {switched[1]:>6.2f} {ratio(full[0], switched[0]):>7}"
+              f" {r2:>5} {s2:>5} | {noop[0]:>7.2f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nvfresh", default=str(REPO / "build" / "bin" / "nvfresh"))
+    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    parser.add_argument("--tus", type=int, default=50)
+    parser.add_argument("--kernels", type=int, default=96, help="instantiations in the one TU")
+    parser.add_argument("--cutlass", action="store_true", help="also the CUTLASS FMHA TU")
+    parser.add_argument("--generators", default="ninja,make")
+    parser.add_argument("--only", choices=["single", "tree"], help="run one part only")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    args = parser.parse_args()
+    nvfresh = str(Path(args.nvfresh).resolve())
+    if not os.path.exists(nvfresh):
+        sys.exit(f"skip_speed: {nvfresh} not found (build nvfresh first)")
+    root = Path(tempfile.mkdtemp(prefix="nvfresh-skip-bench-"))
+    try:
+        if args.only != "tree":
+            bench_single(nvfresh, args.nvcc, root, args.kernels, args.cutlass)
+        if args.only != "single":
+            bench_tree(nvfresh, args.nvcc, root, args.tus, args.generators.split(","))
+    finally:
+        if args.keep:
+            print(f"\nscratch kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

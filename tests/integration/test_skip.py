@@ -1,0 +1,604 @@
+"""Content decides: nvfresh skips nvcc only when no input changed in content (real nvcc).
+
+A wrong skip is worse than a slow build, so every way a skip could be wrong is tried here: each
+kind of input changed in content with its mtime kept (header, forced include, options file,
+toolchain file, env flag), each kind of probe (shadowing header, __has_include), the object
+modified or deleted, a record that is corrupt, truncated, of an older format or missing, a clock
+that jumps, a compile whose output went to a terminal, and an input that changes during the check.
+Where nvfresh must compile, the object is checked to really reflect the change (a marker string).
+
+Invocations are direct `nvfresh nvcc ... -MD -MT obj -MF dep` runs like CMake's, outputs piped.
+The last cases drive CMake (Ninja and Unix Makefiles) with nvfresh injected through
+CMAKE_PROJECT_INCLUDE: touching every header, and a git branch switch and back, run no nvcc.
+"""
+import json
+import os
+import pty
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+NVCC = harness.require_nvcc()
+NVFRESH = harness.nvfresh_bin()
+ARCH = "-arch=sm_80"
+NVCC_RUN_EVENTS = ("compiled", "raced", "failed", "not-recorded")
+DAY_NS = 86_400 * 1_000_000_000
+
+# The TU every case starts from. Markers end up as host strings in the object, so that a test can
+# see which content the object was built from. Each feature is off unless its macro/file is there.
+SOURCE = r"""
+#include "common.h"
+#include "cfg.h"
+#if __has_include("optional.h")
+#include "optional.h"
+#endif
+#ifndef OPTIONAL_MARK
+#define OPTIONAL_MARK "OPTIONAL_none"
+#endif
+#ifndef FORCED_MARK
+#define FORCED_MARK "FORCED_none"
+#endif
+#define NVF_STR_(x) #x
+#define NVF_STR(x) NVF_STR_(x)
+#ifndef OPTFLAG
+#define OPTFLAG none
+#endif
+#ifndef ENVFLAG
+#define ENVFLAG none
+#endif
+#ifndef CCBINFLAG
+#define CCBINFLAG none
+#endif
+__global__ void kernel(int* p) { *p = COMMON_VALUE; }
+extern "C" const char* mark(int i)
+{
+  static const char* const marks[] = {
+    COMMON_MARK, CFG_MARK, OPTIONAL_MARK, FORCED_MARK,
+    "OPT_" NVF_STR(OPTFLAG), "ENV_" NVF_STR(ENVFLAG), "CCBIN_" NVF_STR(CCBINFLAG),
+  };
+  return marks[i];
+}
+"""
+WARNING_LINE = "__global__ void warns(int* p) { int unused_variable = 3; *p = 2; }\n"
+
+
+def header(name, mark, value=1):
+    return f"#pragma once\n#define {name}_MARK \"{name}_{mark}\"\n#define {name}_VALUE {value}\n"
+
+
+def events(directory):
+    """events.log of a record root, as (event, object, reason) tuples, oldest first."""
+    log = Path(directory) / ".nvfresh" / "events.log"
+    if not log.exists():
+        return []
+    out = []
+    for line in log.read_bytes().decode(errors="replace").splitlines():
+        fields = line.split("\t")
+        if len(fields) == 5:
+            out.append((fields[1], fields[3], fields[4]))
+    return out
+
+
+def stats_json(directory):
+    result = harness.run([NVFRESH, "stats", "-C", str(directory), "--json"], check=True)
+    return json.loads(result.stdout)
+
+
+def stat_count(stats, event):
+    return stats["events"].get(event, {}).get("count", 0)
+
+
+class Tu:
+    """One translation unit in a fresh directory, compiled the way CMake compiles it."""
+
+    def __init__(self, warning=False):
+        self.dir = harness.make_workdir("nvfresh-skip-")
+        (self.dir / ".nvfresh").mkdir()  # the record root: this directory, whatever is above it
+        harness.write(self.dir / "src.cu", SOURCE + (WARNING_LINE if warning else ""))
+        harness.write(self.dir / "inc" / "common.h", header("COMMON", "one"))
+        harness.write(self.dir / "inc2" / "cfg.h", header("CFG", "inc2"))
+        (self.dir / "inc1").mkdir()
+        self.extra = []
+        self.env = {}
+
+    @property
+    def obj(self):
+        return self.dir / "obj.o"
+
+    @property
+    def dep(self):
+        return self.dir / "obj.o.d"
+
+    def args(self):
+        return [ARCH, "-Iinc", "-Iinc1", "-Iinc2"] + self.extra + [
+            "-MD", "-MT", "obj.o", "-MF", "obj.o.d", "-x", "cu", "-c", "src.cu", "-o", "obj.o"]
+
+    def run(self, env=None):
+        """Runs nvfresh once, right after the test wrote its files (no pause: a file saved a
+        moment before the compile must not count as changed during it); returns (result, the
+        events it appended)."""
+        before = len(events(self.dir))
+        merged = dict(self.env)
+        merged.update(env or {})
+        result = harness.run([NVFRESH, NVCC] + self.args(), cwd=self.dir, env=merged)
+        new = events(self.dir)[before:]
+        return result, new
+
+    def plain(self, env=None):
+        merged = dict(self.env)
+        merged.update(env or {})
+        return harness.run([NVCC] + self.args(), cwd=self.dir, env=merged)
+
+    def record_file(self):
+        records = list((self.dir / ".nvfresh" / "records").glob("*.rec"))
+        assert len(records) == 1, records
+        return records[0]
+
+
+class SkipCase(harness.unittest.TestCase):
+    def setUp(self):
+        self.tu = Tu()
+
+    def nvfresh(self, env=None):
+        result, new = self.tu.run(env)
+        self.assertEqual(result.returncode, 0, result.stderr.decode(errors="replace"))
+        self.assertEqual(len(new), 1, f"one event per nvfresh run: {new}")
+        return result, new[0]
+
+    def assert_compiled(self, env=None, marker=None, gone=None):
+        result, (event, _, reason) = self.nvfresh(env)
+        self.assertEqual(event, "compiled", f"nvcc must run here; nvfresh said {event}: {reason}")
+        data = self.tu.obj.read_bytes()
+        if marker is not None:
+            self.assertTrue(marker.encode() in data, f"the object does not show {marker}")
+        if gone is not None:
+            self.assertFalse(gone.encode() in data, f"the object still shows {gone}")
+        return result
+
+    def assert_skipped(self, env=None):
+        result, (event, _, reason) = self.nvfresh(env)
+        self.assertEqual(event, "skipped", f"expected a skip; nvfresh said {event}: {reason}")
+        return result
+
+    def change_keep_mtime(self, path, old, new):
+        """Replaces old with new (same length) in path and puts the old mtime back (touch -r)."""
+        self.assertEqual(len(old), len(new))
+        path = Path(path)
+        st = os.stat(path)
+        text = path.read_text()
+        self.assertIn(old, text)
+        path.write_text(text.replace(old, new))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.assertEqual(os.stat(path).st_mtime_ns, st.st_mtime_ns)
+        self.assertEqual(os.stat(path).st_size, st.st_size)
+
+
+class TouchedButUnchanged(SkipCase):
+    def setUp(self):
+        self.tu = Tu(warning=True)
+
+    def test_touched_header_is_skipped_with_identical_object_depfile_and_output(self):
+        plain = self.tu.plain()
+        self.tu.obj.unlink()
+        self.tu.dep.unlink()
+        first, (event, _, _) = self.nvfresh()
+        self.assertEqual(event, "compiled")
+        self.assertIn(b"unused_variable", first.stdout + first.stderr, "the TU must warn")
+        self.assertEqual((first.stdout, first.stderr), (plain.stdout, plain.stderr))
+        obj = self.tu.obj.read_bytes()
+        dep = self.tu.dep.read_bytes()
+        self.tu.dep.unlink()  # ninja reads the depfile and deletes it
+        harness.bump_mtime(self.tu.dir / "inc" / "common.h", 5)
+        second = self.assert_skipped()
+        self.assertEqual(self.tu.obj.read_bytes(), obj, "a skip must not rewrite the object")
+        self.assertEqual(self.tu.dep.read_bytes(), dep, "the depfile must be re-created as it was")
+        self.assertEqual(second.stdout, first.stdout, "stdout replayed byte for byte")
+        self.assertEqual(second.stderr, first.stderr, "stderr replayed byte for byte")
+        self.assertGreaterEqual(os.stat(self.tu.obj).st_mtime_ns,
+                                os.stat(self.tu.dir / "inc" / "common.h").st_mtime_ns - 6 * 10**9)
+        stats = stats_json(self.tu.dir)
+        self.assertEqual(stat_count(stats, "compiled"), 1)
+        self.assertEqual(stat_count(stats, "skipped"), 1)
+
+    def test_untouched_rerun_is_skipped(self):
+        self.nvfresh()
+        self.assert_skipped()
+
+
+class ContentChangedMtimeKept(SkipCase):
+    """Each kind of input changed in content, its mtime put back: nvcc must run."""
+
+    def test_header(self):
+        self.assert_compiled(marker="COMMON_one")
+        self.change_keep_mtime(self.tu.dir / "inc" / "common.h", "COMMON_one", "COMMON_two")
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+
+    def test_forced_include(self):
+        harness.write(self.tu.dir / "forced.h", '#define FORCED_MARK "FORCED_one"\n')
+        self.tu.extra = ["-include", "forced.h"]
+        self.assert_compiled(marker="FORCED_one")
+        self.change_keep_mtime(self.tu.dir / "forced.h", "FORCED_one", "FORCED_two")
+        self.assert_compiled(marker="FORCED_two", gone="FORCED_one")
+
+    def test_options_file(self):
+        harness.write(self.tu.dir / "opts.rsp", "-DOPTFLAG=one\n")
+        self.tu.extra = ["--options-file", "opts.rsp"]
+        self.assert_compiled(marker="OPT_one")
+        self.change_keep_mtime(self.tu.dir / "opts.rsp", "OPTFLAG=one", "OPTFLAG=two")
+        self.assert_compiled(marker="OPT_two", gone="OPT_one")
+
+    def test_toolchain_file_host_compiler_wrapper(self):
+        real = shutil.which("g++")
+        self.assertIsNotNone(real, "the test needs g++")
+        wrapper = harness.write(self.tu.dir / "hostcc" / "g++",
+                                f'#!/bin/sh\nexec {real} -DCCBINFLAG=one "$@"\n')
+        wrapper.chmod(0o755)
+        self.tu.extra = ["-ccbin", str(wrapper)]
+        self.assert_compiled(marker="CCBIN_one")
+        self.assert_skipped()
+        self.change_keep_mtime(wrapper, "CCBINFLAG=one", "CCBINFLAG=two")
+        self.assert_compiled(marker="CCBIN_two", gone="CCBIN_one")
+
+    def test_env_append_flags(self):
+        self.assert_compiled(env={"NVCC_APPEND_FLAGS": "-DENVFLAG=one"}, marker="ENV_one")
+        self.assert_skipped(env={"NVCC_APPEND_FLAGS": "-DENVFLAG=one"})
+        self.assert_compiled(env={"NVCC_APPEND_FLAGS": "-DENVFLAG=two"}, marker="ENV_two",
+                             gone="ENV_one")
+        self.assert_compiled(marker="ENV_none", gone="ENV_two")  # unset again
+
+    def test_env_prepend_flags(self):
+        self.assert_compiled(env={"NVCC_PREPEND_FLAGS": "-DENVFLAG=one"}, marker="ENV_one")
+        self.assert_compiled(env={"NVCC_PREPEND_FLAGS": "-DENVFLAG=two"}, marker="ENV_two",
+                             gone="ENV_one")
+
+    def write_host_compiler_wrappers(self, directory, flag):
+        for name in ("gcc", "g++"):  # nvcc looks for gcc on PATH
+            wrapper = harness.write(directory / name,
+                                    f'#!/bin/sh\nexec {shutil.which(name)} -DCCBINFLAG={flag} "$@"\n')
+            wrapper.chmod(0o755)
+
+    def test_host_compiler_found_on_a_different_path(self):
+        # nvcc runs the gcc it finds on PATH: a new directory in front can hold another gcc.
+        self.assert_compiled(marker="CCBIN_none")
+        self.write_host_compiler_wrappers(self.tu.dir / "pathcc", "path")
+        path = f"{self.tu.dir / 'pathcc'}:{os.environ['PATH']}"
+        self.assert_compiled(env={"PATH": path}, marker="CCBIN_path", gone="CCBIN_none")
+        self.assert_skipped(env={"PATH": path})
+
+
+class Probes(SkipCase):
+    def test_new_header_shadows_one_in_a_later_include_dir(self):
+        self.assert_compiled(marker="CFG_inc2")
+        self.assert_skipped()
+        harness.write(self.tu.dir / "inc1" / "cfg.h", header("CFG", "inc1"))
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
+    def test_new_host_compiler_in_a_path_directory_searched_before(self):
+        (self.tu.dir / "pathcc").mkdir()
+        path = f"{self.tu.dir / 'pathcc'}:{os.environ['PATH']}"
+        self.tu.env = {"PATH": path}
+        self.assert_compiled(marker="CCBIN_none")
+        self.assert_skipped()
+        ContentChangedMtimeKept.write_host_compiler_wrappers(self, self.tu.dir / "pathcc", "probe")
+        self.assert_compiled(marker="CCBIN_probe", gone="CCBIN_none")
+
+    def test_include_directory_that_did_not_exist(self):
+        # gcc drops a missing -I directory at startup and never looks for files in it.
+        (self.tu.dir / "inc1").rmdir()
+        self.assert_compiled(marker="CFG_inc2")
+        self.assert_skipped()
+        harness.write(self.tu.dir / "inc1" / "cfg.h", header("CFG", "inc1"))
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
+    def test_has_include_turns_true(self):
+        self.assert_compiled(marker="OPTIONAL_none")
+        self.assert_skipped()
+        harness.write(self.tu.dir / "inc2" / "optional.h", '#define OPTIONAL_MARK "OPTIONAL_here"\n')
+        self.assert_compiled(marker="OPTIONAL_here", gone="OPTIONAL_none")
+
+
+class Symlinks(SkipCase):
+    """Content reached through a symlink: retargeting it changes the content the compile reads."""
+
+    def test_header_symlink_retargeted(self):
+        h = self.tu.dir / "inc" / "common.h"
+        h.rename(self.tu.dir / "inc" / "common_one.h")
+        harness.write(self.tu.dir / "inc" / "common_two.h", header("COMMON", "two"))
+        h.symlink_to("common_one.h")
+        self.assert_compiled(marker="COMMON_one")
+        self.assert_skipped()
+        h.unlink()
+        h.symlink_to("common_two.h")
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+
+    def test_include_directory_symlink_retargeted(self):
+        (self.tu.dir / "inc").rename(self.tu.dir / "inc_one")
+        harness.write(self.tu.dir / "inc_two" / "common.h", header("COMMON", "two"))
+        (self.tu.dir / "inc").symlink_to("inc_one")
+        self.assert_compiled(marker="COMMON_one")
+        self.assert_skipped()
+        (self.tu.dir / "inc").unlink()
+        (self.tu.dir / "inc").symlink_to("inc_two")
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+
+
+class ObjectTamperedWith(SkipCase):
+    def test_object_modified_by_someone_else(self):
+        self.assert_compiled(marker="COMMON_one")
+        data = self.tu.obj.read_bytes()
+        st = os.stat(self.tu.obj)
+        self.tu.obj.write_bytes(data.replace(b"COMMON_one", b"COMMON_bad"))
+        os.utime(self.tu.obj, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.assert_compiled(marker="COMMON_one", gone="COMMON_bad")
+
+    def test_object_deleted(self):
+        self.assert_compiled()
+        self.tu.obj.unlink()
+        self.assert_compiled(marker="COMMON_one")
+        self.assertTrue(self.tu.obj.exists())
+
+
+class BadRecords(SkipCase):
+    """A record that cannot vouch for the object: compiled, exactly nvcc's output, no crash."""
+
+    def check_bad_record(self, damage):
+        self.assert_compiled()
+        damage(self.tu.record_file())
+        os.utime(self.tu.dir / "inc" / "common.h")  # touch
+        result = self.assert_compiled(marker="COMMON_one")
+        self.assertEqual(result.stdout, b"", "no extra output")
+        self.assertEqual(result.stderr, b"", "no extra output")
+        self.assert_skipped()  # and the new record works
+
+    def test_corrupt(self):
+        def flip(path):
+            data = bytearray(path.read_bytes())
+            data[len(data) // 2] ^= 0x01
+            path.write_bytes(bytes(data))
+        self.check_bad_record(flip)
+
+    def test_truncated(self):
+        self.check_bad_record(lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]))
+
+    def test_older_format(self):
+        def older(path):
+            first, rest = path.read_bytes().split(b"\n", 1)
+            self.assertTrue(first.startswith(b"nvfresh-record\t"), first)
+            path.write_bytes(b"nvfresh-record\t0\n" + rest)
+        self.check_bad_record(older)
+
+    def test_empty(self):
+        self.check_bad_record(lambda p: p.write_bytes(b""))
+
+    def test_missing(self):
+        self.check_bad_record(lambda p: p.unlink())
+
+
+class ClockJumps(SkipCase):
+    def set_mtime(self, path, mtime_ns):
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+
+    def test_changed_content_with_mtime_far_in_the_past(self):
+        self.assert_compiled(marker="COMMON_one")
+        h = self.tu.dir / "inc" / "common.h"
+        h.write_text(header("COMMON", "two"))
+        self.set_mtime(h, 1_000_000_000 * 1_000_000_000)  # 2001
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+        self.assert_skipped()
+
+    def test_changed_content_with_mtime_in_the_future(self):
+        self.assert_compiled(marker="COMMON_one")
+        h = self.tu.dir / "inc" / "common.h"
+        h.write_text(header("COMMON", "two"))
+        self.set_mtime(h, time.time_ns() + 30 * DAY_NS)
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+        self.assert_skipped()  # a future mtime alone is no reason to compile again
+
+    def test_unchanged_content_with_mtime_in_the_future_is_skipped(self):
+        self.assert_compiled(marker="COMMON_one")
+        h = self.tu.dir / "inc" / "common.h"
+        self.set_mtime(h, time.time_ns() + 30 * DAY_NS)
+        self.assert_skipped()
+        self.assert_skipped()
+        self.change_keep_mtime(h, "COMMON_one", "COMMON_two")
+        self.assert_compiled(marker="COMMON_two", gone="COMMON_one")
+
+    def test_source_mtime_back_to_the_epoch(self):
+        self.assert_compiled(marker="COMMON_one")
+        self.set_mtime(self.tu.dir / "src.cu", 0)
+        self.assert_skipped()
+
+
+class Terminal(SkipCase):
+    def setUp(self):
+        self.tu = Tu(warning=True)
+
+    def run_on_pty(self):
+        master, slave = pty.openpty()
+        env = dict(os.environ)
+        proc = subprocess.Popen([NVFRESH, NVCC] + self.tu.args(), cwd=self.tu.dir, env=env,
+                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        self.assertEqual(proc.wait(), 0)
+        return seen
+
+    def test_output_to_a_terminal_is_not_replayed_so_the_next_run_compiles(self):
+        seen = self.run_on_pty()
+        self.assertIn(b"unused_variable", seen, "nvcc's warning reached the terminal")
+        self.assertEqual(events(self.tu.dir)[-1][0], "compiled")
+        piped = self.assert_compiled()
+        self.assertIn(b"unused_variable", piped.stdout + piped.stderr)
+        replay = self.assert_skipped()
+        self.assertEqual((replay.stdout, replay.stderr), (piped.stdout, piped.stderr))
+
+
+class ChangesDuringTheCheck(SkipCase):
+    """A large header rewritten by a background thread while nvfresh hashes it.
+
+    Not deterministic, so a bounded loop asserting the invariant on every iteration: whatever
+    nvfresh did while the header changed under it, once the header is stable again and differs
+    from what the object was built from, the next run compiles and the object shows the new
+    content; a skip during the race leaves the object older than the header (the build tool will
+    ask again).
+    """
+    ITERATIONS = 6
+    FILLER_LINES = 60_000  # ~4 MiB: hashing it takes long enough to be overlapped
+
+    def big_header(self, mark):
+        filler = "// " + "x" * 64 + "\n"
+        return f'#pragma once\n#define COMMON_MARK "COMMON_{mark}"\n#define COMMON_VALUE 1\n' + \
+            filler * self.FILLER_LINES
+
+    def test_header_rewritten_while_nvfresh_checks_it(self):
+        h = self.tu.dir / "inc" / "common.h"
+        contents = {m: self.big_header(m).encode() for m in ("AAA", "BBB")}
+        h.write_bytes(contents["AAA"])
+        self.assert_compiled(marker="COMMON_AAA")
+        recorded, other = "AAA", "BBB"
+        rng = random.Random(4)
+        outcomes = []
+        for iteration in range(self.ITERATIONS):
+            stop = threading.Event()
+            # Negative: the writer starts first and nvfresh meets a header already in flux;
+            # positive: nvfresh starts first and the header begins to change during its check.
+            lead = rng.uniform(-0.03, 0.03)
+
+            def writer():
+                time.sleep(max(lead, 0.0))
+                flip = [other, recorded]
+                i = 0
+                while True:  # in place, same size; at least once, and always ending on `other`
+                    with open(h, "r+b") as f:
+                        f.write(contents[flip[i % 2]])
+                    i += 1
+                    if stop.is_set() and i % 2 == 1:
+                        break
+            thread = threading.Thread(target=writer)
+            thread.start()
+            time.sleep(max(-lead, 0.0))
+            result, new = self.tu.run()
+            stop.set()
+            thread.join()
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(len(new), 1)
+            race_event = new[0][0]
+            outcomes.append(f"{race_event} ({new[0][2][:60]})")
+            if race_event == "skipped":
+                self.assertLess(os.stat(self.tu.obj).st_mtime_ns, os.stat(h).st_mtime_ns,
+                                "after a skip the header must look newer than the object")
+            # The header is stable now and holds `other`.
+            result, (event, _, reason) = self.nvfresh()
+            data = self.tu.obj.read_bytes()
+            self.assertTrue(f"COMMON_{other}".encode() in data,
+                            f"iteration {iteration}: stale object after '{race_event}' "
+                            f"({new[0][2]}) then '{event}' ({reason})")
+            self.assertFalse(f"COMMON_{recorded}".encode() in data)
+            if race_event == "skipped":
+                self.assertEqual(event, "compiled", f"iteration {iteration}: {reason}")
+            recorded, other = other, recorded
+        print("\noutcomes while the header changed:\n  " + "\n  ".join(outcomes), file=sys.stderr)
+
+
+def require_build_tools():
+    missing = [n for n in ("cmake", "ninja", "make", "git") if shutil.which(n) is None]
+    if missing:
+        print(f"SKIPPED CMake cases: {missing} not found", file=sys.stderr)
+        return False
+    return True
+
+
+PROJECT_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(skipdemo LANGUAGES CUDA)
+set(CMAKE_CUDA_ARCHITECTURES 80)
+add_library(kernels STATIC a.cu b.cu c.cu)
+target_include_directories(kernels PRIVATE include)
+"""
+
+
+class CMakeLevel(harness.unittest.TestCase):
+    GENERATORS = ("Ninja", "Unix Makefiles")
+
+    def setUp(self):
+        if not require_build_tools():
+            self.skipTest("cmake/ninja/make/git missing")
+        self.root = harness.make_workdir("nvfresh-skip-cmake-")
+        src = self.root / "src"
+        harness.write(src / "CMakeLists.txt", PROJECT_CMAKE)
+        harness.write(src / "include" / "shared.h", header("SHARED", "one"))
+        harness.write(src / "include" / "tile.h", '#pragma once\n#include "shared.h"\n#define TILE 4\n')
+        for name in "abc":
+            harness.write(src / f"{name}.cu",
+                          f'#include "tile.h"\n__global__ void k_{name}(int* p) {{ *p = SHARED_VALUE * TILE; }}\n'
+                          f'extern "C" const char* mark_{name}() {{ return SHARED_MARK; }}\n')
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+        self.git = lambda *a: harness.run(git + list(a), cwd=src, check=True)
+        self.git("init", "-q")
+        self.git("add", ".")
+        self.git("commit", "-q", "-m", "base")
+        self.git("checkout", "-q", "-b", "other")
+        harness.write(src / "include" / "shared.h", header("SHARED", "two"))
+        self.git("commit", "-q", "-am", "other")
+        self.git("checkout", "-q", "main")
+        self.src = src
+
+    def configure(self, generator):
+        build = self.root / ("build-" + generator.split()[0].lower())
+        source_dir = os.environ["NVFRESH_SOURCE_DIR"]
+        harness.run(["cmake", "-S", str(self.src), "-B", str(build), "-G", generator,
+                     f"-DCMAKE_PROJECT_INCLUDE={source_dir}/cmake/nvfresh.cmake",
+                     f"-DNVFRESH_EXECUTABLE={NVFRESH}", f"-DCMAKE_CUDA_COMPILER={NVCC}"], check=True)
+        return build
+
+    def build(self, build):
+        return harness.run(["cmake", "--build", str(build), "-j2"], check=True)
+
+    def nvcc_runs(self, build):
+        stats = stats_json(build)
+        return sum(stat_count(stats, e) for e in NVCC_RUN_EVENTS), stat_count(stats, "skipped")
+
+    def test_touch_every_header_and_branch_switch_run_no_nvcc(self):
+        for generator in self.GENERATORS:
+            with self.subTest(generator=generator):
+                build = self.configure(generator)
+                self.build(build)
+                self.assertEqual(self.nvcc_runs(build), (3, 0))
+                for h in (self.src / "include").iterdir():
+                    os.utime(h)  # touch: now
+                out = self.build(build).stdout
+                self.assertIn(b"Building CUDA object", out, "the build tool must re-run the compiles")
+                self.assertEqual(self.nvcc_runs(build), (3, 3), "touched headers: all skipped")
+                self.git("checkout", "-q", "other")
+                time.sleep(0.01)
+                self.git("checkout", "-q", "main")
+                out = self.build(build).stdout
+                self.assertIn(b"Building CUDA object", out)
+                self.assertEqual(self.nvcc_runs(build), (3, 6), "branch switch and back: no nvcc")
+                for name in "abc":
+                    obj = next(build.rglob(f"{name}.cu.o"))
+                    self.assertIn(b"SHARED_one", obj.read_bytes())
+                # and a real change on the other branch compiles all three
+                self.git("checkout", "-q", "other")
+                self.build(build)
+                self.assertEqual(self.nvcc_runs(build), (6, 6))
+                self.git("checkout", "-q", "main")
+
+
+if __name__ == "__main__":
+    harness.main()

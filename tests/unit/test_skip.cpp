@@ -1,0 +1,186 @@
+// decide_skip over synthetic records and temporary files: it may skip only when every input is
+// unchanged in content, and says why not otherwise.
+#include "compile_env.hpp"
+#include "skip.hpp"
+#include "temp_dir.hpp"
+#include "util/file_io.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace nvfresh;
+
+namespace {
+
+const Environment k_env = {{"NVCC_APPEND_FLAGS", "-DX=1"}, {"PATH", "/usr/local/cuda/bin:/usr/bin"}};
+
+struct Fixture {
+  test::TempDir dir;
+  Record record;
+  CompileRequest request;
+  CompilePlan plan;
+  CompilerChain chain;
+
+  Fixture()
+  {
+    FileHasher hasher;
+    auto source = dir.write("a.cu", "__global__ void k() {}\n");
+    auto header = dir.write("inc/kernel_forward.h", "#define TILE 64\n");
+    auto nvcc = dir.write("bin/nvcc", "nvcc v1");
+    auto object = dir.write("a.o", "object bytes");
+    request.signature_args = {"--compile", "a.cu", "--include-path=inc"};
+    plan.working_dir = dir.path();
+    plan.object = object;
+    plan.source = source;
+    plan.compiler_path = nvcc;
+    plan.child_env = k_env;
+    record.object = object;
+    record.source = source;
+    record.working_dir = dir.path();
+    record.signature_args = request.signature_args;
+    record.env = compile_environment(k_env);
+    record.signature = command_signature(record.signature_args, record.env, record.working_dir);
+    record.inputs.push_back({*hasher.fingerprint(source).fingerprint, InputRole::source, {}});
+    record.inputs.push_back({*hasher.fingerprint(header).fingerprint, InputRole::header, {}});
+    record.inputs.push_back({*hasher.fingerprint(nvcc).fingerprint, InputRole::tool, {}});
+    record.output = *hasher.fingerprint(object).fingerprint;
+    record.missing = {dir.path("inc0/kernel_forward.h")};
+    record.console_mode = "separate";
+    record.console_err = "a.cu(1): warning\n";
+  }
+
+  SkipDecision decide(const std::optional<Record>& previous)
+  {
+    FileHasher hasher;
+    return decide_skip(previous, request, chain, plan, hasher);
+  }
+  SkipDecision decide() { return decide(record); }
+};
+
+void keep_mtime_write(const Fixture& f, const std::string& relative, const std::string& content)
+{
+  auto old = stat_file(f.dir.path(relative));
+  f.dir.write(relative, content);
+  set_mtime_ns(f.dir.path(relative), old.mtime_ns);
+}
+
+} // namespace
+
+TEST_CASE("skip: nothing changed", "[skip]")
+{
+  Fixture f;
+  auto decision = f.decide();
+  INFO(decision.reason);
+  REQUIRE(decision.skip);
+}
+
+TEST_CASE("skip: inputs touched, content unchanged", "[skip]")
+{
+  Fixture f;
+  auto header = f.dir.path("inc/kernel_forward.h");
+  set_mtime_ns(header, stat_file(header).mtime_ns + 10'000'000'000);
+  auto decision = f.decide();
+  REQUIRE(decision.skip);
+  REQUIRE(decision.reason == "1 of 3 inputs touched, content unchanged");
+}
+
+TEST_CASE("skip: every doubt compiles, with a reason", "[skip]")
+{
+  Fixture f;
+  std::optional<Record> previous = f.record;
+  std::string mentions;
+
+  SECTION("no record")
+  {
+    previous.reset();
+    mentions = "no record";
+  }
+  SECTION("header content replaced, mtime kept")
+  {
+    keep_mtime_write(f, "inc/kernel_forward.h", "#define TILE 99\n");
+    mentions = "kernel_forward.h changed";
+  }
+  SECTION("source content replaced, mtime kept")
+  {
+    keep_mtime_write(f, "a.cu", "__global__ void q() {}\n");
+    mentions = "a.cu changed";
+  }
+  SECTION("nvcc replaced in place")
+  {
+    keep_mtime_write(f, "bin/nvcc", "nvcc v2");
+    mentions = "tool";
+  }
+  SECTION("a different nvcc runs")
+  {
+    f.plan.compiler_path = f.dir.write("other/nvcc", "nvcc v1");
+    mentions = "a different nvcc";
+  }
+  SECTION("a new header would shadow the recorded one")
+  {
+    f.dir.write("inc0/kernel_forward.h", "#define TILE 1\n");
+    mentions = "now exists";
+  }
+  SECTION("object modified by someone else")
+  {
+    keep_mtime_write(f, "a.o", "other bytes!");
+    mentions = "was modified";
+  }
+  SECTION("object deleted")
+  {
+    std::filesystem::remove(f.dir.path("a.o"));
+    mentions = "missing";
+  }
+  SECTION("NVCC_APPEND_FLAGS changed")
+  {
+    f.plan.child_env["NVCC_APPEND_FLAGS"] = "-DX=2";
+    mentions = "signature";
+  }
+  SECTION("PATH changed: another host compiler may come first")
+  {
+    f.plan.child_env["PATH"] = f.dir.path("mygcc") + ":/usr/local/cuda/bin:/usr/bin";
+    mentions = "signature";
+  }
+  SECTION("arguments changed")
+  {
+    f.request.signature_args.push_back("--define-macro=Y");
+    mentions = "signature";
+  }
+  SECTION("the last compile raced with an edit")
+  {
+    previous->trusted = false;
+    previous->untrusted_reason = "kernel_forward.h changed while the object compiled";
+    mentions = "raced";
+  }
+  SECTION("the last compile's output went to a terminal")
+  {
+    previous->console_mode = "none";
+    mentions = "not captured";
+  }
+  SECTION("inputs known only from nvcc's depfile")
+  {
+    previous->inputs_from_trace = false;
+    mentions = "not traced";
+  }
+  SECTION("a depfile is wanted and none can be recreated")
+  {
+    f.plan.depfile_path = f.dir.path("a.o.d");
+    mentions = "depfile";
+  }
+  SECTION("an input was deleted")
+  {
+    std::filesystem::remove(f.dir.path("inc/kernel_forward.h"));
+    mentions = "deleted";
+  }
+  auto decision = f.decide(previous);
+  INFO(decision.reason);
+  REQUIRE_FALSE(decision.skip);
+  REQUIRE(decision.reason.find(mentions) != std::string::npos);
+}
+
+TEST_CASE("skip: PATH belongs to the compile environment", "[skip]")
+{
+  auto env = compile_environment({{"PATH", "/a:/b"}, {"HOME", "/root"}});
+  REQUIRE(env.count("PATH") == 1);
+  REQUIRE(env.count("HOME") == 0);
+}
