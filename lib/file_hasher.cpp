@@ -44,7 +44,8 @@ std::vector<std::string_view> split_tabs(std::string_view line, size_t max_field
 
 } // namespace
 
-FileHasher::FileHasher(std::string cache_file) : m_cache_file(std::move(cache_file))
+FileHasher::FileHasher(std::string cache_file, std::int64_t settle_ns)
+    : m_cache_file(std::move(cache_file)), m_settle_ns(settle_ns)
 {
 }
 
@@ -145,7 +146,8 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
     }
     FileStat after = stat_file(path);
     if (hash && after.same_content_stamp(result.stat)) {
-      if (!from_cache && result.stat.size >= k_cached_size_threshold) {
+      bool settled = now_ns() - result.stat.ctime_ns >= m_settle_ns;
+      if (!from_cache && settled && result.stat.size >= k_cached_size_threshold) {
         remember(path, result.stat, *hash);
       }
       const FileStat& s = result.stat;

@@ -22,7 +22,12 @@ struct FingerprintResult {
 class FileHasher {
 public:
   // cache_file: the shared stat-keyed cache ("" = none). Entries are appended, one line each.
-  explicit FileHasher(std::string cache_file = {});
+  // A file whose ctime is less than settle_ns old is not put in the shared cache: with coarse
+  // file timestamps (kernels before 6.13) a same-size rewrite within one clock tick keeps its stat,
+  // and a cached hash would then vouch for content it never saw.
+  explicit FileHasher(std::string cache_file = {}, std::int64_t settle_ns = k_default_settle_ns);
+
+  static constexpr std::int64_t k_default_settle_ns = 2'000'000'000;
 
   FingerprintResult fingerprint(const std::string& path);
   FileStat stat(const std::string& path);  // memoized stat
@@ -43,6 +48,7 @@ private:
     Digest hash;
   };
   std::string m_cache_file;
+  std::int64_t m_settle_ns;
   bool m_cache_loaded = false;
   std::unordered_map<std::string, CacheEntry> m_disk_cache;
   std::unordered_map<std::string, FingerprintResult> m_memo;

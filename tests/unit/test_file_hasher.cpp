@@ -52,16 +52,16 @@ TEST_CASE("large files are remembered in the shared cache file", "[file_hasher]"
   std::string big(FileHasher::k_cached_size_threshold + 10, 'x');
   auto path = dir.write("cicc", big);
   std::string cache = dir.path(".nvfresh/hash-cache");
-  auto first = FileHasher(cache).fingerprint(path);
+  auto first = FileHasher(cache, 0).fingerprint(path);
   REQUIRE(first.fingerprint);
   auto text = try_read_file(cache);
   REQUIRE(text);
   REQUIRE(text->find(path) != std::string::npos);
-  auto second = FileHasher(cache).fingerprint(path);
+  auto second = FileHasher(cache, 0).fingerprint(path);
   REQUIRE(second.fingerprint == first.fingerprint);
 
   dir.write("cicc", std::string(big.size(), 'y'));  // same size, new content: stat differs
-  auto third = FileHasher(cache).fingerprint(path);
+  auto third = FileHasher(cache, 0).fingerprint(path);
   REQUIRE(third.fingerprint->hash == hash_bytes(std::string(big.size(), 'y')));
 }
 
@@ -71,4 +71,13 @@ TEST_CASE("a corrupt cache file is ignored", "[file_hasher]")
   std::string cache = dir.write("hash-cache", "garbage\tline\nzz\t1\t2\t3\t4\t5\t/x\n");
   auto path = dir.write("h.h", "content");
   REQUIRE(FileHasher(cache).fingerprint(path).fingerprint->hash == hash_bytes("content"));
+}
+
+TEST_CASE("a file changed moments ago is not put in the shared cache", "[file_hasher]")
+{
+  test::TempDir dir;
+  auto path = dir.write("ptxas", std::string(FileHasher::k_cached_size_threshold + 1, 'p'));
+  std::string cache = dir.path("hash-cache");
+  REQUIRE(FileHasher(cache).fingerprint(path).fingerprint);
+  REQUIRE_FALSE(try_read_file(cache).has_value());
 }
