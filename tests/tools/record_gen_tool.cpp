@@ -1,6 +1,7 @@
 // Test tool for bench/check_scale.py: generates a synthetic build tree with real header and object
 // files and one nvfresh record per object, as the launcher would write them.
 // Usage: record_gen_tool <dir> <objects> <headers> <headers-per-object>
+#include "compile_env.hpp"
 #include "file_hasher.hpp"
 #include "record_store.hpp"
 #include "util/file_io.hpp"
@@ -43,6 +44,7 @@ int main(int argc, char** argv)
   FileHasher hasher;
   auto header_files = make_files(dir, "/include/h{}.h", headers, hasher);
   auto object_files = make_files(dir, "/obj/o{}.cu.o", objects, hasher);
+  auto build_env = compile_environment(current_environment());
   for (int i = 0; i < objects; ++i) {
     Record record;
     record.object = object_files[i].path;
@@ -50,6 +52,7 @@ int main(int argc, char** argv)
     record.working_dir = dir;
     record.compiler = "/usr/local/cuda/bin/nvcc";
     record.signature_args = {"-x", "cu", "-c", "-arch=sm_80", "-O3"};
+    record.env = build_env;  // as if built in this environment (PATH, NVCC_*_FLAGS, ...)
     record.nvcc_version = "Cuda compilation tools, release 13.0, V13.0.88";
     for (int h = 0; h < per_object; ++h) {
       record.inputs.push_back({header_files[(i * 7 + h) % headers], InputRole::header, {"host", "compute_80"}});
