@@ -83,6 +83,16 @@ void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
   }
   candidates[in.plan.compiler_path].role = InputRole::tool;
   candidates[in.plan.source].role = InputRole::source;
+  // The host compiler (-ccbin, else NVCC_CCBIN) when it is a script: the trace names only its
+  // interpreter as a program (/proc/self/exe) and sees the script itself read like a header. It is
+  // a tool all the same; a binary host compiler is already a traced program.
+  std::string host = in.request.host_compiler;
+  if (auto ccbin = in.plan.child_env.find("NVCC_CCBIN"); host.empty() && ccbin != in.plan.child_env.end()) {
+    host = ccbin->second;
+  }
+  if (auto script = candidates.find(absolute_path(host, cwd)); !host.empty() && script != candidates.end()) {
+    script->second.role = InputRole::tool;
+  }
 }
 
 std::string race_reason(const std::string& path, const FileStat& stat, std::int64_t start_ns)
