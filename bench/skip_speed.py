@@ -16,7 +16,7 @@ Prints ratios side by side, from one run; asserts nothing.
 Wall time is noisy on a shared machine, so CPU time (children's user+sys) is printed beside it.
 
 usage: bench/skip_speed.py [--nvfresh build/bin/nvfresh] [--tus 50] [--kernels 48] [--cutlass]
-                           [--generators ninja,make] [--keep]
+                           [--generators ninja,make] [--tu-kernels 1] [--only single|tree] [--keep]
 """
 import argparse
 import json
@@ -183,7 +183,19 @@ HEADERS = ["core/common.h", "core/types.h", "core/math.h", "cuda/launch.h", "cud
            "cuda/elementwise.h", "contrib/attention.h", "contrib/norm.h"]
 
 
-def write_tree(src, tus):
+def tree_kernel(t, body, tu_kernels):
+    """One op kernel; with tu_kernels > 1 a template instantiated that often (ONNX Runtime's CUDA
+    TUs are templates instantiated per type and tile size, each TU many seconds of nvcc)."""
+    if tu_kernels <= 1:
+        return (f"__global__ void op{t}(float* p) {{\n  float x = p[threadIdx.x];\n"
+                f"{body}  p[threadIdx.x] = x;\n}}\n")
+    return (f"template <int N> __global__ void op{t}(float* p) {{\n  float x = p[threadIdx.x];\n"
+            f"#pragma unroll\n  for (int i = 0; i < N * 8; ++i) {{\n{body}    x = x * 1.0001f + i;\n  }}\n"
+            f"  p[threadIdx.x] = x;\n}}\n"
+            + "".join(f"template __global__ void op{t}<{n + 1}>(float*);\n" for n in range(tu_kernels)))
+
+
+def write_tree(src, tus, tu_kernels=1):
     for i, name in enumerate(HEADERS):
         deps = "".join(f'#include "{h}"\n' for h in HEADERS[:i][-2:])
         (src / "include" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -198,8 +210,7 @@ def write_tree(src, tus):
         body = "".join(f"  x = h{i}_op(x);\n" for i in idx)
         name = f"ops/op{t:02d}.cu"
         (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(f"{includes}__global__ void op{t}(float* p) {{\n  float x = p[threadIdx.x];\n"
-                                f"{body}  p[threadIdx.x] = x;\n}}\n")
+        (src / name).write_text(includes + tree_kernel(t, body, tu_kernels))
         sources.append(name)
     (src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.20)\nproject(ortlike LANGUAGES CUDA)\n"
@@ -214,9 +225,9 @@ def git(src, *args):
                    stdout=subprocess.DEVNULL)
 
 
-def bench_tree(nvfresh, nvcc, root, tus, generators):
+def bench_tree(nvfresh, nvcc, root, tus, generators, tu_kernels=1):
     src = root / "tree"
-    write_tree(src, tus)
+    write_tree(src, tus, tu_kernels)
     git(src, "init", "-q")
     git(src, "add", ".")
     git(src, "commit", "-q", "-m", "base")
@@ -247,7 +258,8 @@ def bench_tree(nvfresh, nvcc, root, tus, generators):
         noop = timed(build_cmd)  # the floor: the build tool, nvfresh sync, no compile re-run
         rows.append((gen_name, full, runs0, touched, runs1 - runs0, skips1 - skips0,
                      switched, runs2 - runs1, skips2 - skips1, noop))
-    print(f"\n(b) ONNX-Runtime-like tree: {tus} TUs, {len(HEADERS)} shared headers, -j2 "
+    print(f"\n(b) ONNX-Runtime-like tree: {tus} TUs ({tu_kernels} kernel instantiations each), "
+          f"{len(HEADERS)} shared headers, -j2 "
           "(nvcc runs in a rebuild must be 0)")
     print(f"  {'tool':<6} {'full s':>7} {'cpu s':>7} {'nvcc':>5} | {'touch-all s':>11} {'cpu s':>6}"
           f" {'ratio':>7} {'nvcc':>5} {'skips':>5} | {'branch s':>8} {'cpu s':>6} {'ratio':>7}"
@@ -267,6 +279,8 @@ def main():
     parser.add_argument("--kernels", type=int, default=96, help="instantiations in the one TU")
     parser.add_argument("--cutlass", action="store_true", help="also the CUTLASS FMHA TU")
     parser.add_argument("--generators", default="ninja,make")
+    parser.add_argument("--tu-kernels", type=int, default=1,
+                        help="template instantiations per tree TU (1: tiny TUs; 24: ~ORT-sized)")
     parser.add_argument("--only", choices=["single", "tree"], help="run one part only")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
@@ -278,7 +292,7 @@ def main():
         if args.only != "tree":
             bench_single(nvfresh, args.nvcc, root, args.kernels, args.cutlass)
         if args.only != "single":
-            bench_tree(nvfresh, args.nvcc, root, args.tus, args.generators.split(","))
+            bench_tree(nvfresh, args.nvcc, root, args.tus, args.generators.split(","), args.tu_kernels)
     finally:
         if args.keep:
             print(f"\nscratch kept in {root}")
