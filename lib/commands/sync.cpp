@@ -56,15 +56,6 @@ std::map<std::string, std::string> read_stamp_map(const std::string& file)
   return stamps;
 }
 
-void touch(const std::string& path)
-{
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    ::close(fd);
-  }
-  set_mtime_ns(path, now_ns());
-}
-
 void note_in_history(const ObjectStatus& status, const std::string& reason)
 {
   if (!status.record) {
@@ -83,7 +74,7 @@ void mark_stale(const ObjectStatus& status, const std::map<std::string, std::str
   std::string reason = status.verdict.reasons.front().describe();
   auto stamp = stamps.find(canonical_or_same(status.source));
   if (stamp != stamps.end()) {
-    touch(stamp->second);
+    touch_file(stamp->second);
   }
   if (!status.object.empty() && stat_file(status.object).exists) {
     set_mtime_ns(status.object, 1);

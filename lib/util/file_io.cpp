@@ -163,6 +163,18 @@ void set_mtime_ns(const std::string& path, std::int64_t mtime_ns)
   }
 }
 
+void touch_file(const std::string& path)
+{
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  }
+  ::close(fd);
+  if (::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) != 0) {
+    throw std::runtime_error(fmt::format("cannot touch {}: {}", path, std::strerror(errno)));
+  }
+}
+
 std::int64_t now_ns()
 {
   timespec ts{};

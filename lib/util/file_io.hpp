@@ -35,6 +35,11 @@ void write_file_atomically(const std::string& path, std::string_view content);
 // Sets a file's mtime (atime left alone). Throws on failure.
 void set_mtime_ns(const std::string& path, std::int64_t mtime_ns);
 
+// Creates the file if needed and sets its times to "now" as the file system's own clock says it
+// (UTIME_NOW): comparable with every other timestamp the build tool sees, unlike a time taken
+// from CLOCK_REALTIME, which can be a clock tick ahead of the file system's. Throws on failure.
+void touch_file(const std::string& path);
+
 std::int64_t now_ns();  // CLOCK_REALTIME, the clock file systems stamp files with
 
 std::string absolute_path(const std::string& path, const std::string& base_dir);  // lexical
