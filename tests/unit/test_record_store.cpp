@@ -27,10 +27,10 @@ TEST_CASE("record files are keyed by the canonical object path", "[record_store]
   std::string via_link = canonical_object_path("obj/a.o", dir.path("link"));
   std::string via_real = canonical_object_path("obj/a.o", dir.path("real"));
   REQUIRE(via_link == via_real);
-  std::string file = record_file_for("/root", via_real);
-  REQUIRE(file.rfind("/root/records/a.o-", 0) == 0);
-  REQUIRE(file.size() > std::string("/root/records/a.o-.rec").size());
-  REQUIRE(record_file_for("/root", "/x/a.o") != record_file_for("/root", "/y/a.o"));
+  std::string file = record_file_for("/state", via_real);
+  REQUIRE(file.rfind("/state/records/a.o-", 0) == 0);
+  REQUIRE(file.size() > std::string("/state/records/a.o-.rec").size());
+  REQUIRE(record_file_for("/state", "/x/a.o") != record_file_for("/state", "/y/a.o"));
 }
 
 TEST_CASE("records are saved, listed, loaded and removed", "[record_store]")

@@ -39,7 +39,7 @@ nvfresh::Trace trace_of(const std::string& text)
   return nvfresh::read_trace(file.path());
 }
 
-nvfresh::TracedInputs summary_of(const std::string& text, const std::string& tmp_dir = "/work/tmp")
+nvfresh::TracedInputs summary_of(const std::string& text, const std::string& tmp_dir = "/scratch/tmp")
 {
   return nvfresh::summarize_trace(trace_of(text), tmp_dir);
 }
@@ -55,7 +55,7 @@ const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
                                  "R 103 /src/a.cu\n"
                                  "R 103 /src/host_only.h\n"
                                  "R 103 /src/common.h\n"
-                                 "W 103 /work/tmp/x.cpp4.ii\n"
+                                 "W 103 /scratch/tmp/x.cpp4.ii\n"
                                  "X 104 100 compute_80 /usr/bin/gcc-12\n"
                                  "X 105 104 compute_80 /usr/lib/gcc/12/cc1plus\n"
                                  "R 105 /src/a.cu\n"
@@ -66,7 +66,7 @@ const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
                                  "R 107 /src/common.h\n"
                                  "R 107 /src/hopper_only.h\n"
                                  "X 108 100 sm_90 /cuda/bin/ptxas\n"
-                                 "R 108 /work/tmp/x.ptx\n"
+                                 "R 108 /scratch/tmp/x.ptx\n"
                                  "R 108 /cuda/lib/libptx_extra.so\n";
 
 } // namespace
@@ -179,13 +179,13 @@ TEST_CASE("trace: summarize_trace maps every file to the passes that read it")
 TEST_CASE("trace: summarize_trace drops the private tmp dir, written files, directories and system noise")
 {
   nvfresh::TracedInputs inputs =
-    summary_of("X 1 0 - /nvcc\nR 1 /work/tmp/x.ii\nR 1 /work/tmpfile.h\nW 1 /out/a.o\nR 1 /out/a.o\n"
+    summary_of("X 1 0 - /nvcc\nR 1 /scratch/tmp/x.ii\nR 1 /scratch/tmpfile.h\nW 1 /out/a.o\nR 1 /out/a.o\n"
                "D 1 /src\nR 1 /proc/self/exe\nR 1 /dev/urandom\nR 1 /sys/x\nR 1 /proc\n"
                "R 1 /usr/lib/locale/C.utf8/LC_CTYPE\nM 1 /usr/share/locale/C/LC_MESSAGES/gcc-12.mo\n"
                "R 1 /usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache\nM 1 /etc/ld.so.preload\n"
-               "M 1 /work/tmp/cc.s\nM 1 /out/a.o\n");
+               "M 1 /scratch/tmp/cc.s\nM 1 /out/a.o\n");
   CHECK(inputs.files_read.size() == 1);
-  CHECK(inputs.files_read.contains("/work/tmpfile.h")); // a sibling of the tmp dir stays
+  CHECK(inputs.files_read.contains("/scratch/tmpfile.h")); // a sibling of the tmp dir stays
   CHECK(inputs.missing.empty());
 }
 
@@ -193,9 +193,9 @@ TEST_CASE("trace: summarize_trace keeps failed lookups that could later appear")
 {
   nvfresh::TracedInputs inputs =
     summary_of("X 1 0 - /gcc\nM 1 /src/cfg.h\nM 1 /src/inc1/cfg.h\nR 1 /src/inc2/cfg.h\n"
-               "M 1 /src/maybe.h\nM 1 /root/.local/bin/gcc\nM 1 /usr/lib/gcc/12/specs\n");
+               "M 1 /src/maybe.h\nM 1 /home/dev/.local/bin/gcc\nM 1 /usr/lib/gcc/12/specs\n");
   CHECK(inputs.missing == std::set<std::string>{"/src/cfg.h", "/src/inc1/cfg.h", "/src/maybe.h",
-                                                "/root/.local/bin/gcc", "/usr/lib/gcc/12/specs"});
+                                                "/home/dev/.local/bin/gcc", "/usr/lib/gcc/12/specs"});
   CHECK(inputs.files_read.contains("/src/inc2/cfg.h"));
 }
 
