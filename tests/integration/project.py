@@ -10,6 +10,7 @@ Stdlib only.
 """
 import hashlib
 import os
+import time
 import re
 import shutil
 import subprocess
@@ -311,3 +312,34 @@ def replace_keeping_mtime(path, text):
         out.write(text)
     subprocess.run(["touch", "-r", str(saved), str(path)], check=True)
     saved.unlink()
+
+
+# A host compiler wrapper that pauses race.cu's compile after its first g++ call, until the test
+# creates <state>/go: the test can then save a header "while the object compiles". Armed by
+# creating <state>/armed (claimed once, with an atomic mkdir the tracer does not record).
+PAUSING_HOST_COMPILER = """\
+#!/bin/sh
+# host compiler wrapper, {version}
+/usr/bin/g++ "$@"
+status=$?
+case "$*" in
+  *race.cu*)
+    if mkdir "{state}/armed/claimed" 2>/dev/null; then
+      : > "{state}/started"
+      while [ ! -e "{state}/go" ]; do sleep 0.05; done
+    fi ;;
+esac
+exit $status
+"""
+
+
+def wait_for_compile_to_pause(testcase, state, build, timeout=120):
+    """Waits until the pausing host compiler holds race.cu's compile; fails the test otherwise."""
+    deadline = time.monotonic() + timeout
+    while not (state / "started").exists():
+        if build.poll() is not None:
+            testcase.fail(f"the build ended before race.cu's compile paused:\n{build.stdout.read().decode()}")
+        if time.monotonic() > deadline:
+            build.kill()
+            testcase.fail("race.cu's compile never reached the host compiler wrapper")
+        time.sleep(0.05)

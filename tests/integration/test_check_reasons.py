@@ -65,20 +65,6 @@ FILES = {
 # The host compiler (CMAKE_CUDA_HOST_COMPILER): g++ behind a script, so that a test can change a
 # tool's content in place (tool_changed), and pause race.cu's compile after nvcc's host
 # preprocessing read raced.h (untrusted), as test_staleness_race.py does.
-HOST_WRAPPER = """\
-#!/bin/sh
-# host compiler wrapper, {version}
-/usr/bin/g++ "$@"
-status=$?
-case "$*" in
-  *race.cu*)
-    if mkdir "{state}/armed/claimed" 2>/dev/null; then
-      : > "{state}/started"
-      while [ ! -e "{state}/go" ]; do sleep 0.05; done
-    fi ;;
-esac
-exit $status
-"""
 
 
 def name_of(path):
@@ -133,7 +119,7 @@ class Scenarios:
 
     @classmethod
     def host_wrapper(cls, version):
-        return HOST_WRAPPER.format(version=version, state=cls.state)
+        return project.PAUSING_HOST_COMPILER.format(version=version, state=cls.state)
 
     def setUp(self):
         # Each kind starts from a fresh tree, so one failure does not spill into the next.
@@ -307,22 +293,12 @@ class Scenarios:
         self.assert_object_stale_in_so(report, PLAIN)
         self.build_fixes({PLAIN}, what=f"{PLAIN} was deleted")
 
-    def wait_for_compile_to_pause(self, build, timeout=120):
-        deadline = time.monotonic() + timeout
-        while not (self.state / "started").exists():
-            if build.poll() is not None:
-                self.fail(f"the build ended before race.cu's compile paused:\n{build.stdout.read().decode()}")
-            if time.monotonic() > deadline:
-                build.kill()
-                self.fail("race.cu's compile never reached the host compiler wrapper")
-            time.sleep(0.05)
-
     def scenario_untrusted(self):
         header = self.src / "include/raced.h"
         harness.write(header, "#define RACED_VALUE 2\n")
         (self.state / "armed").mkdir()
         build = self.tree.start_build()
-        self.wait_for_compile_to_pause(build)
+        project.wait_for_compile_to_pause(self, self.state, build)
         harness.write(header, "#define RACED_VALUE 3\n")  # saved while race.cu compiles
         (self.state / "go").touch()
         raced = self.tree.finish_build(build)

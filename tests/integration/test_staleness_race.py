@@ -32,19 +32,6 @@ FILES = {
 
 # mkdir is atomic and, unlike a stat or open, not something nvfresh's tracer records: the wrapper
 # pauses once, for the first call that names race.cu after the test created state/armed.
-HOST_WRAPPER = """\
-#!/bin/sh
-/usr/bin/g++ "$@"
-status=$?
-case "$*" in
-  *race.cu*)
-    if mkdir "{state}/armed/claimed" 2>/dev/null; then
-      : > "{state}/started"
-      while [ ! -e "{state}/go" ]; do sleep 0.05; done
-    fi ;;
-esac
-exit $status
-"""
 
 
 class RaceScenario(project.TreeAssertions):
@@ -60,7 +47,7 @@ class RaceScenario(project.TreeAssertions):
         cls.state = cls.work / "state"
         cls.state.mkdir()
         host_cxx = project.write_script(cls.work / "hostcc" / "g++",
-                                        HOST_WRAPPER.format(state=cls.state))
+                                        project.PAUSING_HOST_COMPILER.format(state=cls.state, version=1))
         cls.tree = project.BuildTree(cls.src, cls.work / "build", cls.TOOL,
                                      cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={host_cxx}"])
         cls.tree.configure()
@@ -72,22 +59,12 @@ class RaceScenario(project.TreeAssertions):
         if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
             shutil.rmtree(cls.work.parent, ignore_errors=True)
 
-    def wait_for_compile_to_pause(self, build, timeout=120):
-        deadline = time.monotonic() + timeout
-        while not (self.state / "started").exists():
-            if build.poll() is not None:
-                self.fail(f"the build ended before race.cu's compile paused:\n{build.stdout.read().decode()}")
-            if time.monotonic() > deadline:
-                build.kill()
-                self.fail("race.cu's compile never reached the host compiler wrapper")
-            time.sleep(0.05)
-
     def test_header_edited_while_its_unit_compiles(self):
         header = self.src / "include/raced.h"
         harness.write(header, '#define RACED_VALUE "v2"\n')
         (self.state / "armed").mkdir()
         build = self.tree.start_build()
-        self.wait_for_compile_to_pause(build)
+        project.wait_for_compile_to_pause(self, self.state, build)
         harness.write(header, '#define RACED_VALUE "v3"\n')  # saved while race.cu compiles
         (self.state / "go").touch()
         raced = self.tree.finish_build(build)
