@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <filesystem>
 
 #include <fcntl.h>
@@ -21,13 +20,6 @@ namespace {
 std::string events_file(const std::string& record_root)
 {
   return record_root + "/events.log";
-}
-
-template <typename Number>
-bool parse_number(const std::string& text, Number& value)
-{
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size();
 }
 
 } // namespace

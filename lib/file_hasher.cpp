@@ -4,10 +4,10 @@
 #include "file_hasher.hpp"
 
 #include "hasher.hpp"
+#include "util/text_fields.hpp"
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <filesystem>
 
 #include <fcntl.h>
@@ -19,13 +19,6 @@ namespace {
 
 constexpr int k_stable_attempts = 3;
 constexpr std::uint64_t k_cache_compaction_size = 4 * 1024 * 1024;
-
-template <typename Number>
-bool parse_number(std::string_view text, Number& value)
-{
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size();
-}
 
 std::vector<std::string_view> split_tabs(std::string_view line, size_t max_fields)
 {

@@ -21,10 +21,10 @@
 
 #include "hasher.hpp"
 #include "util/file_io.hpp"
+#include "util/text_fields.hpp"
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <filesystem>
 
 namespace nvfresh {
@@ -53,19 +53,12 @@ std::vector<std::string_view> split_tabs(std::string_view line)
   return fields;
 }
 
-template <typename Number>
-bool to_number(std::string_view text, Number& value)
-{
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size();
-}
-
 std::optional<FileFingerprint> to_fingerprint(const std::vector<std::string_view>& f)
 {
   FileFingerprint file;
   auto hash = f.size() == 7 ? Digest::from_hex(std::string(f[1])) : std::nullopt;
-  if (!hash || !to_number(f[2], file.size) || !to_number(f[3], file.mtime_ns) ||
-      !to_number(f[4], file.ctime_ns) || !to_number(f[5], file.inode)) {
+  if (!hash || !parse_number(f[2], file.size) || !parse_number(f[3], file.mtime_ns) ||
+      !parse_number(f[4], file.ctime_ns) || !parse_number(f[5], file.inode)) {
     return std::nullopt;
   }
   file.hash = *hash;
@@ -106,7 +99,7 @@ constexpr LineRule k_line_rules[] = {
   {"kind", 2, [](const Fields& f, LinkRecord& r) { r.kind = to_kind(f[1]); return true; }},
   {"cwd", 2, [](const Fields& f, LinkRecord& r) { r.working_dir = f[1]; return true; }},
   {"times", 3, [](const Fields& f, LinkRecord& r) {
-     return to_number(f[1], r.start_ns) && to_number(f[2], r.end_ns);
+     return parse_number(f[1], r.start_ns) && parse_number(f[2], r.end_ns);
    }},
   {"trusted", 3, [](const Fields& f, LinkRecord& r) {
      r.trusted = f[1] == "1";

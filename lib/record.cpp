@@ -47,7 +47,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
 #include <functional>
 #include <unordered_map>
 
@@ -120,6 +119,15 @@ std::string_view role_name(InputRole role)
   return "header";
 }
 
+void add_history(Record& record, HistoryEntry entry)
+{
+  record.history.push_back(std::move(entry));
+  if (record.history.size() > k_record_history_limit) {
+    record.history.erase(record.history.begin(),
+                         record.history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
+  }
+}
+
 std::string serialize_record(const Record& record)
 {
   LineWriter out;
@@ -176,11 +184,10 @@ struct ParseError {
 };
 
 template <typename Number>
-Number to_number(const std::string& text)
+Number to_number(std::string_view text)
 {
   Number value{};
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
+  if (!parse_number(text, value)) {
     throw ParseError{fmt::format("'{}' is not a number", text)};
   }
   return value;
@@ -343,17 +350,6 @@ std::string_view verified_body(std::string_view text)
 
 // The hot path: a big tree has millions of input lines. Parsed from views, one allocation per
 // line (the path), same grammar and checks as the generic path.
-template <typename Number>
-Number view_number(std::string_view text)
-{
-  Number value{};
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    throw ParseError{fmt::format("'{}' is not a number", text)};
-  }
-  return value;
-}
-
 std::string view_field(std::string_view text)
 {
   auto plain = unescape_field(text);
@@ -385,10 +381,10 @@ RecordedInput parse_input_line(std::string_view line)
     throw ParseError{fmt::format("'{}' is not a digest", f[2])};
   }
   input.file.hash = *hash;
-  input.file.size = view_number<std::uint64_t>(f[3]);
-  input.file.mtime_ns = view_number<std::int64_t>(f[4]);
-  input.file.ctime_ns = view_number<std::int64_t>(f[5]);
-  input.file.inode = view_number<std::uint64_t>(f[6]);
+  input.file.size = to_number<std::uint64_t>(f[3]);
+  input.file.mtime_ns = to_number<std::int64_t>(f[4]);
+  input.file.ctime_ns = to_number<std::int64_t>(f[5]);
+  input.file.inode = to_number<std::uint64_t>(f[6]);
   input.passes = split_passes(view_field(f[7]));
   input.file.path = view_field(f[8]);
   return input;

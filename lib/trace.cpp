@@ -28,8 +28,8 @@
 #include "trace.hpp"
 
 #include "util/file_io.hpp"
+#include "util/text_fields.hpp"
 
-#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -50,11 +50,7 @@ constexpr std::string_view k_never_input_suffixes[] = {".mo"};
 std::optional<int> parse_int(std::string_view text)
 {
   int value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return std::nullopt;
-  }
-  return value;
+  return parse_number(text, value) ? std::optional<int>(value) : std::nullopt;
 }
 
 // Splits off the next space-separated word; the rest stays in text.
