@@ -83,6 +83,9 @@ struct Record {
 constexpr int k_record_format_version = 1;
 constexpr size_t k_record_history_limit = 16;
 
+// Appends to the record's history, keeping only the newest k_record_history_limit entries.
+void add_history(Record& record, HistoryEntry entry);
+
 std::string serialize_record(const Record& record);
 
 // nullopt when the text is not a complete, intact record of this format version; *error then says

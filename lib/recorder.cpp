@@ -197,13 +197,8 @@ void append_history(Record& record, const std::optional<Record>& previous)
   if (previous) {
     record.history = previous->history;
   }
-  HistoryEntry entry{record.end_ns, record.trusted ? "compiled" : "raced",
-                     record.trusted ? "nvcc ran" : record.untrusted_reason};
-  record.history.push_back(entry);
-  if (record.history.size() > k_record_history_limit) {
-    record.history.erase(record.history.begin(),
-                         record.history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
-  }
+  add_history(record, {record.end_ns, record.trusted ? "compiled" : "raced",
+                       record.trusted ? "nvcc ran" : record.untrusted_reason});
 }
 
 } // namespace

@@ -101,10 +101,7 @@ void perform_skip(Record record, const SkipDecision& decision, const CompileRequ
   record.output.mtime_ns = object.mtime_ns;
   record.output.ctime_ns = object.ctime_ns;
   std::int64_t saved = record.end_ns - record.start_ns;
-  record.history.push_back({now_ns(), "skipped", decision.reason});
-  if (record.history.size() > k_record_history_limit) {
-    record.history.erase(record.history.begin());
-  }
+  add_history(record, {now_ns(), "skipped", decision.reason});
   save_record(plan.record_file, record);
   replay_console(record);
   append_event(plan.record_root, {now_ns(), "skipped", saved, plan.object, decision.reason});

@@ -62,10 +62,7 @@ void note_in_history(const ObjectStatus& status, const std::string& reason)
     return;
   }
   Record record = *status.record;
-  record.history.push_back({now_ns(), "marked-stale", reason});
-  if (record.history.size() > k_record_history_limit) {
-    record.history.erase(record.history.begin());
-  }
+  add_history(record, {now_ns(), "marked-stale", reason});
   save_record(status.record_file, record);
 }
 

@@ -53,6 +53,17 @@ TEST_CASE("a record survives serialization unchanged", "[record]")
   REQUIRE(text.rfind("nvfresh-record\t1\n", 0) == 0);
 }
 
+TEST_CASE("history keeps the newest entries up to the limit", "[record]")
+{
+  Record record;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(k_record_history_limit) + 5; ++i) {
+    add_history(record, {i, "compiled", "nvcc ran"});
+  }
+  REQUIRE(record.history.size() == k_record_history_limit);
+  REQUIRE(record.history.front().time_ns == 5);
+  REQUIRE(record.history.back().time_ns == static_cast<std::int64_t>(k_record_history_limit) + 4);
+}
+
 TEST_CASE("an empty record round trips", "[record]")
 {
   Record record;
