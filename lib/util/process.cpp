@@ -211,7 +211,10 @@ std::string find_program(const std::string& name, const Environment& env)
   return {};
 }
 
-ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, const Environment& env)
+namespace {
+
+// argv[0] found through PATH (see find_program); throws when there is nothing to run.
+std::string resolve_program(const std::vector<std::string>& argv, const Environment& env)
 {
   if (argv.empty()) {
     throw std::runtime_error("no program to run");
@@ -220,6 +223,14 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, con
   if (program.empty()) {
     throw std::runtime_error(fmt::format("{}: command not found in PATH", argv[0]));
   }
+  return program;
+}
+
+} // namespace
+
+ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, const Environment& env)
+{
+  std::string program = resolve_program(argv, env);
   boost::asio::io_context context;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   SignalForwarding forwarding;
@@ -242,10 +253,7 @@ ProcessResult run_capturing_output(const std::vector<std::string>& argv, const E
   if (::isatty(STDOUT_FILENO) || ::isatty(STDERR_FILENO)) {
     return SystemProcessRunner().run(argv, env);
   }
-  std::string program = argv.empty() ? std::string() : find_program(argv[0], env);
-  if (program.empty()) {
-    throw std::runtime_error(fmt::format("{}: command not found in PATH", argv.empty() ? "" : argv[0]));
-  }
+  std::string program = resolve_program(argv, env);
   captured.captured = true;
   captured.combined = same_file(STDOUT_FILENO, STDERR_FILENO);
   Pipe out = make_pipe();
@@ -306,10 +314,7 @@ private:
 ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
                              const std::string& stdout_path, const std::string& stderr_path)
 {
-  std::string program = argv.empty() ? std::string() : find_program(argv[0], env);
-  if (program.empty()) {
-    throw std::runtime_error(fmt::format("{}: command not found in PATH", argv.empty() ? "" : argv[0]));
-  }
+  std::string program = resolve_program(argv, env);
   FileDescriptor out(stdout_path);
   FileDescriptor err(stderr_path);
   boost::asio::io_context context;
