@@ -333,6 +333,17 @@ exit $status
 """
 
 
+def build_with_edit_during_compile(testcase, tree, state, header, text):
+    """One build of `tree` in which `header` is saved with `text` while race.cu compiles (held by
+    PAUSING_HOST_COMPILER, whose state directory is `state`). Returns the finished build."""
+    (state / "armed").mkdir()
+    build = tree.start_build()
+    wait_for_compile_to_pause(testcase, state, build)
+    harness.write(header, text)
+    (state / "go").touch()
+    return tree.finish_build(build)
+
+
 def wait_for_compile_to_pause(testcase, state, build, timeout=120):
     """Waits until the pausing host compiler holds race.cu's compile; fails the test otherwise."""
     deadline = time.monotonic() + timeout

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import sys
-import time
 import unittest
 from pathlib import Path
 
@@ -296,12 +295,8 @@ class Scenarios:
     def scenario_untrusted(self):
         header = self.src / "include/raced.h"
         harness.write(header, "#define RACED_VALUE 2\n")
-        (self.state / "armed").mkdir()
-        build = self.tree.start_build()
-        project.wait_for_compile_to_pause(self, self.state, build)
-        harness.write(header, "#define RACED_VALUE 3\n")  # saved while race.cu compiles
-        (self.state / "go").touch()
-        raced = self.tree.finish_build(build)
+        raced = project.build_with_edit_during_compile(self, self.tree, self.state, header,
+                                                       "#define RACED_VALUE 3\n")
         self.assertEqual(raced.compiled, {RACE}, raced.output)
         self.assertTrue((self.state / "armed/claimed").exists(), "the race was not forced")
         found, report = self.assert_stale({RACE: "untrusted"})

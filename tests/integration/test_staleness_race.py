@@ -13,7 +13,6 @@ raced object really is a mixture of both versions.
 import os
 import shutil
 import sys
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -62,12 +61,8 @@ class RaceScenario(project.TreeAssertions):
     def test_header_edited_while_its_unit_compiles(self):
         header = self.src / "include/raced.h"
         harness.write(header, '#define RACED_VALUE "v2"\n')
-        (self.state / "armed").mkdir()
-        build = self.tree.start_build()
-        project.wait_for_compile_to_pause(self, self.state, build)
-        harness.write(header, '#define RACED_VALUE "v3"\n')  # saved while race.cu compiles
-        (self.state / "go").touch()
-        raced = self.tree.finish_build(build)
+        raced = project.build_with_edit_during_compile(self, self.tree, self.state, header,
+                                                       '#define RACED_VALUE "v3"\n')
         self.assertEqual(raced.compiled, {RACE}, raced.output)
         found = project.markers(self.tree.object(RACE))
         mixed = found.get("race", set()) | found.get("race@dev", set())
