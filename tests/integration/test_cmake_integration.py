@@ -113,7 +113,8 @@ class CMakeIntegration(harness.unittest.TestCase):
         cuda_lines = [line for line in commands.splitlines() if "attention.cu" in line and " -c " in line]
         self.assertTrue(cuda_lines and cuda_lines[0].startswith(f"{NVFRESH} {ccache} "), cuda_lines)
         harness.run(["cmake", "--build", str(build)], env=env, check=True)
-        self.assertEqual(self.check(build).returncode, 0)
+        first_check = self.check(build)
+        self.assertEqual(first_check.returncode, 0, first_check.stdout.decode() + first_check.stderr.decode())
         # a clean rebuild is served by ccache behind nvfresh: still correct, still recorded
         harness.run(["cmake", "--build", str(build), "--target", "clean"], env=env, check=True)
         harness.run(["cmake", "--build", str(build)], env=env, check=True)
