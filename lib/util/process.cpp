@@ -347,8 +347,11 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
       break;
     }
   }
-  int exit_code = child.wait(error);
-  if (error || exit_code != 0) {
+  // A fresh error_code: wait() leaves it untouched when the child has already been reaped, so
+  // the read loop's end-of-file would read as a failed wait (a third of all --version queries).
+  boost::system::error_code wait_error;
+  int exit_code = child.wait(wait_error);
+  if (wait_error || exit_code != 0) {
     return std::nullopt;
   }
   return output;
