@@ -9,17 +9,14 @@
 #   13.x  nvidia-cuda-nvcc pulls nvidia-cuda-crt, nvidia-cuda-runtime and nvidia-nvvm: that is the
 #         minimum to compile a TU including <cuda_runtime.h>; nvidia-cuda-cccl adds cub/thrust/libcu++
 #         (the benchmark's TU needs it). All tools in it are dynamically linked, so the tracer sees them.
-#   11.8, 12.x: nvidia-cuda-nvcc-cu11 / -cu12 hold only ptxas, libnvvm and libdevice (no nvcc driver,
-#         no cicc, no cudafe++): they cannot compile a .cu file, so they are not installed here.
-#   11.8 from Debian bookworm non-free (nvidia-cuda-toolkit 11.8.89~11.8.0-5~deb12u1), measured with a
-#         throwaway apt state (apt-get --print-uris, 2025-11): 57 packages and 1576 MB to download even
-#         with --no-install-recommends (123 packages, 2299 MB with recommends); nvidia-cuda-dev alone
-#         is 774 MB and 2.7 GiB installed. It also pulls the driver's user-space side (libcuda1 535,
-#         libnvidia-ptxjitcompiler1, nvidia-alternative, glx-alternative-*/update-glx diversions) and
-#         needs g++ <= 11 (bookworm has g++ 12: -allow-unsupported-compiler). Over our 1.5 GB limit
-#         and it touches the driver stack, so it is not offered here; no dkms/kernel module is pulled.
+#   11.8, 12.x: nvidia-cuda-nvcc-cu11 / -cu12 hold only ptxas, libnvvm, libdevice and headers (no nvcc
+#         driver, no cicc, no cudafe++): alone they cannot compile a .cu file. The tags cu11.8 and
+#         cu12.4 take the driver and its passes from Debian's non-free nvidia-cuda-toolkit package
+#         instead (bookworm 11.8.89, trixie 12.4.131), unpacked into .toolchains/<tag> without
+#         installing it, and the headers from these wheels: see scripts/install_nvcc_from_debian.sh.
 #
-# Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu13, cu13.3, cu13.5 (default: all known tags)
+# Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu11.8, cu12.4, cu13, cu13.3, cu13.5
+#        (default: all known tags)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,14 +34,20 @@ find_nvcc() {
   { find "$1" -path "*/bin/nvcc" -type f 2>/dev/null || true; } | head -n 1
 }
 
+from_debian=(cu11.8 cu12.4)
+
 tags=("$@")
 if [[ ${#tags[@]} -eq 0 ]]; then
-  tags=("${!wheels[@]}")
+  tags=("${from_debian[@]}" "${!wheels[@]}")
 fi
 
 for tag in "${tags[@]}"; do
+  if [[ " ${from_debian[*]} " == *" $tag "* ]]; then
+    "$root/scripts/install_nvcc_from_debian.sh" "$tag"
+    continue
+  fi
   if [[ -z "${wheels[$tag]:-}" ]]; then
-    echo "install_nvcc_versions: unknown tag $tag (known: ${!wheels[*]})" >&2
+    echo "install_nvcc_versions: unknown tag $tag (known: ${from_debian[*]} ${!wheels[*]})" >&2
     exit 2
   fi
   venv="$root/.venv-$tag"

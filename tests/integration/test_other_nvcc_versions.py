@@ -5,8 +5,9 @@ suite): byte-for-byte passthrough of a compile that warns; the trace sees a head
 compute_90 pass (and one read only by the host pass); a CMake + Ninja build through nvfresh where a
 header's content changes under an older mtime and ONE `cmake --build` rebuilds the object.
 
-The script installs what is missing (PyPI wheels into .venv-<tag>); CI runs on a clean clone, so
-this test runs it. If it fails: a failure under CI=true, else a loud skip. Each nvcc's own -MD list
+Versions: nvcc 11.8 and 12.4 (Debian's non-free nvidia-cuda-toolkit, unpacked into .toolchains/<tag>)
+and 13.5 (PyPI wheel); the system nvcc (13.0) runs the full suite. The script installs what is
+missing; CI runs on a clean clone, so this test runs it. If it fails: a failure under CI=true, else a loud skip. Each nvcc's own -MD list
 is printed next to what nvfresh recorded (information, not asserted).
 """
 import os
@@ -39,6 +40,8 @@ cmake_minimum_required(VERSION 3.25)
 project(other LANGUAGES CUDA)
 add_library(other OBJECT a.cu)
 """
+# One per major release beside the system's 13.0 (scripts/install_nvcc_versions.sh knows more).
+TAGS = ("cu11.8", "cu12.4", "cu13.5")
 PROJECT_SOURCE = '#include "value.h"\n__global__ void k(int* out) { *out = VALUE; }\n'
 
 
@@ -51,7 +54,7 @@ def source_dir():
 
 def extra_nvccs():
     """[(tag, path to nvcc)] from scripts/install_nvcc_versions.sh, which installs what is missing."""
-    result = harness.run([str(source_dir() / "scripts/install_nvcc_versions.sh")])
+    result = harness.run([str(source_dir() / "scripts/install_nvcc_versions.sh"), *TAGS])
     if result.returncode == 0:
         lines = [line.split(" ", 1) for line in result.stdout.decode().splitlines() if line.strip()]
         if lines:
