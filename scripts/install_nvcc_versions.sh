@@ -15,8 +15,9 @@
 #         instead (bookworm 11.8.89, trixie 12.4.131), unpacked into .toolchains/<tag> without
 #         installing it, and the headers from these wheels: see scripts/install_nvcc_from_debian.sh.
 #
-# Usage: scripts/install_nvcc_versions.sh [tag ...]   tags: cu11.8, cu12.4, cu13, cu13.3, cu13.5
-#        (default: all known tags)
+# Usage: scripts/install_nvcc_versions.sh [tag ...]
+#   tags: cu11.8, cu12.4, cu13, cu13.3, cu13.5, or "all". Without tags: the versions the tests run,
+#   one per major release beside the system's 13.0 (cu11.8 cu12.4 cu13.5).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,8 +37,12 @@ find_nvcc() {
 
 from_debian=(cu11.8 cu12.4)
 
+tested=(cu11.8 cu12.4 cu13.5)
+
 tags=("$@")
 if [[ ${#tags[@]} -eq 0 ]]; then
+  tags=("${tested[@]}")
+elif [[ "${tags[*]}" == "all" ]]; then
   tags=("${from_debian[@]}" "${!wheels[@]}")
 fi
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Test tools that Debian does not ship in the version the tests need, in <repo>/.venv-tools:
-#   ninja >= 1.12 (PyPI), which records edge start times and so survives an edit during the build;
-#   the staleness tests run the race scenario with it and with Debian's ninja 1.11.
+# Test tools that the system does not have in the version the tests need, installed before ctest
+# starts (an install while tests run could change a file that a test's compile reads):
+#   ninja >= 1.12 (PyPI) in <repo>/.venv-tools, which records edge start times and so survives an
+#     edit during the build; the staleness tests run the race scenario with it and with ninja 1.11;
+#   CUTLASS (scripts/install_cutlass.sh) for the CUTLASS-sized test;
+#   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions.
+# The tests call the same scripts, which are no-ops when everything is there.
 # Idempotent and silent when everything is already there.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,14 +21,15 @@ ninja_is_new_enough() {
   [ "$major" -gt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -ge 12 ]; }
 }
 
-if ninja_is_new_enough; then
-  exit 0
-fi
-echo "install_test_tools: installing ninja >= 1.12 into $venv"
-python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'ninja>=1.12'
 if ! ninja_is_new_enough; then
-  echo "install_test_tools: $ninja is missing or older than 1.12" >&2
-  exit 1
+  echo "install_test_tools: installing ninja >= 1.12 into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'ninja>=1.12'
+  if ! ninja_is_new_enough; then
+    echo "install_test_tools: $ninja is missing or older than 1.12" >&2
+    exit 1
+  fi
+  echo "install_test_tools: ninja $("$ninja" --version) at $ninja"
 fi
-echo "install_test_tools: ninja $("$ninja" --version) at $ninja"
+"$repo/scripts/install_cutlass.sh" >/dev/null
+"$repo/scripts/install_nvcc_versions.sh" >/dev/null
