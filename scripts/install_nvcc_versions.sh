@@ -8,7 +8,8 @@
 # Wheels (measured 2025, glibc 2.36, g++ 12):
 #   13.x  nvidia-cuda-nvcc pulls nvidia-cuda-crt, nvidia-cuda-runtime and nvidia-nvvm: that is the
 #         minimum to compile a TU including <cuda_runtime.h>; nvidia-cuda-cccl adds cub/thrust/libcu++
-#         (the benchmark's TU needs it). All tools in it are dynamically linked, so the tracer sees them.
+#         (the benchmark's TU needs it); nvidia-cuda-cuobjdump puts cuobjdump beside nvcc. All tools
+#         in it are dynamically linked, so the tracer sees them.
 #   11.8, 12.x: nvidia-cuda-nvcc-cu11 / -cu12 hold only ptxas, libnvvm, libdevice and headers (no nvcc
 #         driver, no cicc, no cudafe++): alone they cannot compile a .cu file. The tags cu11.8 and
 #         cu12.4 take the driver and its passes from Debian's non-free nvidia-cuda-toolkit package
@@ -24,11 +25,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="${PYTHON:-python3}"
 
 declare -A wheels=(
-  [cu13]="nvidia-cuda-nvcc==13.* nvidia-cuda-cccl==13.*"
+  [cu13]="nvidia-cuda-nvcc==13.* nvidia-cuda-cccl==13.* nvidia-cuda-cuobjdump==13.*"
   # Pinned minor releases (nvcc with the libNVVM of the same release), for bench/repro_experiment.py.
   # nvidia-cuda-cccl has no 13.4/13.5 releases (its versions jump to 13.3.x.y.z): both take 13.3.*.
-  [cu13.3]="nvidia-cuda-nvcc==13.3.* nvidia-nvvm==13.3.* nvidia-cuda-crt==13.3.* nvidia-cuda-runtime==13.3.* nvidia-cuda-cccl==13.3.*"
-  [cu13.5]="nvidia-cuda-nvcc==13.5.* nvidia-nvvm==13.5.* nvidia-cuda-crt==13.5.* nvidia-cuda-runtime==13.5.* nvidia-cuda-cccl==13.3.*"
+  [cu13.3]="nvidia-cuda-nvcc==13.3.* nvidia-nvvm==13.3.* nvidia-cuda-crt==13.3.* nvidia-cuda-runtime==13.3.* nvidia-cuda-cccl==13.3.* nvidia-cuda-cuobjdump==13.3.*"
+  [cu13.5]="nvidia-cuda-nvcc==13.5.* nvidia-nvvm==13.5.* nvidia-cuda-crt==13.5.* nvidia-cuda-runtime==13.5.* nvidia-cuda-cccl==13.3.* nvidia-cuda-cuobjdump==13.5.*"
 )
 
 find_nvcc() {
@@ -57,7 +58,8 @@ for tag in "${tags[@]}"; do
   fi
   venv="$root/.venv-$tag"
   nvcc="$(find_nvcc "$venv")"
-  if [[ -z "$nvcc" ]] || ! "$nvcc" --version >/dev/null 2>&1; then
+  # cuobjdump (nvidia-cuda-cuobjdump, beside nvcc) serves test_cuobjdump_agreement.
+  if [[ -z "$nvcc" ]] || ! "$nvcc" --version >/dev/null 2>&1 || [[ ! -x "$(dirname "$nvcc")/cuobjdump" ]]; then
     [[ -x "$venv/bin/pip" ]] || "$python" -m venv "$venv"
     # shellcheck disable=SC2086
     "$venv/bin/pip" install --quiet --disable-pip-version-check ${wheels[$tag]} >&2

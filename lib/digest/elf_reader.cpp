@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace nvfresh {
@@ -26,6 +27,42 @@ T load(std::string_view image, std::uint64_t offset)
 }
 
 } // namespace
+
+std::optional<std::uint64_t> elf_image_extent(std::string_view bytes)
+{
+  if (bytes.size() < sizeof(Elf64_Ehdr) || !ElfReader::looks_like_elf(bytes) ||
+      static_cast<unsigned char>(bytes[EI_CLASS]) != ELFCLASS64) {
+    return std::nullopt;
+  }
+  const auto header = load<Elf64_Ehdr>(bytes, 0);
+  std::uint64_t extent = sizeof(Elf64_Ehdr);
+  auto cover = [&](std::uint64_t offset, std::uint64_t length) {
+    if (!in_range(offset, length, bytes.size())) {
+      return false;
+    }
+    extent = std::max(extent, offset + length);
+    return true;
+  };
+  const std::uint64_t section_table = std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr);
+  const std::uint64_t segment_table = std::uint64_t{header.e_phnum} * sizeof(Elf64_Phdr);
+  if ((header.e_shoff != 0 && !cover(header.e_shoff, section_table)) ||
+      (header.e_phoff != 0 && !cover(header.e_phoff, segment_table))) {
+    return std::nullopt;
+  }
+  for (std::uint64_t i = 0; header.e_shoff != 0 && i < header.e_shnum; ++i) {
+    const auto section = load<Elf64_Shdr>(bytes, header.e_shoff + i * sizeof(Elf64_Shdr));
+    if (section.sh_type != SHT_NOBITS && section.sh_type != SHT_NULL && !cover(section.sh_offset, section.sh_size)) {
+      return std::nullopt;
+    }
+  }
+  for (std::uint64_t i = 0; header.e_phoff != 0 && i < header.e_phnum; ++i) {
+    const auto segment = load<Elf64_Phdr>(bytes, header.e_phoff + i * sizeof(Elf64_Phdr));
+    if (!cover(segment.p_offset, segment.p_filesz)) {
+      return std::nullopt;
+    }
+  }
+  return extent;
+}
 
 ElfReader::ElfReader(std::string_view image, std::string what)
   : m_image(image), m_what(std::move(what))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,6 +40,12 @@ struct ElfSymbol {
   std::uint64_t value = 0;
   std::uint64_t size = 0;
 };
+
+// The bytes a 64-bit ELF image spans: the end of its header, its section and program header tables,
+// and every section and segment with file contents. A cubin stored plainly in a fatbin is followed
+// by padding up to 8 bytes, which is not part of the image (cuobjdump extracts it without).
+// std::nullopt when the bytes are not such an image or a table lies outside them.
+std::optional<std::uint64_t> elf_image_extent(std::string_view bytes);
 
 class ElfReader {
 public:

@@ -167,6 +167,8 @@ std::string payload_of(std::string_view stored, const RawEntryHeader& raw, Fatbi
     std::string plain(stored);
     if (raw.kind == 1) {
       plain.erase(plain.find_last_not_of('\0') + 1);  // PTX is padded with NULs to 8 bytes
+    } else if (auto extent = elf_image_extent(plain)) {
+      plain.resize(*extent);  // so is a cubin: the image ends where its ELF structures end
     }
     return plain;
   }

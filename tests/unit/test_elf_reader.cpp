@@ -137,3 +137,14 @@ TEST_CASE("elf_reader never crashes on truncated or corrupted objects")
   }
   CHECK(rejected > 0);  // the loop does reach the error paths
 }
+
+TEST_CASE("elf_image_extent is a cubin's own size, without the padding a fatbin stores after it")
+{
+  const std::string cubin = nvfresh::test::load_object("k_sm80.cubin");
+  REQUIRE(nvfresh::elf_image_extent(cubin) == cubin.size());
+  CHECK(nvfresh::elf_image_extent(cubin + std::string(4, '\0')) == cubin.size());
+  CHECK(nvfresh::elf_image_extent(cubin + std::string(7, '\0')) == cubin.size());
+  CHECK_FALSE(nvfresh::elf_image_extent(cubin.substr(0, cubin.size() - 1)).has_value());
+  CHECK_FALSE(nvfresh::elf_image_extent("not an ELF image at all, just text").has_value());
+  CHECK(nvfresh::elf_image_extent(minimal_elf()) == sizeof(Elf64_Ehdr));
+}
