@@ -1,5 +1,6 @@
 #include "compile_plan.hpp"
 
+#include "installed_libraries.hpp"
 #include "record_store.hpp"
 #include "util/file_io.hpp"
 
@@ -71,15 +72,11 @@ std::string locate_trace_library(const Config& config)
     }
     return config.trace_lib;
   }
-  std::error_code error;
-  fs::path exe_dir = fs::canonical("/proc/self/exe", error).parent_path();
-  for (const char* relative : {"../lib/nvfresh/libnvfresh_trace.so", "../lib/libnvfresh_trace.so",
-                               "libnvfresh_trace.so"}) {
-    fs::path candidate = (exe_dir / relative).lexically_normal();
-    if (stat_file(candidate.string()).is_regular) {
-      return candidate.string();
-    }
+  if (std::string installed = locate_installed_library("libnvfresh_trace.so"); !installed.empty()) {
+    return installed;
   }
+  std::error_code error;
+  const fs::path exe_dir = fs::canonical("/proc/self/exe", error).parent_path();
   throw std::runtime_error(fmt::format("the tracer libnvfresh_trace.so is not installed next to {} "
                                        "(set NVFRESH_TRACE_LIB to its path)", exe_dir.string()));
 }

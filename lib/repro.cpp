@@ -122,12 +122,23 @@ std::string Perturbation::describe() const
   if (env_pad_bytes > 0) {
     parts.push_back(fmt::format("env +{} B", env_pad_bytes));
   }
+  if (heap_noise_seed != 0) {
+    parts.push_back(fmt::format("heap noise {}", heap_noise_seed));
+  }
   return parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-Environment Perturbation::apply(const Environment& base, const std::string& tmp_dir) const
+Environment Perturbation::apply(const Environment& base, const std::string& tmp_dir,
+                                const std::string& heap_noise_library) const
 {
   Environment env = base;
+  if (heap_noise_seed != 0 && !heap_noise_library.empty()) {
+    env[std::string(k_heap_noise_variable)] = std::to_string(heap_noise_seed);
+    auto preload = base.find("LD_PRELOAD");
+    env["LD_PRELOAD"] = preload == base.end() || preload->second.empty()
+                          ? heap_noise_library
+                          : heap_noise_library + ":" + preload->second;
+  }
   for (const auto& [name, value] : heap_env) {
     env[name] = value;
   }
@@ -151,6 +162,7 @@ std::vector<Perturbation> plan_perturbations(std::size_t runs, std::uint64_t see
     } else {
       perturbation.heap_env = k_heap_variants[(i - 1) % k_heap_variants.size()].make(rng);
       perturbation.env_pad_bytes = draw(rng, 1, k_max_env_pad);
+      perturbation.heap_noise_seed = draw(rng, 1, 999'999'999);
     }
     plan.push_back(std::move(perturbation));
   }

@@ -26,15 +26,20 @@ namespace nvfresh {
 struct ObjectDigests;
 
 inline constexpr std::string_view k_repro_pad_variable = "NVFRESH_REPRO_PAD";
+// The seed lib/noise/nvfresh_heap_noise.c reads.
+inline constexpr std::string_view k_heap_noise_variable = "NVFRESH_HEAP_NOISE";
 
 struct Perturbation {
   bool aslr_off = false;
   std::vector<std::pair<std::string, std::string>> heap_env;  // variables set for this run
   std::size_t env_pad_bytes = 0;                              // length of NVFRESH_REPRO_PAD
+  std::uint64_t heap_noise_seed = 0;  // NVFRESH_HEAP_NOISE for libnvfresh_heap_noise.so; 0: none
 
   std::string describe() const;  // "control: ASLR off" / "MALLOC_PERTURB_=77, env +1234 B"
-  // `base` with the heap variables, the padding and TMPDIR/TMP/TEMP set to `tmp_dir`.
-  Environment apply(const Environment& base, const std::string& tmp_dir) const;
+  // `base` with the heap variables, the padding and TMPDIR/TMP/TEMP set to `tmp_dir`; with the
+  // heap-noise library preloaded (in front of any LD_PRELOAD) when there is a seed and a library.
+  Environment apply(const Environment& base, const std::string& tmp_dir,
+                    const std::string& heap_noise_library) const;
 };
 
 // Run 0 is the ASLR-off control; the others cycle through the heap table with values from `seed`.

@@ -6,6 +6,7 @@
 #include "commands/compare.hpp"
 #include "digest/compare.hpp"
 #include "digest/object_digest.hpp"
+#include "installed_libraries.hpp"
 #include "repro.hpp"
 #include "util/file_io.hpp"
 #include "util/process.hpp"
@@ -146,7 +147,8 @@ std::string system_aslr_note()
 }
 
 std::vector<RunRecord> plan_runs(const ReproOptions& options, const ReproTarget& target,
-                                 const AslrControl& aslr, const Environment& env, const fs::path& scratch)
+                                 const AslrControl& aslr, const std::string& heap_noise_library,
+                                 const Environment& env, const fs::path& scratch)
 {
   std::vector<RunRecord> runs;
   auto plan = plan_perturbations(options.runs, options.seed);
@@ -165,7 +167,10 @@ std::vector<RunRecord> plan_runs(const ReproOptions& options, const ReproTarget&
       run.argv.insert(run.argv.begin(), aslr.prefix.begin(), aslr.prefix.end());
     }
     run.tmp_dir = (dir / "tmp").string();
-    run.env = run.perturbation.apply(env, run.tmp_dir);
+    if (heap_noise_library.empty()) {
+      run.perturbation.heap_noise_seed = 0;
+    }
+    run.env = run.perturbation.apply(env, run.tmp_dir, heap_noise_library);
     runs.push_back(std::move(run));
   }
   return runs;
@@ -337,9 +342,17 @@ void show_failures(const fs::path& out, const std::vector<RunRecord>& runs)
   }
 }
 
+std::string heap_noise_note(const std::string& library)
+{
+  return library.empty()
+           ? "off: libnvfresh_heap_noise.so is not installed next to nvfresh"
+           : fmt::format("{} preloaded into the perturbed runs (random allocations before main)", library);
+}
+
 struct Report {
   const ReproOptions& options;
   const AslrControl& aslr;
+  std::string heap_noise;
   std::string system_note;
   const std::vector<RunRecord>& runs;
   const std::vector<Variant>& variants;
@@ -369,6 +382,7 @@ void print_human(const Report& report)
   fmt::print("nvfresh repro: {} runs of `{}` ({} at a time, seed {})\n", report.runs.size(),
              fmt::join(report.options.command, " "), report.options.jobs, report.options.seed);
   fmt::print("ASLR control: {}\n", report.aslr.note);
+  fmt::print("heap noise: {}\n", report.heap_noise);
   if (!report.system_note.empty()) {
     fmt::print("{}\n", report.system_note);
   }
@@ -409,7 +423,8 @@ nlohmann::json report_json(const Report& report)
     variants.push_back(std::move(entry));
   }
   return {{"command", report.options.command}, {"seed", report.options.seed}, {"jobs", report.options.jobs},
-          {"aslr_control", report.aslr.note}, {"system_aslr", report.system_note}, {"runs", std::move(runs)},
+          {"aslr_control", report.aslr.note}, {"heap_noise", report.heap_noise},
+          {"system_aslr", report.system_note}, {"runs", std::move(runs)},
           {"variants", std::move(variants)}, {"exit_code", report.exit_code}};
 }
 
@@ -450,14 +465,16 @@ int repro(const ReproOptions& options, const ReproTarget& target, const Environm
 {
   ScratchDir scratch;
   const AslrControl aslr = probe_aslr_control(env, scratch.path());
-  std::vector<RunRecord> runs = plan_runs(options, target, aslr, env, scratch.path());
+  const std::string noise_library = locate_installed_library("libnvfresh_heap_noise.so");
+  std::vector<RunRecord> runs = plan_runs(options, target, aslr, noise_library, env, scratch.path());
   execute_runs(runs, options.jobs);
   const std::vector<Variant> variants = assign_variants(runs);
   const fs::path out = fs::absolute(options.out_dir);
   fs::create_directories(out);
   const std::vector<KeptVariant> kept = keep_variants(out, variants, runs, target.output_name);
   show_failures(out, runs);
-  const Report report{options, aslr, system_aslr_note(), runs, variants, kept, exit_code_of(runs, variants)};
+  const Report report{options, aslr, heap_noise_note(noise_library), system_aslr_note(), runs, variants, kept,
+                      exit_code_of(runs, variants)};
   const nlohmann::json document = report_json(report);
   std::ofstream(out / "report.json") << document.dump(2) << "\n";
   if (options.json) {

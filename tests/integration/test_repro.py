@@ -1,5 +1,6 @@
 """`nvfresh repro` with the real nvcc: identical compiles are one variant; a forced variation (a wrapper
-"nvcc" that alternates two -D values per run) is found, kept and diffed; a failing compile exits 2.
+"nvcc" that alternates two -D values per run) is found, kept and diffed; a failing compile exits 2;
+the heap-noise library reaches every process a perturbed run starts and moves its allocations.
 """
 import json
 import os
@@ -28,6 +29,25 @@ n=$(( $(cat "$counter" 2>/dev/null || echo 0) + 1 ))
 echo "$n" > "$counter"
 if [ $((n % 2)) -eq 0 ]; then step=1; else step=2; fi
 exec "{nvcc}" -DSTEP=$step "$@"
+"""
+
+# Started by the wrapper below inside each run: how much heap is in use when main() starts and
+# where three fresh blocks land relative to each other.
+HEAP_PROBE_SOURCE = """\
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  struct mallinfo2 info = mallinfo2();
+  char* a = malloc(48); char* b = malloc(48); char* c = malloc(200);
+  printf("%zu %ld %ld\\n", info.uordblks, (long)(b - a), (long)(c - a));
+  return 0;
+}
+"""
+PROBING_WRAPPER = """\
+#!/bin/sh
+echo "${{NVFRESH_HEAP_NOISE:-none}} $("{probe}")" >> "{log}"
+exec "{nvcc}" "$@"
 """
 
 
@@ -92,6 +112,31 @@ class ReproRealNvcc(harness.unittest.TestCase):
         diff = (self.out / "variant-2.diff").read_text()
         self.assertIn("_Z8add_stepPi", diff)
         self.assertFalse((self.out / "variant-3.diff").exists())
+
+    def test_heap_noise_reaches_the_compiler_processes_and_moves_their_allocations(self):
+        probe = self.work / "heap-probe"
+        harness.write(self.work / "heap_probe.c", HEAP_PROBE_SOURCE)
+        harness.run(["gcc", "-O0", str(self.work / "heap_probe.c"), "-o", str(probe)], check=True)
+        baseline = harness.run([str(probe)], check=True).stdout.decode().split()
+        log = self.work / "heap.log"
+        wrapper = self.work / "probing-nvcc"
+        wrapper.write_text(PROBING_WRAPPER.format(probe=probe, log=log, nvcc=self.nvcc))
+        wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+        code, report, stderr = self.repro(str(wrapper), jobs=1)
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(len(report["variants"]), 1, "nvcc compiles the same code under heap noise")
+        self.assertIn("libnvfresh_heap_noise.so preloaded", report["heap_noise"])
+        lines = [line.split() for line in log.read_text().splitlines()]
+        self.assertEqual(len(lines), RUNS)
+        control = [line[1:] for line in lines if line[0] == "none"]
+        noisy = {line[0]: line[1:] for line in lines if line[0] != "none"}
+        self.assertEqual(control, [baseline], "the control run has no heap noise")
+        self.assertEqual(len(noisy), RUNS - 1, lines)
+        for seed, (in_use, _, _) in noisy.items():
+            self.assertIn(f"heap noise {seed}", " ".join(r["perturbations"] for r in report["runs"]))
+            self.assertGreater(int(in_use), int(baseline[0]), f"seed {seed}: no blocks allocated before main")
+        self.assertEqual(len({tuple(layout) for layout in noisy.values()}), RUNS - 1,
+                         f"every seed gives another heap layout: {noisy}")
 
     def test_failing_compile_exits_2_and_shows_stderr(self):
         harness.write(self.work / "broken.cu", BROKEN_SOURCE)

@@ -85,16 +85,21 @@ TEST_CASE("repro: run 0 is the ASLR-off control, the others are perturbed", "[re
   CHECK(plan[0].aslr_off);
   CHECK(plan[0].heap_env.empty());
   CHECK(plan[0].env_pad_bytes == 0);
+  CHECK(plan[0].heap_noise_seed == 0);
   std::set<std::string> heap_variables;
+  std::set<std::uint64_t> noise_seeds;
   for (std::size_t i = 1; i < plan.size(); ++i) {
     CHECK_FALSE(plan[i].aslr_off);
     CHECK_FALSE(plan[i].heap_env.empty());
     CHECK(plan[i].env_pad_bytes > 0);
+    CHECK(plan[i].heap_noise_seed != 0);
+    noise_seeds.insert(plan[i].heap_noise_seed);
     for (const auto& [name, value] : plan[i].heap_env) {
       heap_variables.insert(name);
     }
   }
   CHECK(heap_variables == std::set<std::string>{"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_PERTURB_"});
+  CHECK(noise_seeds.size() == plan.size() - 1);
   CHECK(nvfresh::plan_perturbations(8, 42)[5].describe() == plan[5].describe());
   CHECK(plan[0].describe() == "control: ASLR off");
 }
@@ -102,11 +107,27 @@ TEST_CASE("repro: run 0 is the ASLR-off control, the others are perturbed", "[re
 TEST_CASE("repro: a perturbation sets TMPDIR, the heap variables and the padding", "[repro]")
 {
   auto plan = nvfresh::plan_perturbations(2, 7);
-  Environment env = plan[1].apply({{"PATH", "/bin"}, {"TMPDIR", "/tmp"}}, "/scratch/run-1/tmp");
+  Environment env = plan[1].apply({{"PATH", "/bin"}, {"TMPDIR", "/tmp"}}, "/scratch/run-1/tmp", "");
   CHECK(env["TMPDIR"] == "/scratch/run-1/tmp");
   CHECK(env["PATH"] == "/bin");
   CHECK(env[std::string(nvfresh::k_repro_pad_variable)].size() == plan[1].env_pad_bytes);
   CHECK(env.count(plan[1].heap_env.front().first) == 1);
+  CHECK(env.count("LD_PRELOAD") == 0);  // no heap-noise library: no preload
+}
+
+TEST_CASE("repro: heap noise preloads its library in front of an existing LD_PRELOAD", "[repro]")
+{
+  auto plan = nvfresh::plan_perturbations(2, 7);
+  const std::string seed = std::to_string(plan[1].heap_noise_seed);
+  Environment alone = plan[1].apply({{"PATH", "/bin"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
+  CHECK(alone["LD_PRELOAD"] == "/opt/lib/libnvfresh_heap_noise.so");
+  CHECK(alone[std::string(nvfresh::k_heap_noise_variable)] == seed);
+  Environment chained = plan[1].apply({{"LD_PRELOAD", "/x/libother.so"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
+  CHECK(chained["LD_PRELOAD"] == "/opt/lib/libnvfresh_heap_noise.so:/x/libother.so");
+  Environment control = plan[0].apply({{"LD_PRELOAD", "/x/libother.so"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
+  CHECK(control["LD_PRELOAD"] == "/x/libother.so");
+  CHECK(control.count(std::string(nvfresh::k_heap_noise_variable)) == 0);
+  CHECK_THAT(plan[1].describe(), Catch::Contains("heap noise " + seed));
 }
 
 TEST_CASE("repro: the output option is replaced in every spelling", "[repro]")
