@@ -30,6 +30,8 @@
 #include "util/file_io.hpp"
 #include "util/text_fields.hpp"
 
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -213,32 +215,43 @@ std::map<int, std::string> resolve_passes(const Trace& trace)
 
 Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable)
 {
-  std::set<int> members;
-  for (const TracedProcess& process : trace.processes) {
-    if (process.executable == root_executable) {
-      members.insert(process.pid);
-    }
-  }
-  if (members.empty()) {
+  const bool root_ran = std::any_of(trace.processes.begin(), trace.processes.end(),
+                                    [&](const TracedProcess& p) { return p.executable == root_executable; });
+  if (!root_ran) {
     return trace;
   }
-  for (bool grew = true; grew;) {  // processes are listed in start order only per pid: iterate
-    grew = false;
-    for (const TracedProcess& process : trace.processes) {
-      if (members.count(process.parent_pid) != 0 && members.insert(process.pid).second) {
-        grew = true;
-      }
-    }
-  }
+  // Membership belongs to a program image, not to a pid: a launcher that execs nvcc (ccache falling
+  // back, a wrapper script's `exec nvcc`) keeps its pid, and what it read before the exec is its
+  // own business. An exec access starts the image of the next entry of trace.processes (the
+  // parser adds both, in trace order); a pid's accesses belong to its latest image. Accesses of a
+  // pid before its first image are held until that image says whether it is a member.
+  std::map<int, bool> member_image;                 // pid -> does its current image belong?
+  std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
+  std::size_t next_process = 0;
   Trace subtree;
   subtree.complete = trace.complete;
-  for (const TracedProcess& process : trace.processes) {
-    if (members.count(process.pid) != 0) {
-      subtree.processes.push_back(process);
-    }
-  }
   for (const TracedAccess& access : trace.accesses) {
-    if (members.count(access.pid) != 0) {
+    if (access.kind == AccessKind::exec && next_process < trace.processes.size()) {
+      const TracedProcess& process = trace.processes[next_process++];
+      auto parent = member_image.find(process.parent_pid);
+      const bool member = process.executable == root_executable ||
+                          (parent != member_image.end() && parent->second);
+      const bool first_image = member_image.count(process.pid) == 0;
+      member_image[process.pid] = member;
+      if (member) {
+        subtree.processes.push_back(process);
+      }
+      if (auto held = before.find(process.pid); held != before.end()) {
+        if (first_image && member) {
+          subtree.accesses.insert(subtree.accesses.end(), held->second.begin(), held->second.end());
+        }
+        before.erase(held);
+      }
+    }
+    auto image = member_image.find(access.pid);
+    if (image == member_image.end()) {
+      before[access.pid].push_back(access);
+    } else if (image->second) {
       subtree.accesses.push_back(access);
     }
   }

@@ -55,7 +55,8 @@ std::map<int, std::string> resolve_passes(const Trace& trace);
 
 // Only what the processes started from `root_executable` (nvcc) and their descendants did: a
 // launcher between nvfresh and nvcc (ccache) reads and writes its own files, which are not inputs
-// of the compile. Returns the trace unchanged when no process ran root_executable.
+// of the compile, also when it execs nvcc in its own process (then only what happened after the
+// exec counts). Returns the trace unchanged when no process ran root_executable.
 Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable);
 
 // Drops what is not an input: files the compile wrote (intermediates), anything under

@@ -5,7 +5,8 @@
 - find_package(nvfresh) after `cmake --install` of nvfresh.
 Each time: the build goes through nvfresh, `check` is clean, and a header edit that keeps its old
 mtime (which neither ninja nor make can see) makes ONE `cmake --build` rebuild exactly that object.
-An existing launcher (ccache) stays, behind nvfresh.
+An existing launcher (ccache) stays, behind nvfresh; a launcher that execs nvcc in its own process
+(ccache falling back, a wrapper's `exec nvcc`) does not lend nvcc the files it read itself.
 """
 import os
 import shutil
@@ -123,6 +124,27 @@ class CMakeIntegration(harness.unittest.TestCase):
                 or line.startswith("preprocessed_cache_hit")]
         self.assertTrue(any(int(line.split()[1]) > 0 for line in hits), stats)
         self.assertEqual(self.check(build).returncode, 0, self.check(build).stdout)
+
+    def test_launcher_that_execs_nvcc_keeps_its_own_reads(self):
+        # Like ccache when it falls back to the plain compiler: it reads its own state, then execs
+        # nvcc in the same process. Another build's launcher then changes that state.
+        state = harness.write(self.work / "launcher-state", "hits 1\n")
+        launcher = harness.write(self.work / "exec-launcher", f'#!/bin/sh\ncat "{state}" >/dev/null\nexec "$@"\n')
+        launcher.chmod(0o755)
+        src = self.project("exec-launcher-project")
+        build = self.work / "exec-launcher-build"
+        harness.run(["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=80",
+                     f"-DCMAKE_CUDA_COMPILER_LAUNCHER={launcher}",
+                     f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
+                     f"-DNVFRESH_EXECUTABLE={NVFRESH}"], check=True)
+        self.assertEqual(len(compiled_objects(self.build(build))), 2)
+        state.write_text("hits 2\n")
+        check = self.check(build)
+        self.assertEqual(check.returncode, 0, check.stdout.decode())
+        explain = harness.run([NVFRESH, "explain", "--all", "-C", str(build),
+                               str(build / "CMakeFiles/kernels.dir/src/attention.cu.o")], check=True)
+        self.assertNotIn(str(state), explain.stdout.decode())
+        self.assertIn("kernel_config.h", explain.stdout.decode(), "the record still lists nvcc's own inputs")
 
 
 if __name__ == "__main__":
