@@ -2,6 +2,7 @@
 
 #include "compile_env.hpp"
 #include "digest/object_digest.hpp"
+#include "nvcc_version.hpp"
 #include "trace.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -134,18 +135,6 @@ void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher
   }
 }
 
-std::string first_line_with(const std::string& text, std::string_view needle)
-{
-  size_t at = text.find(needle);
-  if (at == std::string::npos) {
-    return {};
-  }
-  size_t begin = text.rfind('\n', at);
-  begin = begin == std::string::npos ? 0 : begin + 1;
-  size_t end = std::min(text.find('\n', at), text.size());
-  return text.substr(begin, end - begin);
-}
-
 const RecordedInput* find_input(const Record& record, const std::string& path)
 {
   for (const auto& input : record.inputs) {
@@ -168,8 +157,7 @@ std::string nvcc_version_text(const RecordingInput& in, const Record& record)
   }
   Environment env = in.plan.child_env;
   env.erase("LD_PRELOAD");
-  auto text = capture_output({canonical, "--version"}, env);
-  return text ? first_line_with(*text, "release") : std::string();
+  return query_nvcc_version(canonical, env);
 }
 
 void fingerprint_output(Record& record, FileHasher& hasher)

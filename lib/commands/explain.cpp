@@ -6,6 +6,7 @@
 #include "commands/commands.hpp"
 #include "config.hpp"
 #include "file_hasher.hpp"
+#include "nvcc_version.hpp"
 #include "record_store.hpp"
 #include "tree_status.hpp"
 #include "util/file_io.hpp"
@@ -54,19 +55,9 @@ void print_inputs(const Record& record, FileHasher& hasher, bool all)
 }
 
 // The nvcc version text now, when the recorded compiler still runs ("" otherwise).
-std::string nvcc_version_now(const Record& record)
-{
-  auto out = capture_output({record.compiler, "--version"}, current_environment());
-  if (!out) {
-    return {};
-  }
-  size_t at = out->rfind("Cuda compilation tools");
-  return at == std::string::npos ? std::string() : out->substr(at, out->find('\n', at) - at);
-}
-
 void print_toolchain(const Record& record)
 {
-  std::string now = nvcc_version_now(record);
+  std::string now = query_nvcc_version(record.compiler, current_environment());
   fmt::print("compiler  {} ({})\n", record.compiler, record.nvcc_version);
   if (now.empty()) {
     fmt::print("  now: {} does not run or does not say its version\n", record.compiler);
