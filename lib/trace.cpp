@@ -223,8 +223,9 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   // Membership belongs to a program image, not to a pid: a launcher that execs nvcc (ccache falling
   // back, a wrapper script's `exec nvcc`) keeps its pid, and what it read before the exec is its
   // own business. An exec access starts the image of the next entry of trace.processes (the
-  // parser adds both, in trace order); a pid's accesses belong to its latest image. Accesses of a
-  // pid before its first image are held until that image says whether it is a member.
+  // parser adds both, in trace order); a pid's accesses belong to its latest image. A pid's
+  // accesses before its first image are the parent's code running in the forked child (ccache
+  // opening the files it redirects nvcc's output to): they count when the parent's image does.
   std::map<int, bool> member_image;                 // pid -> does its current image belong?
   std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
   std::size_t next_process = 0;
@@ -234,15 +235,15 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
     if (access.kind == AccessKind::exec && next_process < trace.processes.size()) {
       const TracedProcess& process = trace.processes[next_process++];
       auto parent = member_image.find(process.parent_pid);
-      const bool member = process.executable == root_executable ||
-                          (parent != member_image.end() && parent->second);
+      const bool parent_member = parent != member_image.end() && parent->second;
+      const bool member = process.executable == root_executable || parent_member;
       const bool first_image = member_image.count(process.pid) == 0;
       member_image[process.pid] = member;
       if (member) {
         subtree.processes.push_back(process);
       }
       if (auto held = before.find(process.pid); held != before.end()) {
-        if (first_image && member) {
+        if (first_image && parent_member) {
           subtree.accesses.insert(subtree.accesses.end(), held->second.begin(), held->second.end());
         }
         before.erase(held);
