@@ -20,6 +20,7 @@
 #include "link_record.hpp"
 
 #include "hasher.hpp"
+#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 #include "util/text_fields.hpp"
 
@@ -185,8 +186,12 @@ std::string link_record_file_for(const std::string& record_root, const std::stri
 
 std::optional<LinkRecord> load_link_record(const std::string& record_root, const std::string& artifact)
 {
-  auto text = try_read_file(link_record_file_for(record_root, artifact));
-  return text ? parse_link_record(*text) : std::nullopt;
+  try {
+    auto text = try_read_compressed_file(link_record_file_for(record_root, artifact));
+    return text ? parse_link_record(*text) : std::nullopt;
+  } catch (const CompressedFileError&) {
+    return std::nullopt;  // unreadable: as if the link was never recorded (mtime decides then)
+  }
 }
 
 std::vector<LinkRecord> load_all_link_records(const std::string& record_root)
@@ -194,7 +199,12 @@ std::vector<LinkRecord> load_all_link_records(const std::string& record_root)
   std::vector<LinkRecord> records;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(record_root + "/links", error)) {
-    auto text = try_read_file(entry.path().string());
+    std::optional<std::string> text;
+    try {
+      text = try_read_compressed_file(entry.path().string());
+    } catch (const CompressedFileError&) {
+      continue;  // unreadable: as if the link was never recorded
+    }
     if (auto record = text ? parse_link_record(*text) : std::nullopt) {
       records.push_back(std::move(*record));
     }
@@ -206,7 +216,7 @@ void save_link_record(const std::string& record_root, const LinkRecord& record)
 {
   std::string file = link_record_file_for(record_root, record.artifact);
   fs::create_directories(fs::path(file).parent_path());
-  write_file_atomically(file, serialize_link_record(record));
+  write_compressed_file(file, serialize_link_record(record));
 }
 
 } // namespace nvfresh

@@ -1,6 +1,7 @@
 #include "record_store.hpp"
 
 #include "hasher.hpp"
+#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 
 #include <algorithm>
@@ -72,7 +73,13 @@ LoadedRecord load_record(const std::string& record_file)
 {
   LoadedRecord loaded;
   loaded.file = record_file;
-  auto text = try_read_file(record_file);
+  std::optional<std::string> text;
+  try {
+    text = try_read_compressed_file(record_file);
+  } catch (const CompressedFileError& error) {
+    loaded.error = error.what();
+    return loaded;
+  }
   if (!text) {
     loaded.error = "missing";
     return loaded;
@@ -84,7 +91,7 @@ LoadedRecord load_record(const std::string& record_file)
 void save_record(const std::string& record_file, const Record& record)
 {
   fs::create_directories(fs::path(record_file).parent_path());
-  write_file_atomically(record_file, serialize_record(record));
+  write_compressed_file(record_file, serialize_record(record));
 }
 
 void remove_record(const std::string& record_file)

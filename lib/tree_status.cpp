@@ -2,6 +2,7 @@
 
 #include "file_hasher.hpp"
 #include "record_store.hpp"
+#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 
 #include <algorithm>
@@ -59,7 +60,12 @@ ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
   ObjectStatus status;
   status.record_file = loaded.file;
   if (!loaded.record) {
-    std::string text = try_read_file(loaded.file).value_or("");
+    std::string text;
+    try {
+      text = try_read_compressed_file(loaded.file).value_or("");
+    } catch (const CompressedFileError&) {
+      // nothing to salvage: the object's name comes from the record's file name alone
+    }
     status.object = salvage_field(text, "object");
     status.source = salvage_field(text, "source");
     status.verdict.reasons.push_back(

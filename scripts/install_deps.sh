@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(cmake ninja-build make g++ python3 ccache
           libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev catch2
-          libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev)
+          libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev
+          zstd)  # zstd: the tests read records, which nvfresh stores zstd-compressed
 
 missing=()
 for package in "${packages[@]}"; do

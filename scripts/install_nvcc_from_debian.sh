@@ -64,6 +64,7 @@ if [[ -n "$host_compiler" ]] && ! command -v "$host_compiler" >/dev/null; then
   sudo_cmd=()
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   echo "install_nvcc_from_debian: installing $host_compiler (nvcc ${tag#cu} needs g++ <= 11)" >&2
+  "${sudo_cmd[@]}" apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$host_compiler" >&2
 fi
 

@@ -70,6 +70,23 @@ def write(path, text):
     return path
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def read_record_text(path):
+    """A record's text: nvfresh stores records as one zstd frame (the zstd tool, from Debian, reads it)."""
+    data = Path(path).read_bytes()
+    if data.startswith(ZSTD_MAGIC):
+        data = subprocess.run(["zstd", "-dcq"], input=data, stdout=subprocess.PIPE, check=True).stdout
+    return data.decode()
+
+
+def write_record_text(path, text):
+    """Stores `text` as a record the way nvfresh does (a zstd frame)."""
+    packed = subprocess.run(["zstd", "-cq"], input=text.encode(), stdout=subprocess.PIPE, check=True).stdout
+    Path(path).write_bytes(packed)
+
+
 def bump_mtime(path, seconds=2):
     """Move a file's mtime forward so that coarse-grained build tools see a change."""
     st = os.stat(path)

@@ -6,6 +6,8 @@ of the same source (the host object's tmpxft stem, DESIGN.md) plays no part.
 import struct
 from pathlib import Path
 
+import harness
+
 
 def elf_section(data, wanted):
     """The bytes of one section of a 64-bit little-endian ELF file."""
@@ -50,7 +52,7 @@ def fatbin_entries(object_path):
 def read_record(path):
     """A record's inputs as {path: (role, hash, [passes])}, its history events, and its key lines."""
     inputs, history, fields_of = {}, [], {}
-    for line in Path(path).read_text().splitlines():
+    for line in harness.read_record_text(path).splitlines():
         fields = line.split("\t")
         if fields[0] == "input":
             role, digest, _, _, _, _, passes, name = fields[1:9]

@@ -310,8 +310,8 @@ class Scenarios:
         records = list((self.tree.build_dir / ".nvfresh" / "records").glob(f"{PLAIN}-*.rec"))
         self.assertEqual(len(records), 1, records)
         record = records[0]
-        text = record.read_text()
-        record.write_text(text.replace("\ntimes\t", "\ntimes\t9", 1))  # the checksum no longer matches
+        text = harness.read_record_text(record)
+        harness.write_record_text(record, text.replace("\ntimes\t", "\ntimes\t9", 1))  # the checksum no longer matches
         found, report = self.assert_stale({PLAIN: "record_unreadable"})
         reason = found[PLAIN]
         self.assertEqual(Path(reason["path"]).name, record.name, reason)

@@ -369,10 +369,16 @@ class BadRecords(SkipCase):
 
     def test_older_format(self):
         def older(path):
-            first, rest = path.read_bytes().split(b"\n", 1)
-            self.assertTrue(first.startswith(b"nvfresh-record\t"), first)
-            path.write_bytes(b"nvfresh-record\t0\n" + rest)
+            first, rest = harness.read_record_text(path).split("\n", 1)
+            self.assertTrue(first.startswith("nvfresh-record\t"), first)
+            harness.write_record_text(path, "nvfresh-record\t0\n" + rest)
         self.check_bad_record(older)
+
+    def test_corrupt_text_inside_an_intact_frame(self):
+        def edit(path):
+            text = harness.read_record_text(path)
+            harness.write_record_text(path, text.replace("\ntimes\t", "\ntimes\t9", 1))
+        self.check_bad_record(edit)
 
     def test_empty(self):
         self.check_bad_record(lambda p: p.write_bytes(b""))

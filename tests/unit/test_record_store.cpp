@@ -1,9 +1,14 @@
 #include "record_store.hpp"
+#include "util/compressed_file.hpp"
+#include "util/file_io.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <zstd.h>
+
 #include <filesystem>
+#include <memory>
 
 using namespace nvfresh;
 
@@ -47,4 +52,57 @@ TEST_CASE("records are saved, listed, loaded and removed", "[record_store]")
   remove_record(file);
   REQUIRE(load_record(file).error == "missing");
   REQUIRE(list_record_files(dir.path("nowhere")).empty());
+}
+
+TEST_CASE("records are stored compressed; plain-text records of earlier versions still load", "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/big.o";
+  for (int i = 0; i < 400; ++i) {
+    record.missing.push_back("/usr/local/cuda/include/some/long/include/directory/header_" + std::to_string(i) + ".h");
+  }
+  const std::string text = serialize_record(record);
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  CHECK(stored.size() * 4 < text.size());
+  CHECK(stored.compare(0, 4, "\x28\xB5\x2F\xFD") == 0);
+  REQUIRE(load_record(file).record);
+  CHECK(load_record(file).record->missing.size() == 400);
+
+  nvfresh::write_file_atomically(file, text);  // as nvfresh 0.1 wrote it
+  REQUIRE(load_record(file).record);
+  CHECK(load_record(file).record->object == "/build/big.o");
+}
+
+TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/a.o";
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  nvfresh::write_file_atomically(file, stored.substr(0, stored.size() / 2));
+  auto loaded = load_record(file);
+  CHECK_FALSE(loaded.record);
+  CHECK_THAT(loaded.error, Catch::Contains("truncated or corrupt"));
+  CHECK_THROWS_AS(nvfresh::try_read_compressed_file(file), nvfresh::CompressedFileError);
+  CHECK(nvfresh::decompress_if_compressed("plain text", "x") == "plain text");
+}
+
+TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads as well", "[record_store]")
+{
+  const std::string text(100000, 'r');
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
+  std::string packed(ZSTD_compressBound(text.size()), '\0');
+  const size_t size = ZSTD_compress2(context.get(), packed.data(), packed.size(), text.data(), text.size());
+  REQUIRE(ZSTD_isError(size) == 0);
+  packed.resize(size);
+  REQUIRE(ZSTD_getFrameContentSize(packed.data(), packed.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
+  CHECK(nvfresh::decompress_if_compressed(packed, "piped.rec") == text);
+  CHECK_THROWS_AS(nvfresh::decompress_if_compressed(packed.substr(0, size - 3), "piped.rec"),
+                  nvfresh::CompressedFileError);
 }

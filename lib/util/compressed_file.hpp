@@ -1,0 +1,28 @@
+// Files nvfresh keeps for itself (records, link records), stored as one zstd frame: a CUTLASS TU's
+// record is 590 KB of text and about a seventh of that compressed. Plain-text files, as earlier
+// nvfresh versions wrote them, are read as they are.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace nvfresh {
+
+class CompressedFileError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Compresses `text` and writes it atomically (write_file_atomically). Throws on failure.
+void write_compressed_file(const std::string& path, std::string_view text);
+
+// The text of a file written by write_compressed_file, or of a plain-text file; std::nullopt when
+// the file cannot be read. Throws CompressedFileError when it is a zstd frame that does not decode.
+std::optional<std::string> try_read_compressed_file(const std::string& path);
+
+// The same for bytes already in memory.
+std::string decompress_if_compressed(std::string bytes, const std::string& what);
+
+} // namespace nvfresh
