@@ -7,8 +7,8 @@ namespace {
 constexpr const char* k_compile_env_names[] = {
   "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN",      "CPATH",           "C_INCLUDE_PATH",
   "CPLUS_INCLUDE_PATH", "GCC_EXEC_PREFIX",   "COMPILER_PATH",   "SOURCE_DATE_EPOCH",
-  // nvcc finds its host compiler (and the host compiler its assembler) through PATH: a directory
-  // added in front can hold another gcc. The trace records only the directories searched then.
+  // nvcc finds its host compiler (and the host compiler its assembler) through PATH. Recorded, but
+  // not in the signature: what matters is what the lookups resolve to (lib/path_lookups.hpp).
   "PATH",
 };
 
@@ -31,14 +31,16 @@ Digest command_signature(const std::vector<std::string>& signature_args,
                          const std::string& working_dir)
 {
   Hasher hasher;
-  hasher.tag("nvfresh-signature-1");
+  hasher.tag("nvfresh-signature-2");
   hasher.tag("args");
   for (const auto& arg : signature_args) {
     hasher.field(arg);
   }
   hasher.tag("env");
   for (const auto& [name, value] : compile_env) {
-    hasher.field(name).field(value);
+    if (name != k_path_variable) {  // PATH: judged by what it resolves (lib/path_lookups.hpp)
+      hasher.field(name).field(value);
+    }
   }
   hasher.tag("cwd").field(working_dir);
   return hasher.digest();

@@ -1,6 +1,7 @@
 #include "freshness.hpp"
 
 #include "compile_env.hpp"
+#include "path_lookups.hpp"
 
 #include <fmt/format.h>
 
@@ -26,6 +27,7 @@ constexpr KindText k_kind_names[] = {
   {StaleKind::tool_changed, "tool_changed"},
   {StaleKind::probe_found, "probe_found"},
   {StaleKind::env_changed, "env_changed"},
+  {StaleKind::path_lookup_changed, "path_lookup_changed"},
 };
 
 std::string quoted_or_unset(const std::string* value)
@@ -61,6 +63,9 @@ std::string StaleReason::describe() const
     return fmt::format("{} now exists (it was looked up and not found when the object was built)",
                        path);
   case StaleKind::env_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
+  case StaleKind::path_lookup_changed:
+    return fmt::format("{} on PATH is now {} (was {})", path, after.empty() ? "not found" : after,
+                       before.empty() ? "not found" : before);
   }
   return "stale";
 }
@@ -80,6 +85,7 @@ FreshnessVerdict FreshnessChecker::check(const Record& record)
   check_inputs(record, verdict);
   check_probes(record, verdict);
   check_environment(record, verdict);
+  check_path_lookups(record, verdict);
   return verdict;
 }
 
@@ -135,6 +141,7 @@ void FreshnessChecker::check_environment(const Record& record, FreshnessVerdict&
   for (const auto& [name, value] : m_compile_env) {
     names.insert(name);
   }
+  names.erase(std::string(k_path_variable));  // judged by what it resolves: check_path_lookups
   for (const auto& name : names) {
     auto then = record.env.find(name);
     auto now = m_compile_env.find(name);
@@ -143,6 +150,23 @@ void FreshnessChecker::check_environment(const Record& record, FreshnessVerdict&
     if ((before == nullptr) != (after == nullptr) || (before != nullptr && *before != *after)) {
       verdict.reasons.push_back(
         {StaleKind::env_changed, name, quoted_or_unset(before), quoted_or_unset(after)});
+    }
+  }
+}
+
+void FreshnessChecker::check_path_lookups(const Record& record, FreshnessVerdict& verdict)
+{
+  auto then = record.env.find(std::string(k_path_variable));
+  auto now = m_compile_env.find(std::string(k_path_variable));
+  const std::string before_path = then != record.env.end() ? then->second : std::string();
+  const std::string current_path = now != m_compile_env.end() ? now->second : std::string();
+  if (before_path == current_path) {
+    return;
+  }
+  for (const auto& lookup : path_lookups_of(record)) {
+    std::string resolved = resolve_in_path(lookup.name, current_path, record.working_dir);
+    if (resolved != lookup.resolved) {
+      verdict.reasons.push_back({StaleKind::path_lookup_changed, lookup.name, lookup.resolved, resolved});
     }
   }
 }

@@ -23,6 +23,7 @@ enum class StaleKind {
   tool_changed,       // nvcc, cicc, ptxas, the host compiler, ... replaced
   probe_found,        // a lookup that found nothing now finds a file (shadowing, __has_include)
   env_changed,        // NVCC_APPEND_FLAGS and friends
+  path_lookup_changed,  // a program found through PATH (gcc, as) resolves elsewhere under today's PATH
 };
 
 struct StaleReason {
@@ -52,6 +53,7 @@ private:
   void check_inputs(const Record& record, FreshnessVerdict& verdict);
   void check_probes(const Record& record, FreshnessVerdict& verdict);
   void check_environment(const Record& record, FreshnessVerdict& verdict);
+  void check_path_lookups(const Record& record, FreshnessVerdict& verdict);
 
   FileHasher& m_hasher;
   std::map<std::string, std::string> m_compile_env;

@@ -271,6 +271,20 @@ class ContentChangedMtimeKept(SkipCase):
         path = f"{self.tu.dir / 'pathcc'}:{os.environ['PATH']}"
         self.assert_compiled(env={"PATH": path}, marker="CCBIN_path", gone="CCBIN_none")
         self.assert_skipped(env={"PATH": path})
+        check = harness.run([NVFRESH, "check", "-C", str(self.tu.dir)])  # check's PATH: gcc elsewhere
+        self.assertEqual(check.returncode, 1, check.stdout.decode())
+        self.assertIn(f"gcc on PATH is now {shutil.which('gcc')}", check.stdout.decode())
+
+    def test_path_gains_a_directory_without_a_compiler(self):
+        # Activating a Python venv or conda prepends a directory; gcc and as resolve as before.
+        self.assert_compiled(marker="CCBIN_none")
+        venv = self.tu.dir / "venv" / "bin"
+        python = harness.write(venv / "python3", "#!/bin/sh\n")
+        python.chmod(0o755)
+        path = f"{venv}:{os.environ['PATH']}:/opt/nvfresh-test/missing/bin"
+        self.assert_skipped(env={"PATH": path})
+        check = harness.run([NVFRESH, "check", "-C", str(self.tu.dir)], env={"PATH": path})
+        self.assertEqual(check.returncode, 0, check.stdout.decode())
 
 
 class Probes(SkipCase):

@@ -13,7 +13,14 @@ using namespace nvfresh;
 
 namespace {
 
-const Environment k_env = {{"NVCC_APPEND_FLAGS", "-DX=1"}, {"PATH", "/usr/local/cuda/bin:/usr/bin"}};
+const Environment k_env = {{"NVCC_APPEND_FLAGS", "-DX=1"}};
+
+std::string write_program(const test::TempDir& dir, const std::string& relative)
+{
+  auto path = dir.write(relative, "#!/bin/sh\n");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  return path;
+}
 
 struct Fixture {
   test::TempDir dir;
@@ -29,23 +36,28 @@ struct Fixture {
     auto header = dir.write("inc/kernel_forward.h", "#define TILE 64\n");
     auto nvcc = dir.write("bin/nvcc", "nvcc v1");
     auto object = dir.write("a.o", "object bytes");
+    // nvcc found gcc through PATH: probed in bin1 (nothing), found in bin2.
+    auto gcc = write_program(dir, "bin2/gcc");
+    std::filesystem::create_directories(dir.path("bin1"));
     request.signature_args = {"--compile", "a.cu", "--include-path=inc"};
     plan.working_dir = dir.path();
     plan.object = object;
     plan.source = source;
     plan.compiler_path = nvcc;
     plan.child_env = k_env;
+    plan.child_env["PATH"] = dir.path("bin1") + ":" + dir.path("bin2");
     record.object = object;
     record.source = source;
     record.working_dir = dir.path();
     record.signature_args = request.signature_args;
-    record.env = compile_environment(k_env);
+    record.env = compile_environment(plan.child_env);
     record.signature = command_signature(record.signature_args, record.env, record.working_dir);
     record.inputs.push_back({*hasher.fingerprint(source).fingerprint, InputRole::source, {}});
     record.inputs.push_back({*hasher.fingerprint(header).fingerprint, InputRole::header, {}});
     record.inputs.push_back({*hasher.fingerprint(nvcc).fingerprint, InputRole::tool, {}});
+    record.inputs.push_back({*hasher.fingerprint(gcc).fingerprint, InputRole::header, {}});
     record.output = *hasher.fingerprint(object).fingerprint;
-    record.missing = {dir.path("inc0/kernel_forward.h")};
+    record.missing = {dir.path("inc0/kernel_forward.h"), dir.path("bin1/gcc")};
     record.console_mode = "separate";
     record.console_err = "a.cu(1): warning\n";
   }
@@ -82,7 +94,18 @@ TEST_CASE("skip: inputs touched, content unchanged", "[skip]")
   set_mtime_ns(header, stat_file(header).mtime_ns + 10'000'000'000);
   auto decision = f.decide();
   REQUIRE(decision.skip);
-  REQUIRE(decision.reason == "1 of 3 inputs touched, content unchanged");
+  REQUIRE(decision.reason == "1 of 4 inputs touched, content unchanged");
+}
+
+TEST_CASE("skip: PATH changed but gcc resolves as before (a venv activated)", "[skip]")
+{
+  Fixture f;
+  std::filesystem::create_directories(f.dir.path("venv/bin"));
+  write_program(f.dir, "venv/bin/python3");
+  f.plan.child_env["PATH"] = f.dir.path("venv/bin") + ":" + f.plan.child_env["PATH"] + ":/opt/other/bin";
+  auto decision = f.decide();
+  INFO(decision.reason);
+  REQUIRE(decision.skip);
 }
 
 TEST_CASE("skip: every doubt compiles, with a reason", "[skip]")
@@ -136,10 +159,16 @@ TEST_CASE("skip: every doubt compiles, with a reason", "[skip]")
     f.plan.child_env["NVCC_APPEND_FLAGS"] = "-DX=2";
     mentions = "signature";
   }
-  SECTION("PATH changed: another host compiler may come first")
+  SECTION("PATH changed: another host compiler comes first")
   {
-    f.plan.child_env["PATH"] = f.dir.path("mygcc") + ":/usr/local/cuda/bin:/usr/bin";
-    mentions = "signature";
+    write_program(f.dir, "mygcc/gcc");
+    f.plan.child_env["PATH"] = f.dir.path("mygcc") + ":" + f.plan.child_env["PATH"];
+    mentions = "gcc on PATH is now " + f.dir.path("mygcc/gcc");
+  }
+  SECTION("PATH changed: the directory holding the host compiler is gone from it")
+  {
+    f.plan.child_env["PATH"] = f.dir.path("bin1");
+    mentions = "gcc on PATH is now not found";
   }
   SECTION("arguments changed")
   {
