@@ -8,7 +8,7 @@
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
 //                inputs_from input* missing* output component* depfile? dep* times trusted console
-//                history*
+//                terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
 //   cwd       := "cwd" TAB path
@@ -31,6 +31,8 @@
 //   trusted   := "trusted" TAB ("1"|"0") TAB reason
 //   console   := "console" TAB ("none"|"combined"|"separate") TAB stdout TAB stderr
 //                                                what the compile printed (bytes, escaped)
+//   terminals := "console_terminals" TAB ("stdout"|"stderr"|"stdout,stderr")
+//                                                the streams that were terminals (absent: none)
 //   history   := "history" TAB time_ns TAB event TAB reason          oldest first, at most 16
 //   checksum  := "checksum" TAB hex32 LF                             XXH3-128 of every byte
 //                                                                    before this line
@@ -169,6 +171,9 @@ std::string serialize_record(const Record& record)
   out.line("times", record.start_ns, record.end_ns);
   out.line("trusted", record.trusted, record.untrusted_reason);
   out.line("console", record.console_mode, record.console_out, record.console_err);
+  if (!record.console_terminals.empty()) {
+    out.line("console_terminals", record.console_terminals);
+  }
   for (const auto& entry : record.history) {
     out.line("history", entry.time_ns, entry.event, entry.reason);
   }
@@ -288,6 +293,7 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
        r.console_out = f[2];
        r.console_err = f[3];
      }},
+    {"console_terminals", [](const Fields& f, Record& r) { set_string(f, r.console_terminals); }},
     {"output", [](const Fields& f, Record& r) { expect_fields(f, 6); r.output = to_fingerprint(f, 1); }},
     {"depfile", [](const Fields& f, Record& r) {
        expect_fields(f, 3);

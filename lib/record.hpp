@@ -68,11 +68,13 @@ struct Record {
   bool trusted = true;                       // false when an input changed while it compiled
   std::string untrusted_reason;
   std::vector<HistoryEntry> history;
-  // What the compile printed, replayed when a later build skips nvcc. "none": not captured (a
-  // terminal), "combined": stdout and stderr were one stream (in console_out), "separate".
+  // What the compile printed, replayed when a later build skips nvcc. "none": not captured (too
+  // large, or an nvfresh that did not capture terminals), "combined": stdout and stderr were one
+  // stream (in console_out), "separate".
   std::string console_mode = "none";
   std::string console_out;
   std::string console_err;
+  std::string console_terminals;  // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
   std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
   // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
   // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.

@@ -287,6 +287,7 @@ void set_console(Record& record, const CapturedOutput& captured)
   record.console_mode = captured.combined ? "combined" : "separate";
   record.console_out = captured.out;
   record.console_err = captured.err;
+  record.console_terminals = captured.terminals;
 }
 
 void apply_race_guard(Record& record)

@@ -17,6 +17,11 @@ namespace nvfresh {
 namespace {
 
 // The reasons a record cannot vouch for a skip, before any file is looked at.
+std::string describe_terminals(const std::string& terminals)
+{
+  return terminals.empty() ? std::string("no terminal") : "a terminal (" + terminals + ")";
+}
+
 std::string record_doubt(const Record& record, const CompileRequest& request,
                          const CompilePlan& plan)
 {
@@ -27,7 +32,12 @@ std::string record_doubt(const Record& record, const CompileRequest& request,
     return "the last compile's inputs were not traced (only nvcc's depfile)";
   }
   if (record.console_mode == "none") {
-    return "the last compile's output was not captured (a terminal), so it could not be replayed";
+    return "the last compile's output was not captured, so it could not be replayed";
+  }
+  if (std::string now = terminal_streams(); now != record.console_terminals) {
+    return fmt::format("the output went to {} then and goes to {} now: the compiler may print it "
+                       "differently (colours)", describe_terminals(record.console_terminals),
+                       describe_terminals(now));
   }
   if (!plan.depfile_path.empty() && record.depfile_prerequisites.empty()) {
     return "the build wants a depfile and the last compile left none nvfresh could recreate";

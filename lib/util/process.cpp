@@ -22,8 +22,11 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -124,6 +127,33 @@ Pipe make_pipe()
   return {fds[0], fds[1]};
 }
 
+// A pseudo-terminal standing in for the terminal `like`: the same window size and modes, except
+// that output is passed through unprocessed (no LF -> CR LF), so that what the compiler writes is
+// what nvfresh reads, and the real terminal does its own processing. read_end is the master.
+Pipe make_pseudo_terminal(int like)
+{
+  termios modes{};
+  winsize size{};
+  const bool have_modes = ::tcgetattr(like, &modes) == 0;
+  const bool have_size = ::ioctl(like, TIOCGWINSZ, &size) == 0;
+  modes.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+  int master = -1;
+  int slave = -1;
+  if (::openpty(&master, &slave, nullptr, have_modes ? &modes : nullptr, have_size ? &size : nullptr) != 0) {
+    throw std::runtime_error(fmt::format("cannot open a pseudo-terminal: {}", std::strerror(errno)));
+  }
+  ::fcntl(master, F_SETFD, FD_CLOEXEC);
+  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
+  return {master, slave};
+}
+
+// What the compiler gets in place of `target` (STDOUT_FILENO or STDERR_FILENO): a
+// pseudo-terminal when it is a terminal, else a pipe.
+Pipe make_capture_channel(int target)
+{
+  return ::isatty(target) != 0 ? make_pseudo_terminal(target) : make_pipe();
+}
+
 // Copies a pipe to a file descriptor as data arrives, keeping a copy up to the limit.
 void tee_pipe(int from, int to, std::string& copy, bool& overflow)
 {
@@ -134,7 +164,7 @@ void tee_pipe(int from, int to, std::string& copy, bool& overflow)
       continue;
     }
     if (n <= 0) {
-      break;
+      break;  // end of the pipe; EIO: every holder of the pseudo-terminal's other side is gone
     }
     write_fully(to, std::string_view(buffer, static_cast<size_t>(n)));
     if (copy.size() + static_cast<size_t>(n) > k_capture_limit) {
@@ -250,14 +280,26 @@ ProcessResult run_capturing_output(const std::vector<std::string>& argv, const E
                                    CapturedOutput& captured)
 {
   captured = CapturedOutput{};
-  if (::isatty(STDOUT_FILENO) || ::isatty(STDERR_FILENO)) {
-    return SystemProcessRunner().run(argv, env);
-  }
   std::string program = resolve_program(argv, env);
   captured.captured = true;
   captured.combined = same_file(STDOUT_FILENO, STDERR_FILENO);
-  Pipe out = make_pipe();
-  Pipe err = captured.combined ? out : make_pipe();
+  captured.terminals = terminal_streams();
+  Pipe out;
+  Pipe err;
+  try {
+    out = make_capture_channel(STDOUT_FILENO);
+    err = captured.combined ? out : make_capture_channel(STDERR_FILENO);
+  } catch (const std::runtime_error&) {
+    // No pseudo-terminal to be had (none left, no /dev/pts): the compiler writes to the terminal
+    // itself, as without nvfresh, and this compile's output is not captured.
+    for (int fd : {out.read_end, out.write_end}) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
+    captured = CapturedOutput{};
+    return SystemProcessRunner().run(argv, env);
+  }
   boost::asio::io_context context;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   SignalForwarding forwarding;
@@ -365,6 +407,13 @@ void exit_like(const ProcessResult& result)
     ::raise(result.term_signal);
   }
   std::_Exit(result.term_signal != 0 ? 128 + result.term_signal : result.exit_code);
+}
+
+std::string terminal_streams()
+{
+  const bool out = ::isatty(STDOUT_FILENO) != 0;
+  const bool err = ::isatty(STDERR_FILENO) != 0;
+  return out && err ? "stdout,stderr" : out ? "stdout" : err ? "stderr" : "";
 }
 
 } // namespace nvfresh

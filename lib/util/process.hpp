@@ -21,14 +21,21 @@ struct ProcessResult {
 
 // What a compiler printed, kept so that a later skipped compile can print the same.
 struct CapturedOutput {
-  bool captured = false;  // false: stdout or stderr is a terminal, left untouched
-  bool combined = false;  // stdout and stderr are the same pipe (ninja): one stream, in order
+  bool captured = false;  // false: not run through run_capturing_output
+  bool combined = false;  // stdout and stderr are the same pipe or terminal: one stream, in order
+  // Which streams were terminals ("", "stdout", "stderr", "stdout,stderr"). A terminal stream is
+  // captured through a pseudo-terminal of the same size, so that the compiler still sees a terminal
+  // (gcc's colours, its line width) and its bytes reach the real one unchanged.
+  std::string terminals;
   std::string out;        // stdout, or both streams when combined
   std::string err;
   bool overflow = false;  // more than k_capture_limit bytes: not kept
 };
 
 constexpr size_t k_capture_limit = 4 * 1024 * 1024;
+
+// Which of nvfresh's own stdout and stderr are terminals now, as CapturedOutput::terminals says it.
+std::string terminal_streams();
 
 class ProcessRunner {
 public:

@@ -4,7 +4,8 @@ A wrong skip is worse than a slow build, so every way a skip could be wrong is t
 kind of input changed in content with its mtime kept (header, forced include, options file,
 toolchain file, env flag), each kind of probe (shadowing header, __has_include), the object
 modified or deleted, a record that is corrupt, truncated, of an older format or missing, a clock
-that jumps, a compile whose output went to a terminal, and an input that changes during the check.
+that jumps, a compile whose output went to a terminal (captured through a pseudo-terminal, replayed
+only to a terminal), and an input that changes during the check.
 Where nvfresh must compile, the object is checked to really reflect the change (a marker string).
 
 Invocations are direct `nvfresh nvcc ... -MD -MT obj -MF dep` runs like CMake's, outputs piped.
@@ -437,36 +438,75 @@ class ClockJumps(SkipCase):
 
 
 class Terminal(SkipCase):
+    """Output to a terminal goes through a pseudo-terminal: the compiler still sees a terminal (gcc
+    and cudafe++ colour their messages), the bytes are nvcc's own, and they can be replayed."""
+
     def setUp(self):
         self.tu = Tu(warning=True)
+        self.tu.extra = ["-Xcompiler", "-Wall"]
 
-    def run_on_pty(self):
+    def run_on_pty(self, compiler_prefix, stderr_to_pipe=False, expect_status=0):
         master, slave = pty.openpty()
-        env = dict(os.environ)
-        proc = subprocess.Popen([NVFRESH, NVCC] + self.tu.args(), cwd=self.tu.dir, env=env,
-                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        proc = subprocess.Popen(compiler_prefix + [NVCC] + self.tu.args(), cwd=self.tu.dir, env=dict(os.environ),
+                                stdin=subprocess.DEVNULL, stdout=slave,
+                                stderr=subprocess.PIPE if stderr_to_pipe else slave)
         os.close(slave)
+        def read_errors():
+            with proc.stderr:
+                self.piped_err = proc.stderr.read()
+        errors = threading.Thread(target=read_errors) if stderr_to_pipe else None
+        if errors:
+            errors.start()
         seen = b""
         while True:
             try:
                 chunk = os.read(master, 65536)
-            except OSError:
+            except OSError:  # EIO: the other side is closed
                 break
             if not chunk:
                 break
             seen += chunk
         os.close(master)
-        self.assertEqual(proc.wait(), 0)
+        if errors:
+            errors.join()
+        self.assertEqual(proc.wait(), expect_status)
         return seen
 
-    def test_output_to_a_terminal_is_not_replayed_so_the_next_run_compiles(self):
-        seen = self.run_on_pty()
-        self.assertIn(b"unused_variable", seen, "nvcc's warning reached the terminal")
+    def test_terminal_output_is_nvccs_own_and_is_replayed_on_a_terminal(self):
+        plain = self.run_on_pty([])
+        self.assertIn(b"unused_variable", plain, "nvcc's warning reached the terminal")
+        self.assertIn(b"\x1b[", plain, "on a terminal the compiler colours its messages")
+        through = self.run_on_pty([NVFRESH])
+        self.assertEqual(through, plain, "what reaches the terminal is exactly what plain nvcc prints")
         self.assertEqual(events(self.tu.dir)[-1][0], "compiled")
-        piped = self.assert_compiled()
+        harness.bump_mtime(self.tu.dir / "inc" / "common.h")
+        replayed = self.run_on_pty([NVFRESH])
+        self.assertEqual(events(self.tu.dir)[-1][0], "skipped")
+        self.assertEqual(replayed, plain, "the replay is byte for byte what the terminal got")
+
+    def test_a_failing_compile_on_a_terminal(self):
+        harness.write(self.tu.dir / "src.cu", SOURCE + "int broken() { return undeclared_name; }\n")
+        plain = self.run_on_pty([], expect_status=2)
+        self.assertIn(b"undeclared_name", plain)
+        self.assertEqual(self.run_on_pty([NVFRESH], expect_status=2), plain)
+
+    def test_a_pipe_after_a_terminal_compiles_then_skips(self):
+        self.run_on_pty([NVFRESH])
+        piped = self.assert_compiled()  # no colours on a pipe: nvcc must print it itself
         self.assertIn(b"unused_variable", piped.stdout + piped.stderr)
+        self.assertNotIn(b"\x1b[", piped.stdout + piped.stderr)
         replay = self.assert_skipped()
         self.assertEqual((replay.stdout, replay.stderr), (piped.stdout, piped.stderr))
+
+    def test_stdout_on_a_terminal_and_stderr_on_a_pipe(self):
+        plain_out = self.run_on_pty([], stderr_to_pipe=True)
+        plain_err = self.piped_err
+        out = self.run_on_pty([NVFRESH], stderr_to_pipe=True)
+        self.assertEqual((out, self.piped_err), (plain_out, plain_err))
+        harness.bump_mtime(self.tu.dir / "inc" / "common.h")
+        out = self.run_on_pty([NVFRESH], stderr_to_pipe=True)
+        self.assertEqual(events(self.tu.dir)[-1][0], "skipped")
+        self.assertEqual((out, self.piped_err), (plain_out, plain_err))
 
 
 class ChangesDuringTheCheck(SkipCase):

@@ -181,10 +181,15 @@ TEST_CASE("skip: every doubt compiles, with a reason", "[skip]")
     previous->untrusted_reason = "kernel_forward.h changed while the object compiled";
     mentions = "raced";
   }
-  SECTION("the last compile's output went to a terminal")
+  SECTION("the last compile's output was not captured")
   {
     previous->console_mode = "none";
     mentions = "not captured";
+  }
+  SECTION("the last compile's output went to a terminal, this one's does not (or the other way)")
+  {
+    previous->console_terminals = terminal_streams() == "stdout,stderr" ? "" : "stdout,stderr";
+    mentions = "terminal";
   }
   SECTION("inputs known only from nvcc's depfile")
   {
