@@ -1,6 +1,7 @@
 // events.log grammar (fields escaped as in util/text_fields.hpp):
 //   line := time_ns TAB event TAB duration_ns TAB object TAB reason LF
-// A line that does not parse (torn by a crash, edited by hand) is skipped.
+// A line that does not parse (torn by a crash, edited by hand) is skipped. events.log.1 holds the
+// lines before the last rotation.
 #include "events.hpp"
 
 #include "util/file_io.hpp"
@@ -11,6 +12,7 @@
 #include <filesystem>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nvfresh {
@@ -24,24 +26,34 @@ std::string events_file(const std::string& record_root)
 
 } // namespace
 
-void append_event(const std::string& record_root, const BuildEvent& event)
+void append_event(const std::string& record_root, const BuildEvent& event, std::int64_t rotate_bytes)
 {
   std::error_code ignored;
   std::filesystem::create_directories(record_root, ignored);
   std::string line = fmt::format("{}\t{}\t{}\t{}\t{}\n", event.time_ns, escape_field(event.event),
                                  event.duration_ns, escape_field(event.object),
                                  escape_field(event.reason));
-  int fd = ::open(events_file(record_root).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    [[maybe_unused]] ssize_t ignored_size = ::write(fd, line.data(), line.size());
-    ::close(fd);
+  const std::string file = events_file(record_root);
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    return;
   }
+  [[maybe_unused]] ssize_t ignored_size = ::write(fd, line.data(), line.size());
+  struct stat written {};
+  struct stat named {};
+  // Rotate once, by whoever crosses the limit first: the name must still be this very file.
+  if (::fstat(fd, &written) == 0 && written.st_size > rotate_bytes && ::stat(file.c_str(), &named) == 0 &&
+      named.st_ino == written.st_ino && named.st_dev == written.st_dev) {
+    ::rename(file.c_str(), (file + ".1").c_str());
+  }
+  ::close(fd);
 }
 
 std::vector<BuildEvent> read_events(const std::string& record_root)
 {
   std::vector<BuildEvent> events;
-  std::string text = try_read_file(events_file(record_root)).value_or("");
+  const std::string file = events_file(record_root);
+  const std::string text = try_read_file(file + ".1").value_or("") + try_read_file(file).value_or("");
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = std::min(text.find('\n', begin), text.size());

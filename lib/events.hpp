@@ -1,6 +1,9 @@
 // The build tree's events log: one line per compile that went through nvfresh (compiled, skipped,
 // raced, failed, not-recorded), appended with a single write so that parallel compiles never
 // interleave. `nvfresh stats` reads it. Grammar at the top of events.cpp.
+//
+// It does not grow without bound: past k_events_rotate_bytes (about 50k compiles) events.log
+// becomes events.log.1, replacing the one before; read_events reads both, oldest first.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,10 @@ struct BuildEvent {
   std::string reason;
 };
 
-void append_event(const std::string& record_root, const BuildEvent& event);  // never throws
+inline constexpr std::int64_t k_events_rotate_bytes = 8 << 20;
+
+void append_event(const std::string& record_root, const BuildEvent& event,
+                  std::int64_t rotate_bytes = k_events_rotate_bytes);  // never throws
 std::vector<BuildEvent> read_events(const std::string& record_root);        // skips bad lines
 
 } // namespace nvfresh
