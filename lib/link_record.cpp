@@ -184,14 +184,25 @@ std::string link_record_file_for(const std::string& record_root, const std::stri
   return record_root + "/links/" + name + "-" + hash_bytes(artifact).to_hex().substr(0, 16) + ".link";
 }
 
-std::optional<LinkRecord> load_link_record(const std::string& record_root, const std::string& artifact)
+namespace {
+
+// A link record file that is missing, unreadable or malformed is as if the link was never
+// recorded: the artifact's mtime decides then.
+std::optional<LinkRecord> read_link_record_file(const std::string& file)
 {
   try {
-    auto text = try_read_compressed_file(link_record_file_for(record_root, artifact));
+    auto text = try_read_compressed_file(file);
     return text ? parse_link_record(*text) : std::nullopt;
   } catch (const CompressedFileError&) {
-    return std::nullopt;  // unreadable: as if the link was never recorded (mtime decides then)
+    return std::nullopt;
   }
+}
+
+} // namespace
+
+std::optional<LinkRecord> load_link_record(const std::string& record_root, const std::string& artifact)
+{
+  return read_link_record_file(link_record_file_for(record_root, artifact));
 }
 
 std::vector<LinkRecord> load_all_link_records(const std::string& record_root)
@@ -199,13 +210,7 @@ std::vector<LinkRecord> load_all_link_records(const std::string& record_root)
   std::vector<LinkRecord> records;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(record_root + "/links", error)) {
-    std::optional<std::string> text;
-    try {
-      text = try_read_compressed_file(entry.path().string());
-    } catch (const CompressedFileError&) {
-      continue;  // unreadable: as if the link was never recorded
-    }
-    if (auto record = text ? parse_link_record(*text) : std::nullopt) {
+    if (auto record = read_link_record_file(entry.path().string())) {
       records.push_back(std::move(*record));
     }
   }

@@ -1,8 +1,7 @@
 #include "path_lookups.hpp"
 
 #include "util/file_io.hpp"
-
-#include <unistd.h>
+#include "util/process.hpp"
 
 #include <set>
 
@@ -10,18 +9,12 @@ namespace nvfresh {
 
 namespace {
 
+// PATH's directories as absolute, normalized paths, the way the trace names the files in them.
 std::vector<std::string> path_directories(const std::string& path, const std::string& working_dir)
 {
   std::vector<std::string> dirs;
-  size_t begin = 0;
-  while (begin <= path.size()) {
-    size_t end = path.find(':', begin);
-    if (end == std::string::npos) {
-      end = path.size();
-    }
-    const std::string dir = path.substr(begin, end - begin);
-    dirs.push_back(lexically_normal(absolute_path(dir.empty() ? "." : dir, working_dir)));
-    begin = end + 1;
+  for (const std::string& entry : search_path_entries(path)) {
+    dirs.push_back(lexically_normal(absolute_path(entry.empty() ? "." : entry, working_dir)));
   }
   return dirs;
 }
@@ -86,8 +79,7 @@ std::string resolve_in_path(const std::string& name, const std::string& path, co
 {
   for (const auto& dir : path_directories(path, working_dir)) {
     const std::string candidate = join(dir, name);
-    const FileStat stat = stat_file(candidate);
-    if (stat.is_regular && ::access(candidate.c_str(), X_OK) == 0) {
+    if (is_executable_file(candidate)) {
       return candidate;
     }
   }

@@ -89,11 +89,6 @@ bool is_self(const std::string& candidate, const std::string& self)
   return !error && resolved.string() == self;
 }
 
-bool is_executable_file(const std::string& path)
-{
-  FileStat st = stat_file(path);
-  return st.is_regular && ::access(path.c_str(), X_OK) == 0;
-}
 
 std::vector<std::string> environment_strings(const Environment& env)
 {
@@ -217,6 +212,27 @@ Environment current_environment()
   return env;
 }
 
+bool is_executable_file(const std::string& path)
+{
+  FileStat st = stat_file(path);
+  return st.is_regular && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> search_path_entries(const std::string& path)
+{
+  std::vector<std::string> entries;
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t end = path.find(':', begin);
+    if (end == std::string::npos) {
+      end = path.size();
+    }
+    entries.push_back(path.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return entries;
+}
+
 std::string find_program(const std::string& name, const Environment& env)
 {
   if (name.find('/') != std::string::npos) {
@@ -225,18 +241,11 @@ std::string find_program(const std::string& name, const Environment& env)
   auto path_entry = env.find("PATH");
   std::string path = path_entry != env.end() ? path_entry->second : "/usr/local/bin:/usr/bin:/bin";
   std::string self = self_executable();
-  size_t begin = 0;
-  while (begin <= path.size()) {
-    size_t end = path.find(':', begin);
-    if (end == std::string::npos) {
-      end = path.size();
-    }
-    std::string dir = path.substr(begin, end - begin);
+  for (const std::string& dir : search_path_entries(path)) {
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
     if (is_executable_file(candidate) && !is_self(candidate, self)) {
       return candidate;
     }
-    begin = end + 1;
   }
   return {};
 }

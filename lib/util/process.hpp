@@ -83,6 +83,12 @@ Environment current_environment();
 // PATH lookup as execvp does it, skipping nvfresh itself. Empty when not found.
 std::string find_program(const std::string& name, const Environment& env);
 
+// The entries of a PATH value in order, as written ("" for an empty entry: the working directory).
+std::vector<std::string> search_path_entries(const std::string& path);
+
+// A regular file this process may execute.
+bool is_executable_file(const std::string& path);
+
 // Ends nvfresh the way the child ended: same exit status, or the same signal re-raised.
 [[noreturn]] void exit_like(const ProcessResult& result);
 
