@@ -354,3 +354,15 @@ def wait_for_compile_to_pause(testcase, state, build, timeout=120):
             build.kill()
             testcase.fail("race.cu's compile never reached the host compiler wrapper")
         time.sleep(0.05)
+
+
+def add_test_case_per_tool(scenarios, namespace, make=None):
+    """Defines Ninja111, NinjaPyPI and Make in `namespace` (a test module's globals()): unittest
+    classes that run `scenarios` with ninja 1.11, ninja >= 1.12 and GNU make (`make`: attributes
+    only the Make class gets). The clean-compile comparison is the same nvcc command whatever the
+    tool, so only Ninja111 runs it."""
+    for name, tool in (("Ninja111", NINJA), ("NinjaPyPI", NINJA_PYPI), ("Make", MAKE)):
+        attributes = {"TOOL": tool, "CLEAN_COMPARE": tool is NINJA, "__module__": namespace["__name__"]}
+        if tool is MAKE and make:
+            attributes.update(make)
+        namespace[name] = type(name, (scenarios, harness.unittest.TestCase), attributes)

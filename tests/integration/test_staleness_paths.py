@@ -79,21 +79,9 @@ class Scenarios(project.TreeAssertions):
         self.build_exactly(set(), what="(nothing changed since)")
 
 
-class Ninja111(Scenarios, unittest.TestCase):
-    TOOL = project.NINJA
-
-
-class NinjaPyPI(Scenarios, unittest.TestCase):
-    TOOL = project.NINJA_PYPI
-    CLEAN_COMPARE = False
-
-
-class Make(Scenarios, unittest.TestCase):
-    TOOL = project.MAKE
-    CLEAN_COMPARE = False
-    # CMake 3.25's Makefiles break on a '#' in the source directory itself (plain CMake, without
-    # nvfresh: "/bin/sh: Syntax error: Unterminated quoted string" in cmake_check_build_system).
-    SOURCE_DIR = "src dir"
+# CMake 3.25's Makefiles break on a '#' in the source directory itself (plain CMake, without
+# nvfresh: "/bin/sh: Syntax error: Unterminated quoted string" in cmake_check_build_system).
+project.add_test_case_per_tool(Scenarios, globals(), make={"SOURCE_DIR": "src dir"})
 
 
 if __name__ == "__main__":

@@ -85,18 +85,7 @@ class RaceScenario(project.TreeAssertions):
         self.build_exactly(set(), what="(nothing changed since)")
 
 
-class Ninja111(RaceScenario, unittest.TestCase):
-    TOOL = project.NINJA
-
-
-class NinjaPyPI(RaceScenario, unittest.TestCase):
-    TOOL = project.NINJA_PYPI
-    CLEAN_COMPARE = False
-
-
-class Make(RaceScenario, unittest.TestCase):
-    TOOL = project.MAKE
-    CLEAN_COMPARE = False
+project.add_test_case_per_tool(RaceScenario, globals())
 
 
 if __name__ == "__main__":

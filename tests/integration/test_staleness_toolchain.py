@@ -95,18 +95,7 @@ class Scenarios(project.TreeAssertions):
         self.assert_check_clean()
 
 
-class Ninja111(Scenarios, unittest.TestCase):
-    TOOL = project.NINJA
-
-
-class NinjaPyPI(Scenarios, unittest.TestCase):
-    TOOL = project.NINJA_PYPI
-    CLEAN_COMPARE = False
-
-
-class Make(Scenarios, unittest.TestCase):
-    TOOL = project.MAKE
-    CLEAN_COMPARE = False
+project.add_test_case_per_tool(Scenarios, globals())
 
 
 if __name__ == "__main__":
