@@ -241,7 +241,28 @@ class BuildTree:
         return self.nvfresh("explain", name, "-C", str(self.build_dir), env=env)
 
 
-class TreeAssertions:
+class WorkDirPerClass:
+    """A test class that builds in one work directory for all its tests, with the build tool TOOL."""
+
+    TOOL = None
+
+    @classmethod
+    def make_work_dir(cls, prefix):
+        """Sets and returns cls.work; skips the whole class when its build tool is missing."""
+        reason = require_tool(cls.TOOL)
+        if reason:
+            raise harness.unittest.SkipTest(reason)
+        cls.work = harness.make_workdir(prefix)
+        return cls.work
+
+    @classmethod
+    def tearDownClass(cls):
+        """Removes the work directory, unless NVFRESH_KEEP_TEST_DIRS is set."""
+        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
+            shutil.rmtree(cls.work.parent, ignore_errors=True)
+
+
+class TreeAssertions(WorkDirPerClass):
     """Mixed into a unittest.TestCase whose class has a `tree` (BuildTree)."""
 
     def build_exactly(self, expected, env=None, what=""):

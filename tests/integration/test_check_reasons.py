@@ -90,15 +90,10 @@ class Report:
         return f"exit {self.rc}\n{json.dumps(self.data, indent=1)}"
 
 
-class Scenarios:
-    TOOL = None
-
+class Scenarios(project.WorkDirPerClass):
     @classmethod
     def setUpClass(cls):
-        reason = project.require_tool(cls.TOOL)
-        if reason:
-            raise unittest.SkipTest(reason)
-        cls.work = harness.make_workdir("nvfresh-reasons-")
+        cls.make_work_dir("nvfresh-reasons-")
         cls.src = cls.work / "src"
         for relative, text in FILES.items():
             harness.write(cls.src / relative, text)
@@ -110,11 +105,6 @@ class Scenarios:
         cls.tree.configure()
         first = cls.tree.build()
         assert first.compiled == ALL_OBJECTS, first.output
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
-            shutil.rmtree(cls.work.parent, ignore_errors=True)
 
     @classmethod
     def host_wrapper(cls, version):

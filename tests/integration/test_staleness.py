@@ -13,10 +13,8 @@ __has_include turning true; content replaced with an older mtime (cp -p, touch -
 header and a symlinked include directory retargeted; and nothing rebuilt when nothing changed.
 """
 import os
-import shutil
 import subprocess
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -89,24 +87,15 @@ def make_source_tree(root):
 
 
 class Scenarios(project.TreeAssertions):
-    TOOL = None
 
     @classmethod
     def setUpClass(cls):
-        reason = project.require_tool(cls.TOOL)
-        if reason:
-            raise unittest.SkipTest(reason)
-        cls.work = harness.make_workdir("nvfresh-staleness-")
+        cls.make_work_dir("nvfresh-staleness-")
         cls.src = make_source_tree(cls.work / "src")
         cls.tree = project.BuildTree(cls.src, cls.work / "build", cls.TOOL)
         cls.tree.configure()
         first = cls.tree.build()
         assert first.compiled == {DEEP, ARCH, FORCED, LOOKUP, PLAIN}, first.output
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
-            shutil.rmtree(cls.work.parent, ignore_errors=True)
 
     def setUp(self):
         self.settle()

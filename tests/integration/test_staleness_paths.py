@@ -12,10 +12,8 @@ whose name starts with a quote, finds none, and records no dependencies at all (
 scenarios pass only because nvfresh sync compares the record with the disk.
 """
 import os
-import shutil
 import subprocess
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -35,26 +33,17 @@ FILES = {
 
 
 class Scenarios(project.TreeAssertions):
-    TOOL = None
     SOURCE_DIR = "src dir#0"
 
     @classmethod
     def setUpClass(cls):
-        reason = project.require_tool(cls.TOOL)
-        if reason:
-            raise unittest.SkipTest(reason)
-        cls.work = harness.make_workdir("nvfresh-paths-")
+        cls.make_work_dir("nvfresh-paths-")
         cls.src = project.write_project(cls.work / cls.SOURCE_DIR, TARGETS, FILES)
         cls.header = cls.src / INCLUDE / "odd hdr#3.h"
         cls.tree = project.BuildTree(cls.src, cls.work / "build dir", cls.TOOL)
         cls.tree.configure()
         first = cls.tree.build()
         assert first.compiled == {ODD, PLAIN}, first.output
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
-            shutil.rmtree(cls.work.parent, ignore_errors=True)
 
     def setUp(self):
         self.settle()

@@ -11,9 +11,7 @@ waits; the test edits the header and lets it go, so the later passes read the ne
 raced object really is a mixture of both versions.
 """
 import os
-import shutil
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -34,14 +32,10 @@ FILES = {
 
 
 class RaceScenario(project.TreeAssertions):
-    TOOL = None
 
     @classmethod
     def setUpClass(cls):
-        reason = project.require_tool(cls.TOOL)
-        if reason:
-            raise unittest.SkipTest(reason)
-        cls.work = harness.make_workdir("nvfresh-race-")
+        cls.make_work_dir("nvfresh-race-")
         cls.src = project.write_project(cls.work / "src", TARGETS, FILES)
         cls.state = cls.work / "state"
         cls.state.mkdir()
@@ -52,11 +46,6 @@ class RaceScenario(project.TreeAssertions):
         cls.tree.configure()
         first = cls.tree.build()
         assert first.compiled == {RACE, PLAIN}, first.output
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
-            shutil.rmtree(cls.work.parent, ignore_errors=True)
 
     def test_header_edited_while_its_unit_compiles(self):
         header = self.src / "include/raced.h"

@@ -8,9 +8,7 @@
 - nvcc replaced in place, the same way: CMAKE_CUDA_COMPILER is a script that execs the real nvcc.
 """
 import os
-import shutil
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -37,14 +35,10 @@ def nvcc_wrapper(tag):
 
 
 class Scenarios(project.TreeAssertions):
-    TOOL = None
 
     @classmethod
     def setUpClass(cls):
-        reason = project.require_tool(cls.TOOL)
-        if reason:
-            raise unittest.SkipTest(reason)
-        cls.work = harness.make_workdir("nvfresh-toolchain-")
+        cls.make_work_dir("nvfresh-toolchain-")
         cls.src = project.write_project(cls.work / "src", TARGETS, FILES)
         cls.host_cxx = project.write_script(cls.work / "hostcc" / "g++", host_wrapper("cc1"))
         cls.nvcc = project.write_script(cls.work / "cuda" / "nvcc", nvcc_wrapper("nv1"))
@@ -54,11 +48,6 @@ class Scenarios(project.TreeAssertions):
         cls.tree.configure()
         first = cls.tree.build()
         assert first.compiled == {DEEP, PLAIN}, first.output
-
-    @classmethod
-    def tearDownClass(cls):
-        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
-            shutil.rmtree(cls.work.parent, ignore_errors=True)
 
     def setUp(self):
         self.settle()
