@@ -8,6 +8,9 @@
 //   trace    := line*
 //   line     := process | access | lost
 //   process  := "X" SP pid SP ppid SP pass SP exe LF      a process started (tracer constructor)
+//               [ "I" SP pid SP path LF ]                   the path its execve named (AT_EXECFN),
+//               only when that is not exe: a #! script (an nvcc wrapper) runs its interpreter;
+//               written in the same write(2) as the X line
 //   access   := kind SP pid SP path LF
 //   kind     := "R"     opened read-only, or stat/access found a non-directory
 //             | "D"     a directory was opened or stat'ed
@@ -31,6 +34,7 @@
 #include "util/text_fields.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -89,9 +93,25 @@ bool parse_process(std::string_view rest, Trace& trace)
   if (!pid || !parent_pid || pass.empty() || rest.empty()) {
     return false;
   }
-  TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass)};
+  TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass), ""};
   trace.processes.push_back(process);
   trace.accesses.push_back({*pid, AccessKind::exec, lexically_normal(process.executable)});
+  return true;
+}
+
+// "I pid path": the script the latest process of that pid was started as.
+bool parse_invoked(std::string_view rest, Trace& trace)
+{
+  auto pid = parse_int(next_word(rest));
+  if (!pid || rest.empty() || rest.front() != '/') {
+    return false;
+  }
+  auto process = std::find_if(trace.processes.rbegin(), trace.processes.rend(),
+                              [&](const TracedProcess& p) { return p.pid == *pid; });
+  if (process == trace.processes.rend()) {
+    return false;
+  }
+  process->invoked_as = lexically_normal(std::string(rest));
   return true;
 }
 
@@ -111,6 +131,9 @@ bool parse_line(std::string_view line, Trace& trace)
   std::string_view letter = next_word(line);
   if (letter == "X") {
     return parse_process(line, trace);
+  }
+  if (letter == "I") {
+    return parse_invoked(line, trace);
   }
   if (auto kind = kind_of(letter)) {
     return parse_access(*kind, line, trace);
@@ -213,10 +236,22 @@ std::map<int, std::string> resolve_passes(const Trace& trace)
   return passes;
 }
 
+bool runs_program(const TracedProcess& process, const std::string& canonical_program)
+{
+  if (process.executable == canonical_program) {
+    return true;
+  }
+  if (process.invoked_as.empty()) {
+    return false;
+  }
+  std::error_code error;
+  return std::filesystem::weakly_canonical(process.invoked_as, error).string() == canonical_program;
+}
+
 Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable)
 {
   const bool root_ran = std::any_of(trace.processes.begin(), trace.processes.end(),
-                                    [&](const TracedProcess& p) { return p.executable == root_executable; });
+                                    [&](const TracedProcess& p) { return runs_program(p, root_executable); });
   if (!root_ran) {
     return trace;
   }
@@ -226,6 +261,7 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   // parser adds both, in trace order); a pid's accesses belong to its latest image. A pid's
   // accesses before its first image are the parent's code running in the forked child (ccache
   // opening the files it redirects nvcc's output to): they count when the parent's image does.
+  // An image that a member image execs is a member too (an nvcc wrapper script's `exec nvcc`).
   std::map<int, bool> member_image;                 // pid -> does its current image belong?
   std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
   std::size_t next_process = 0;
@@ -236,8 +272,10 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
       const TracedProcess& process = trace.processes[next_process++];
       auto parent = member_image.find(process.parent_pid);
       const bool parent_member = parent != member_image.end() && parent->second;
-      const bool member = process.executable == root_executable || parent_member;
-      const bool first_image = member_image.count(process.pid) == 0;
+      auto previous = member_image.find(process.pid);
+      const bool first_image = previous == member_image.end();
+      const bool previous_member = !first_image && previous->second;
+      const bool member = runs_program(process, root_executable) || parent_member || previous_member;
       member_image[process.pid] = member;
       if (member) {
         subtree.processes.push_back(process);

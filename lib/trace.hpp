@@ -24,6 +24,8 @@ struct TracedProcess {
   std::string executable;  // absolute, from /proc/self/exe
   std::string pass;        // as its own argv tells: "compute_80", "sm_80", "compute_90a", ...;
                            // "" when it does not (summarize_trace then takes the parent's pass)
+  std::string invoked_as;  // the path its execve named, when that is not `executable` (a #!
+                           // script: executable is then its interpreter); else ""
 };
 
 struct TracedAccess {
@@ -53,7 +55,8 @@ Trace read_trace(const std::string& trace_path);
 // (nvcc itself, cudafe++, fatbinary and the final host compile say nothing about an arch).
 std::map<int, std::string> resolve_passes(const Trace& trace);
 
-// Only what the processes started from `root_executable` (nvcc) and their descendants did: a
+// Only what the processes started from `root_executable` (nvcc, canonical; a process runs it when
+// its executable or the script it was invoked as is that file) and their descendants did: a
 // launcher between nvfresh and nvcc (ccache) reads and writes its own files, which are not inputs
 // of the compile, also when it execs nvcc in its own process (then only what happened after the
 // exec counts). Returns the trace unchanged when no process ran root_executable.

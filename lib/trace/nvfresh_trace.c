@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -247,7 +248,7 @@ static void emit_process(int argc, char** argv) {
   if (argv != NULL && !preprocess_arch(argc, argv, pass, sizeof pass)) {
     tool_arch(argc, argv, exe, pass, sizeof pass);
   }
-  char line[k_line_max];
+  char line[k_line_max * 2];
   size_t used = append_text(line, 0, "X ");
   used = append_number(line, used, (long)getpid());
   used = append_text(line, used, " ");
@@ -260,8 +261,23 @@ static void emit_process(int argc, char** argv) {
   if (used >= k_line_max - 1) {
     used = append_text(line, mark, "?");
   }
-  line[used] = '\n';
-  write_line(line, used + 1);
+  line[used++] = '\n';
+  // A #! script (an nvcc wrapper such as /usr/local/bin/nvcc) runs its interpreter: /proc/self/exe
+  // names the shell, AT_EXECFN the script that was executed. Same write, so it follows its X line.
+  char invoked_buf[PATH_MAX * 2];
+  const char* invoked = resolve(AT_FDCWD, (const char*)getauxval(AT_EXECFN), invoked_buf, sizeof invoked_buf);
+  if (invoked != NULL && strcmp(invoked, exe) != 0 && strchr(invoked, '\n') == NULL) {
+    size_t line_start = used;
+    used = event_head(line + line_start, 'I');
+    used = append_text(line + line_start, used, invoked);
+    if (used < k_line_max - 1) {
+      line[line_start + used] = '\n';
+      used = line_start + used + 1;
+    } else {
+      used = line_start; // too long to name: the X line alone, as before
+    }
+  }
+  write_line(line, used);
 }
 
 __attribute__((constructor)) static void nvfresh_trace_start(int argc, char** argv, char** envp) {

@@ -127,14 +127,25 @@ class CMakeIntegration(harness.unittest.TestCase):
 
     def test_launcher_that_execs_nvcc_keeps_its_own_reads(self):
         # Like ccache when it falls back to the plain compiler: it reads its own state, then execs
-        # nvcc in the same process. Another build's launcher then changes that state.
-        state = harness.write(self.work / "launcher-state", "hits 1\n")
-        launcher = harness.write(self.work / "exec-launcher", f'#!/bin/sh\ncat "{state}" >/dev/null\nexec "$@"\n')
+        # nvcc in the same process. Another build's launcher then changes that state. The compiler
+        # is the nvcc binary itself, and an nvcc wrapper script (`exec nvcc "$@"`, as a toolkit
+        # install puts in /usr/local/bin): the tracer then sees a shell, invoked as the script.
+        real_nvcc = Path(NVCC).resolve()
+        wrapper = harness.write(self.work / "wrapper-bin" / "nvcc", f'#!/bin/sh\nexec "{real_nvcc}" "$@"\n')
+        wrapper.chmod(0o755)
+        for name, compiler in (("binary", real_nvcc), ("wrapper-script", wrapper)):
+            with self.subTest(compiler=name):
+                self.assert_exec_launcher_reads_stay_out(name, compiler)
+
+    def assert_exec_launcher_reads_stay_out(self, name, compiler):
+        state = harness.write(self.work / f"launcher-state-{name}", "hits 1\n")
+        launcher = harness.write(self.work / f"launcher-{name}.sh",
+                                 f'#!/bin/sh\ncat "{state}" >/dev/null\nexec "$@"\n')
         launcher.chmod(0o755)
-        src = self.project("exec-launcher-project")
-        build = self.work / "exec-launcher-build"
+        src = self.project(f"exec-launcher-{name}")
+        build = self.work / f"exec-launcher-{name}-build"
         harness.run(["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=80",
-                     f"-DCMAKE_CUDA_COMPILER_LAUNCHER={launcher}",
+                     f"-DCMAKE_CUDA_COMPILER={compiler}", f"-DCMAKE_CUDA_COMPILER_LAUNCHER={launcher}",
                      f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
                      f"-DNVFRESH_EXECUTABLE={NVFRESH}"], check=True)
         self.assertEqual(len(compiled_objects(self.build(build))), 2)
@@ -145,7 +156,7 @@ class CMakeIntegration(harness.unittest.TestCase):
                                str(build / "CMakeFiles/kernels.dir/src/attention.cu.o")], check=True)
         self.assertNotIn(str(state), explain.stdout.decode())
         self.assertIn("kernel_config.h", explain.stdout.decode(), "the record still lists nvcc's own inputs")
-
+        self.assertIn(str(Path(compiler).resolve()), explain.stdout.decode(), "the compiler itself is an input")
 
 if __name__ == "__main__":
     harness.main()

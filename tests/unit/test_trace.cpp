@@ -282,3 +282,48 @@ TEST_CASE("trace: a forked child's accesses before its exec belong to its parent
   }
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/early/read/before/cicc", "/cuda/nvvm/bin/cicc"});
 }
+
+TEST_CASE("trace: read_trace attaches an I line to the latest process of its pid", "[trace]")
+{
+  auto trace = trace_of("X 10 1 - /usr/bin/dash\n"
+                        "X 20 10 - /usr/bin/dash\n"
+                        "I 20 /opt/bin/../bin/nvcc\n"
+                        "R 20 /opt/bin/nvcc\n");
+  CHECK(trace.complete);
+  REQUIRE(trace.processes.size() == 2);
+  CHECK(trace.processes[0].invoked_as.empty());
+  CHECK(trace.processes[1].invoked_as == "/opt/bin/nvcc");
+  CHECK_FALSE(trace_of("I 30 /opt/bin/nvcc\n").complete);     // no process 30 started
+  CHECK_FALSE(trace_of("X 30 1 - /usr/bin/dash\nI 30 relative/nvcc\n").complete);
+}
+
+TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stays in the subtree", "[trace]")
+{
+  // /usr/local/bin/nvcc is `#!/bin/sh` + `exec /cuda/bin/nvcc "$@"`, behind a launcher that execs it.
+  // The tracer sees dash (its /proc/self/exe) invoked as the script. The script path is resolved on
+  // disk, so the test writes a real one.
+  char pattern[] = "/tmp/nvfresh-test-wrapper-XXXXXX";
+  const std::string dir = mkdtemp(pattern);
+  const std::string wrapper = dir + "/nvcc";
+  nvfresh::write_file_atomically(wrapper, "#!/bin/sh\nexec /cuda/bin/nvcc \"$@\"\n");
+  auto trace = trace_of("X 10 1 - /usr/bin/dash\n"
+                        "I 10 /build/exec-launcher\n"
+                        "R 10 /build/launcher-state\n"
+                        "X 10 1 - /usr/bin/dash\n"
+                        "I 10 " + wrapper + "\n"
+                        "R 10 " + wrapper + "\n"
+                        "X 10 1 - /cuda/bin/nvcc\n"
+                        "R 10 /cuda/bin/nvcc.profile\n"
+                        "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
+                        "R 11 /src/kernel.h\n");
+  auto subtree = nvfresh::restrict_to_subtree(trace, std::filesystem::canonical(wrapper).string());
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> paths;
+  for (const auto& access : subtree.accesses) {
+    if (access.kind != nvfresh::AccessKind::exec) {
+      paths.push_back(access.path);
+    }
+  }
+  CHECK(paths == std::vector<std::string>{wrapper, "/cuda/bin/nvcc.profile", "/src/kernel.h"});
+  CHECK(subtree.processes.size() == 3);
+}
