@@ -218,9 +218,10 @@ static int preprocess_arch(int argc, char** argv, char* pass, size_t size) {
   return 1;
 }
 
-// cicc "-arch compute_80", ptxas "-arch=sm_80" / "--gpu-name sm_80". nvcc's own -arch is not a pass.
-static int tool_arch(int argc, char** argv, const char* exe, char* pass, size_t size) {
-  if (strcmp(base_name(exe), "nvcc") == 0) {
+// cicc "-arch compute_80", ptxas "-arch=sm_80" / "--gpu-name sm_80". nvcc's own -arch is not a pass,
+// nor is that of a shell running an nvcc wrapper script (invoked as .../nvcc).
+static int tool_arch(int argc, char** argv, const char* exe, const char* invoked, char* pass, size_t size) {
+  if (strcmp(base_name(exe), "nvcc") == 0 || (invoked != NULL && strcmp(base_name(invoked), "nvcc") == 0)) {
     return 0;
   }
   for (int i = 1; i < argc; ++i) {
@@ -246,7 +247,7 @@ static void emit_process(int argc, char** argv) {
   exe[len > 0 ? len : 0] = '\0';
   char pass[k_pass_max] = "-";
   if (argv != NULL && !preprocess_arch(argc, argv, pass, sizeof pass)) {
-    tool_arch(argc, argv, exe, pass, sizeof pass);
+    tool_arch(argc, argv, exe, (const char*)getauxval(AT_EXECFN), pass, sizeof pass);
   }
   char line[k_line_max * 2];
   size_t used = append_text(line, 0, "X ");

@@ -167,5 +167,33 @@ class PreloadLeavesNvccOutputAlone(unittest.TestCase):
         self.assertEqual(set(os.listdir(work)) - before, {"t.o"})
 
 
+class NvccWrapperScript(unittest.TestCase):
+    """An nvcc on PATH that is `#!/bin/sh` + `exec .../nvcc "$@"` (as /usr/local/bin/nvcc may be)."""
+
+    def test_the_shell_is_named_by_the_script_and_takes_no_pass_from_nvccs_arch(self):
+        real_nvcc = Path(harness.require_nvcc()).resolve()
+        work = harness.make_workdir("nvfresh-trace-wrapper-")
+        wrapper = harness.write(work / "bin" / "nvcc", f'#!/bin/sh\nexec "{real_nvcc}" "$@"\n')
+        wrapper.chmod(0o755)
+        harness.write(work / "t.cu", "__global__ void k() {}\n")
+        (work / "tmp").mkdir()
+        trace = work / "trace.txt"
+        result = harness.run([str(wrapper), "-arch=sm_80", "-c", "t.cu", "-o", "t.o"], cwd=work,
+                             env=traced_env(trace, work / "tmp"))
+        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        lines = trace.read_text().splitlines()
+        invoked = [i for i, line in enumerate(lines) if line.startswith("I ") and line.endswith(f" {wrapper}")]
+        self.assertEqual(len(invoked), 1, lines[:5])
+        shell = lines[invoked[0] - 1].split(" ", 4)
+        self.assertEqual(shell[0], "X")
+        self.assertEqual(shell[1], lines[invoked[0]].split(" ")[1], "the I line follows its own X line")
+        self.assertEqual(shell[3], "-", "the shell running the wrapper is no sm_80 pass")
+        self.assertNotIn(str(real_nvcc), [line.split(" ", 2)[2] for line in lines if line.startswith("I ")],
+                         "nvcc itself is executed as what it is: no I line")
+        _, reads, _, executables = summarize(trace, Path(os.path.realpath(work)) / "tmp")
+        self.assertIn(str(real_nvcc), executables)
+        self.assertEqual(reads.get(str(wrapper)), {"host"}, "the script is read as a host input")
+
+
 if __name__ == "__main__":
     harness.main()
