@@ -447,7 +447,8 @@ class Terminal(SkipCase):
 
     def run_on_pty(self, compiler_prefix, stderr_to_pipe=False, expect_status=0):
         master, slave = pty.openpty()
-        proc = subprocess.Popen(compiler_prefix + [NVCC] + self.tu.args(), cwd=self.tu.dir, env=dict(os.environ),
+        env = dict(os.environ, TERM="xterm-256color")  # a terminal has a type; gcc colours none without
+        proc = subprocess.Popen(compiler_prefix + [NVCC] + self.tu.args(), cwd=self.tu.dir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=slave,
                                 stderr=subprocess.PIPE if stderr_to_pipe else slave)
         os.close(slave)
