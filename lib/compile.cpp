@@ -64,7 +64,7 @@ Record record_compile(const CompileRequest& request, const CompilerChain& chain,
   auto nvcc_depfile = read_nvcc_depfile(plan);
   FileHasher hasher(plan.record_root + "/hash-cache");
   Record record = make_record({request, chain, plan, run, nvcc_depfile, previous}, hasher);
-  set_console(record, captured);
+  set_console(record, captured, plan.child_env);
   apply_race_guard(record);
   if (!plan.depfile_path.empty()) {
     record.depfile_prerequisites = depfile_prerequisites(record, plan, nvcc_depfile);
@@ -78,19 +78,19 @@ Record record_compile(const CompileRequest& request, const CompilerChain& chain,
   return record;
 }
 
-// True when nvcc need not run; the skip has then been carried out completely.
-bool skipped_unchanged(const CompileRequest& request, const CompilerChain& chain,
-                       const CompilePlan& plan, const std::optional<Record>& previous)
+// Decides whether nvcc need not run and, when so, carries the skip out completely. The decision
+// tells why nvcc must run otherwise.
+SkipDecision skip_if_unchanged(const CompileRequest& request, const CompilerChain& chain,
+                               const CompilePlan& plan, const std::optional<Record>& previous)
 {
   std::int64_t check_start = coarse_now_ns();
   FileHasher hasher(plan.record_root + "/hash-cache");
   SkipDecision decision = decide_skip(previous, request, chain, plan, hasher);
   log::info("{} {}: {}", decision.skip ? "skip" : "compile", plan.object, decision.reason);
-  if (!decision.skip) {
-    return false;
+  if (decision.skip) {
+    perform_skip(*previous, decision, request, plan, check_start);
   }
-  perform_skip(*previous, decision, request, plan, check_start);
-  return true;
+  return decision;
 }
 
 struct Prepared {
@@ -126,10 +126,10 @@ std::optional<Prepared> prepare(const std::vector<std::string>& command, const E
 
 int compile_and_record(const std::vector<std::string>& command, const Environment& env,
                        ProcessRunner& runner, const Prepared& prepared,
-                       const std::optional<Record>& previous)
+                       const std::optional<Record>& previous, const std::string& why)
 {
   const CompilePlan& plan = prepared.plan;
-  CompileRun run{race_guard_start_ns(), 0};
+  CompileRun run{race_guard_start_ns(), 0, why};
   CapturedOutput captured;
   ProcessResult result;
   try {
@@ -166,11 +166,13 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
 {
   std::optional<Prepared> prepared;
   std::optional<Record> previous;
+  SkipDecision decision;
   try {
     prepared = prepare(command, env);
     if (prepared) {
       previous = load_record(prepared->plan.record_file).record;
-      if (skipped_unchanged(prepared->request, prepared->chain, prepared->plan, previous)) {
+      decision = skip_if_unchanged(prepared->request, prepared->chain, prepared->plan, previous);
+      if (decision.skip) {
         remove_private_dir(prepared->plan);
         return 0;
       }
@@ -185,7 +187,7 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
   if (!prepared) {
     return run_plain(command, env, runner);
   }
-  return compile_and_record(command, env, runner, *prepared, previous);
+  return compile_and_record(command, env, runner, *prepared, previous, decision.reason);
 }
 
 } // namespace nvfresh

@@ -12,18 +12,33 @@ constexpr const char* k_compile_env_names[] = {
   "PATH",
 };
 
+constexpr const char* k_terminal_env_names[] = {
+  "TERM", "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "NO_COLOR",
+};
+
+template <std::size_t N>
+std::map<std::string, std::string> variables_set(const Environment& env, const char* const (&names)[N])
+{
+  std::map<std::string, std::string> set;
+  for (const char* name : names) {
+    auto entry = env.find(name);
+    if (entry != env.end()) {
+      set.emplace(name, entry->second);
+    }
+  }
+  return set;
+}
+
 } // namespace
 
 std::map<std::string, std::string> compile_environment(const Environment& env)
 {
-  std::map<std::string, std::string> relevant;
-  for (const char* name : k_compile_env_names) {
-    auto entry = env.find(name);
-    if (entry != env.end()) {
-      relevant.emplace(name, entry->second);
-    }
-  }
-  return relevant;
+  return variables_set(env, k_compile_env_names);
+}
+
+std::map<std::string, std::string> terminal_environment(const Environment& env)
+{
+  return variables_set(env, k_terminal_env_names);
 }
 
 Digest command_signature(const std::vector<std::string>& signature_args,

@@ -18,6 +18,10 @@ inline constexpr std::string_view k_path_variable = "PATH";
 // ones that are set, with their values.
 std::map<std::string, std::string> compile_environment(const Environment& env);
 
+// TERM, COLUMNS, GCC_COLORS, GCC_URLS, TERM_URLS, NO_COLOR: what gcc and cudafe++ read to render
+// their messages on a terminal (colours, links, caret width). The ones that are set, with values.
+std::map<std::string, std::string> terminal_environment(const Environment& env);
+
 // The command signature: normalized arguments, the compile-relevant environment except PATH (which
 // is judged by what nvcc's lookups through it resolve to: lib/path_lookups.hpp), working dir.
 Digest command_signature(const std::vector<std::string>& signature_args,

@@ -33,6 +33,9 @@
 //                                                what the compile printed (bytes, escaped)
 //   terminals := "console_terminals" TAB ("stdout"|"stderr"|"stdout,stderr")
 //                                                the streams that were terminals (absent: none)
+//                terminal_env*
+//   terminal_env := "console_terminal_env" TAB name TAB value
+//                                                TERM, COLUMNS, GCC_COLORS, ... as they were then
 //   history   := "history" TAB time_ns TAB event TAB reason          oldest first, at most 16
 //   checksum  := "checksum" TAB hex32 LF                             XXH3-128 of every byte
 //                                                                    before this line
@@ -174,6 +177,9 @@ std::string serialize_record(const Record& record)
   if (!record.console_terminals.empty()) {
     out.line("console_terminals", record.console_terminals);
   }
+  for (const auto& [name, value] : record.console_terminal_env) {
+    out.line("console_terminal_env", name, value);
+  }
   for (const auto& entry : record.history) {
     out.line("history", entry.time_ns, entry.event, entry.reason);
   }
@@ -294,6 +300,10 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
        r.console_err = f[3];
      }},
     {"console_terminals", [](const Fields& f, Record& r) { set_string(f, r.console_terminals); }},
+    {"console_terminal_env", [](const Fields& f, Record& r) {
+       expect_fields(f, 2);
+       r.console_terminal_env[f[1]] = f[2];
+     }},
     {"output", [](const Fields& f, Record& r) { expect_fields(f, 6); r.output = to_fingerprint(f, 1); }},
     {"depfile", [](const Fields& f, Record& r) {
        expect_fields(f, 3);

@@ -75,6 +75,7 @@ struct Record {
   std::string console_out;
   std::string console_err;
   std::string console_terminals;  // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
+  std::map<std::string, std::string> console_terminal_env;  // TERM & co. when a stream was a terminal
   std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
   // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
   // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.

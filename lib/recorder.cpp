@@ -180,13 +180,14 @@ void digest_output(Record& record)
   }
 }
 
-void append_history(Record& record, const std::optional<Record>& previous)
+void append_history(Record& record, const std::optional<Record>& previous, const std::string& why)
 {
   if (previous) {
     record.history = previous->history;
   }
+  std::string ran = why.empty() ? std::string("nvcc ran") : "nvcc ran: " + why;
   add_history(record, {record.end_ns, record.trusted ? "compiled" : "raced",
-                       record.trusted ? "nvcc ran" : record.untrusted_reason});
+                       record.trusted ? ran : record.untrusted_reason});
 }
 
 } // namespace
@@ -238,7 +239,7 @@ Record make_record(const RecordingInput& in, FileHasher& hasher)
   record.depfile_path = in.plan.depfile_path;
   record.depfile_target = in.plan.depfile_target;
   record.depfile_phony = in.request.depfile.phony_targets;
-  append_history(record, in.previous);
+  append_history(record, in.previous, in.run.why);
   return record;
 }
 
@@ -278,7 +279,7 @@ void write_build_depfile(const CompilePlan& plan, const std::vector<std::string>
                         format_depfile(plan.depfile_target, prerequisites, phony_targets));
 }
 
-void set_console(Record& record, const CapturedOutput& captured)
+void set_console(Record& record, const CapturedOutput& captured, const Environment& env)
 {
   if (!captured.captured || captured.overflow) {
     record.console_mode = "none";
@@ -288,6 +289,9 @@ void set_console(Record& record, const CapturedOutput& captured)
   record.console_out = captured.out;
   record.console_err = captured.err;
   record.console_terminals = captured.terminals;
+  if (!captured.terminals.empty()) {
+    record.console_terminal_env = terminal_environment(env);
+  }
 }
 
 void apply_race_guard(Record& record)

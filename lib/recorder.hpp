@@ -19,6 +19,7 @@ namespace nvfresh {
 struct CompileRun {
   std::int64_t start_ns = 0;  // CLOCK_REALTIME_COARSE, from race_guard_start_ns()
   std::int64_t end_ns = 0;
+  std::string why;            // why nvcc had to run (the skip decision's reason); "" if unknown
 };
 
 struct RecordingInput {
@@ -43,7 +44,9 @@ std::vector<std::string> depfile_prerequisites(const Record& record, const Compi
 void write_build_depfile(const CompilePlan& plan, const std::vector<std::string>& prerequisites,
                          bool phony_targets);
 
-void set_console(Record& record, const CapturedOutput& captured);
+// What the compile printed, for replay, and how it rendered it: which streams were terminals and,
+// when one was, the terminal environment (TERM, COLUMNS, GCC_COLORS, ...) of env.
+void set_console(Record& record, const CapturedOutput& captured, const Environment& env);
 
 // When the record is untrusted (an input changed during the compile), make the object older
 // than that change, so that make and ninja (any version) rebuild it on the next run.

@@ -10,6 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <unistd.h>
 
 namespace nvfresh {
@@ -20,6 +24,15 @@ namespace {
 std::string describe_terminals(const std::string& terminals)
 {
   return terminals.empty() ? std::string("no terminal") : "a terminal (" + terminals + ")";
+}
+
+std::string describe_variables(const std::map<std::string, std::string>& variables)
+{
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : variables) {
+    parts.push_back(name + "=" + value);
+  }
+  return parts.empty() ? std::string("none set") : fmt::format("{}", fmt::join(parts, " "));
 }
 
 std::string record_doubt(const Record& record, const CompileRequest& request,
@@ -34,10 +47,8 @@ std::string record_doubt(const Record& record, const CompileRequest& request,
   if (record.console_mode == "none") {
     return "the last compile's output was not captured, so it could not be replayed";
   }
-  if (std::string now = terminal_streams(); now != record.console_terminals) {
-    return fmt::format("the output went to {} then and goes to {} now: the compiler may print it "
-                       "differently (colours)", describe_terminals(record.console_terminals),
-                       describe_terminals(now));
+  if (std::string doubt = console_replay_doubt(record, terminal_streams(), plan.child_env); !doubt.empty()) {
+    return doubt;
   }
   if (!plan.depfile_path.empty() && record.depfile_prerequisites.empty()) {
     return "the build wants a depfile and the last compile left none nvfresh could recreate";
@@ -75,6 +86,30 @@ void replay_console(const Record& record)
 }
 
 } // namespace
+
+std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
+                                 const Environment& env_now)
+{
+  if (previous.console_out.empty() && previous.console_err.empty()) {
+    return {};
+  }
+  if (terminals_now != previous.console_terminals) {
+    return fmt::format("the output went to {} then and goes to {} now: the compiler may print it "
+                       "differently (colours)", describe_terminals(previous.console_terminals),
+                       describe_terminals(terminals_now));
+  }
+  if (terminals_now.empty()) {
+    return {};
+  }
+  const auto& then_env = previous.console_terminal_env;
+  const auto now_env = terminal_environment(env_now);
+  if (now_env != then_env) {
+    return fmt::format("the terminal's settings changed ({} then, {} now): the compiler may print "
+                       "its messages differently", describe_variables(then_env),
+                       describe_variables(now_env));
+  }
+  return {};
+}
 
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
                          const CompilerChain& /*chain*/, const CompilePlan& plan, FileHasher& hasher)

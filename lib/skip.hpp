@@ -25,6 +25,13 @@ struct SkipDecision {
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
                          const CompilerChain& chain, const CompilePlan& plan, FileHasher& hasher);
 
+// Why replaying what the last compile printed might not be what the compiler would print now (""
+// when it would be): a compile that printed nothing prints nothing anywhere; otherwise the streams
+// that are terminals now (terminal_streams()) and, on a terminal, TERM, COLUMNS, GCC_COLORS, ... of
+// env_now must be as they were.
+std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
+                                 const Environment& env_now);
+
 // Carries the skip out: depfile, console replay, object mtime, record. Throws on failure (the
 // caller then compiles).
 void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,

@@ -445,9 +445,9 @@ class Terminal(SkipCase):
         self.tu = Tu(warning=True)
         self.tu.extra = ["-Xcompiler", "-Wall"]
 
-    def run_on_pty(self, compiler_prefix, stderr_to_pipe=False, expect_status=0):
+    def run_on_pty(self, compiler_prefix, stderr_to_pipe=False, expect_status=0, term="xterm-256color"):
         master, slave = pty.openpty()
-        env = dict(os.environ, TERM="xterm-256color")  # a terminal has a type; gcc colours none without
+        env = dict(os.environ, TERM=term)  # a terminal has a type; gcc colours none without
         proc = subprocess.Popen(compiler_prefix + [NVCC] + self.tu.args(), cwd=self.tu.dir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=slave,
                                 stderr=subprocess.PIPE if stderr_to_pipe else slave)
@@ -490,6 +490,32 @@ class Terminal(SkipCase):
         plain = self.run_on_pty([], expect_status=2)
         self.assertIn(b"undeclared_name", plain)
         self.assertEqual(self.run_on_pty([NVFRESH], expect_status=2), plain)
+
+    def test_another_terminal_type_compiles_then_skips(self):
+        self.run_on_pty([NVFRESH])
+        self.assertEqual(events(self.tu.dir)[-1][0], "compiled")
+        plain_dumb = self.run_on_pty([], term="dumb")
+        self.assertIn(b"unused_variable", plain_dumb)
+        self.assertNotIn(b"\x1b[", plain_dumb, "on a dumb terminal the compiler colours nothing")
+        dumb = self.run_on_pty([NVFRESH], term="dumb")
+        event, _, reason = events(self.tu.dir)[-1]
+        self.assertEqual(event, "compiled", "colours recorded for xterm must not be replayed on a dumb terminal")
+        self.assertIn("TERM=xterm-256color then, TERM=dumb now", reason)
+        self.assertEqual(dumb, plain_dumb)
+        harness.bump_mtime(self.tu.dir / "inc" / "common.h")
+        self.assertEqual(self.run_on_pty([NVFRESH], term="dumb"), plain_dumb)
+        self.assertEqual(events(self.tu.dir)[-1][0], "skipped")
+
+    def test_a_silent_compile_skips_on_a_terminal_and_on_a_pipe_alike(self):
+        self.tu = Tu(warning=False)
+        self.assertEqual(self.run_on_pty([NVFRESH]), b"")
+        self.assertEqual(events(self.tu.dir)[-1][0], "compiled")
+        harness.bump_mtime(self.tu.dir / "inc" / "common.h")
+        piped = self.assert_skipped()  # nothing was printed: nothing to print differently
+        self.assertEqual((piped.stdout, piped.stderr), (b"", b""))
+        harness.bump_mtime(self.tu.dir / "inc" / "common.h")
+        self.assertEqual(self.run_on_pty([NVFRESH], term="dumb"), b"")
+        self.assertEqual(events(self.tu.dir)[-1][0], "skipped")
 
     def test_a_pipe_after_a_terminal_compiles_then_skips(self):
         self.run_on_pty([NVFRESH])

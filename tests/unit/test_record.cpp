@@ -35,6 +35,8 @@ Record sample_record()
   record.components = {{"host code", hash_bytes("host")}, {"sm_80 cubin", hash_bytes("cubin")}};
   record.console_mode = "combined";
   record.console_out = std::string("warning: x\r\n\tindented\0binary", 28);
+  record.console_terminals = "stdout,stderr";
+  record.console_terminal_env = {{"TERM", "xterm-256color"}, {"GCC_COLORS", "error=01;31\twarning"}};
   record.depfile_prerequisites = {"fmha sm80.cu", "/usr/local/cuda/bin/../targets/x/cuda_runtime.h"};
   return record;
 }

@@ -218,3 +218,55 @@ TEST_CASE("skip: PATH belongs to the compile environment", "[skip]")
   REQUIRE(env.count("PATH") == 1);
   REQUIRE(env.count("HOME") == 0);
 }
+
+TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the terminal was set", "[skip]")
+{
+  Record previous;
+  previous.console_mode = "separate";
+  const Environment xterm = {{"TERM", "xterm-256color"}, {"HOME", "/root"}};
+
+  SECTION("a compile that printed nothing replays the same anywhere")
+  {
+    previous.console_terminals = "stdout,stderr";
+    previous.console_terminal_env = terminal_environment(xterm);
+    CHECK(console_replay_doubt(previous, "", {}).empty());
+    CHECK(console_replay_doubt(previous, "stdout", {{"TERM", "dumb"}}).empty());
+  }
+  previous.console_err = "a.cu(3): warning #177-D: variable \"v\" was declared but never referenced\n";
+  SECTION("a pipe then and now")
+  {
+    CHECK(console_replay_doubt(previous, "", {{"TERM", "dumb"}}).empty());
+  }
+  SECTION("a terminal then, a pipe now")
+  {
+    previous.console_terminals = "stdout,stderr";
+    CHECK(console_replay_doubt(previous, "", xterm).find("went to a terminal (stdout,stderr) then") !=
+          std::string::npos);
+  }
+  SECTION("the same terminal settings")
+  {
+    previous.console_terminals = "stderr";
+    previous.console_terminal_env = terminal_environment(xterm);
+    CHECK(console_replay_doubt(previous, "stderr", {{"TERM", "xterm-256color"}, {"HOME", "/home/u"}}).empty());
+  }
+  SECTION("TERM, COLUMNS or GCC_COLORS changed")
+  {
+    previous.console_terminals = "stdout,stderr";
+    previous.console_terminal_env = terminal_environment(xterm);
+    auto doubt = console_replay_doubt(previous, "stdout,stderr", {{"TERM", "dumb"}});
+    CHECK(doubt.find("TERM=xterm-256color then, TERM=dumb now") != std::string::npos);
+    doubt = console_replay_doubt(previous, "stdout,stderr", {{"TERM", "xterm-256color"}, {"COLUMNS", "80"}});
+    CHECK(doubt.find("COLUMNS=80 TERM=xterm-256color now") != std::string::npos);
+    doubt = console_replay_doubt(previous, "stdout,stderr", {{"TERM", "xterm-256color"}, {"GCC_COLORS", ""}});
+    CHECK(doubt.find("GCC_COLORS= TERM=xterm-256color now") != std::string::npos);
+    doubt = console_replay_doubt(previous, "stdout,stderr", {});
+    CHECK(doubt.find("none set now") != std::string::npos);
+  }
+}
+
+TEST_CASE("skip: the terminal environment holds only what renders messages", "[skip]")
+{
+  auto env = terminal_environment({{"TERM", "xterm"}, {"COLUMNS", "120"}, {"NO_COLOR", "1"},
+                                   {"PATH", "/usr/bin"}, {"LANG", "C.UTF-8"}});
+  CHECK(env == std::map<std::string, std::string>{{"COLUMNS", "120"}, {"NO_COLOR", "1"}, {"TERM", "xterm"}});
+}
