@@ -41,6 +41,19 @@ def require_nvcc():
     return nvcc
 
 
+def nvcc_binary(nvcc):
+    """The nvcc executable itself, also when `nvcc` is a wrapper script (as /usr/local/bin/nvcc may
+    be): the directory nvcc reports as _HERE_ in a dry run, symlinks resolved."""
+    with tempfile.TemporaryDirectory(prefix="nvfresh-here-") as tmp:
+        source = Path(tmp) / "here.cu"
+        source.write_text("__global__ void k() {}\n")
+        dry = run([nvcc, "-dryrun", "-c", str(source), "-o", str(Path(tmp) / "here.o")], check=True)
+    for line in (dry.stdout + dry.stderr).decode().splitlines():
+        if line.startswith("#$ _HERE_="):
+            return (Path(line.split("=", 1)[1]) / "nvcc").resolve()
+    raise AssertionError(f"{nvcc} -dryrun names no _HERE_ directory")
+
+
 def make_workdir(prefix="nvfresh-test-"):
     """A fresh directory reached through a symlink (tests must not depend on realpath == cwd)."""
     real = Path(tempfile.mkdtemp(prefix=prefix))

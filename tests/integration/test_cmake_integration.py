@@ -130,10 +130,10 @@ class CMakeIntegration(harness.unittest.TestCase):
         # nvcc in the same process. Another build's launcher then changes that state. The compiler
         # is the nvcc binary itself, and an nvcc wrapper script (`exec nvcc "$@"`, as a toolkit
         # install puts in /usr/local/bin): the tracer then sees a shell, invoked as the script.
-        real_nvcc = Path(NVCC).resolve()
-        wrapper = harness.write(self.work / "wrapper-bin" / "nvcc", f'#!/bin/sh\nexec "{real_nvcc}" "$@"\n')
+        binary = harness.nvcc_binary(NVCC)
+        wrapper = harness.write(self.work / "wrapper-bin" / "nvcc", f'#!/bin/sh\nexec "{binary}" "$@"\n')
         wrapper.chmod(0o755)
-        for name, compiler in (("binary", real_nvcc), ("wrapper-script", wrapper)):
+        for name, compiler in (("binary", binary), ("wrapper-script", wrapper)):
             with self.subTest(compiler=name):
                 self.assert_exec_launcher_reads_stay_out(name, compiler)
 

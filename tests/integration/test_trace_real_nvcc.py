@@ -171,7 +171,7 @@ class NvccWrapperScript(unittest.TestCase):
     """An nvcc on PATH that is `#!/bin/sh` + `exec .../nvcc "$@"` (as /usr/local/bin/nvcc may be)."""
 
     def test_the_shell_is_named_by_the_script_and_takes_no_pass_from_nvccs_arch(self):
-        real_nvcc = Path(harness.require_nvcc()).resolve()
+        real_nvcc = harness.nvcc_binary(harness.require_nvcc())
         work = harness.make_workdir("nvfresh-trace-wrapper-")
         wrapper = harness.write(work / "bin" / "nvcc", f'#!/bin/sh\nexec "{real_nvcc}" "$@"\n')
         wrapper.chmod(0o755)
@@ -189,7 +189,7 @@ class NvccWrapperScript(unittest.TestCase):
         self.assertEqual(shell[1], lines[invoked[0]].split(" ")[1], "the I line follows its own X line")
         self.assertEqual(shell[3], "-", "the shell running the wrapper is no sm_80 pass")
         self.assertNotIn(str(real_nvcc), [line.split(" ", 2)[2] for line in lines if line.startswith("I ")],
-                         "nvcc itself is executed as what it is: no I line")
+                         "nvcc executed by its own path is what it is: no I line")
         _, reads, _, executables = summarize(trace, Path(os.path.realpath(work)) / "tmp")
         self.assertIn(str(real_nvcc), executables)
         self.assertEqual(reads.get(str(wrapper)), {"host"}, "the script is read as a host input")
