@@ -9,8 +9,8 @@
 //   line     := process | access | lost
 //   process  := "X" SP pid SP ppid SP pass SP exe LF      a process started (tracer constructor)
 //               [ "I" SP pid SP path LF ]                   the path its execve named (AT_EXECFN),
-//               only when that is not exe: a #! script (an nvcc wrapper) runs its interpreter;
-//               written in the same write(2) as the X line
+//               only when that is not exe (a #! script such as an nvcc wrapper runs its
+//               interpreter; a symlink names its target); in the same write(2) as the X line
 //   access   := kind SP pid SP path LF
 //   kind     := "R"     opened read-only, or stat/access found a non-directory
 //             | "D"     a directory was opened or stat'ed
@@ -99,7 +99,7 @@ bool parse_process(std::string_view rest, Trace& trace)
   return true;
 }
 
-// "I pid path": the script the latest process of that pid was started as.
+// "I pid path": the path the latest process of that pid was started as.
 bool parse_invoked(std::string_view rest, Trace& trace)
 {
   auto pid = parse_int(next_word(rest));
@@ -191,6 +191,21 @@ std::string pass_of(int pid, const std::map<int, const TracedProcess*>& by_pid)
   return "host";
 }
 
+// For each process of the trace: does it run `canonical_program`, as its image or as the path it
+// was invoked as (a wrapper script, a symlink)?
+std::vector<bool> processes_running(const Trace& trace, const std::string& canonical_program)
+{
+  std::vector<bool> runs;
+  runs.reserve(trace.processes.size());
+  for (const TracedProcess& process : trace.processes) {
+    std::error_code error;
+    runs.push_back(process.executable == canonical_program ||
+                   (!process.invoked_as.empty() &&
+                    std::filesystem::weakly_canonical(process.invoked_as, error).string() == canonical_program));
+  }
+  return runs;
+}
+
 std::set<std::string> written_paths(const Trace& trace)
 {
   std::set<std::string> written;
@@ -236,23 +251,10 @@ std::map<int, std::string> resolve_passes(const Trace& trace)
   return passes;
 }
 
-bool runs_program(const TracedProcess& process, const std::string& canonical_program)
-{
-  if (process.executable == canonical_program) {
-    return true;
-  }
-  if (process.invoked_as.empty()) {
-    return false;
-  }
-  std::error_code error;
-  return std::filesystem::weakly_canonical(process.invoked_as, error).string() == canonical_program;
-}
-
 Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable)
 {
-  const bool root_ran = std::any_of(trace.processes.begin(), trace.processes.end(),
-                                    [&](const TracedProcess& p) { return runs_program(p, root_executable); });
-  if (!root_ran) {
+  const std::vector<bool> runs_root = processes_running(trace, root_executable);
+  if (std::find(runs_root.begin(), runs_root.end(), true) == runs_root.end()) {
     return trace;
   }
   // Membership belongs to a program image, not to a pid: a launcher that execs nvcc (ccache falling
@@ -269,13 +271,14 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   subtree.complete = trace.complete;
   for (const TracedAccess& access : trace.accesses) {
     if (access.kind == AccessKind::exec && next_process < trace.processes.size()) {
+      const bool is_root = runs_root[next_process];
       const TracedProcess& process = trace.processes[next_process++];
       auto parent = member_image.find(process.parent_pid);
       const bool parent_member = parent != member_image.end() && parent->second;
       auto previous = member_image.find(process.pid);
       const bool first_image = previous == member_image.end();
       const bool previous_member = !first_image && previous->second;
-      const bool member = runs_program(process, root_executable) || parent_member || previous_member;
+      const bool member = is_root || parent_member || previous_member;
       member_image[process.pid] = member;
       if (member) {
         subtree.processes.push_back(process);

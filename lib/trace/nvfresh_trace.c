@@ -245,9 +245,10 @@ static void emit_process(int argc, char** argv) {
   char exe[PATH_MAX];
   long len = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
   exe[len > 0 ? len : 0] = '\0';
+  const char* execfn = (const char*)getauxval(AT_EXECFN); // the path execve named
   char pass[k_pass_max] = "-";
   if (argv != NULL && !preprocess_arch(argc, argv, pass, sizeof pass)) {
-    tool_arch(argc, argv, exe, (const char*)getauxval(AT_EXECFN), pass, sizeof pass);
+    tool_arch(argc, argv, exe, execfn, pass, sizeof pass);
   }
   char line[k_line_max * 2];
   size_t used = append_text(line, 0, "X ");
@@ -266,16 +267,13 @@ static void emit_process(int argc, char** argv) {
   // A #! script (an nvcc wrapper such as /usr/local/bin/nvcc) runs its interpreter: /proc/self/exe
   // names the shell, AT_EXECFN the script that was executed. Same write, so it follows its X line.
   char invoked_buf[PATH_MAX * 2];
-  const char* invoked = resolve(AT_FDCWD, (const char*)getauxval(AT_EXECFN), invoked_buf, sizeof invoked_buf);
+  const char* invoked = resolve(AT_FDCWD, execfn, invoked_buf, sizeof invoked_buf);
   if (invoked != NULL && strcmp(invoked, exe) != 0 && strchr(invoked, '\n') == NULL) {
-    size_t line_start = used;
-    used = event_head(line + line_start, 'I');
-    used = append_text(line + line_start, used, invoked);
-    if (used < k_line_max - 1) {
-      line[line_start + used] = '\n';
-      used = line_start + used + 1;
-    } else {
-      used = line_start; // too long to name: the X line alone, as before
+    char* next = line + used;
+    size_t added = append_text(next, event_head(next, 'I'), invoked);
+    if (added < k_line_max - 1) { // else too long to name: the X line alone
+      next[added] = '\n';
+      used += added + 1;
     }
   }
   write_line(line, used);
