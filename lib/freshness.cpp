@@ -28,6 +28,7 @@ constexpr KindText k_kind_names[] = {
   {StaleKind::probe_found, "probe_found"},
   {StaleKind::env_changed, "env_changed"},
   {StaleKind::path_lookup_changed, "path_lookup_changed"},
+  {StaleKind::inputs_unknown, "inputs_unknown"},
 };
 
 std::string quoted_or_unset(const std::string* value)
@@ -66,6 +67,10 @@ std::string StaleReason::describe() const
   case StaleKind::path_lookup_changed:
     return fmt::format("{} on PATH is now {} (was {})", path, after.empty() ? "not found" : after,
                        before.empty() ? "not found" : before);
+  case StaleKind::inputs_unknown:
+    return "its inputs are unknown: the compile was not traced (a launcher answered from its cache) "
+           "and the build asked nvcc for no depfile, so nothing can prove it fresh (rebuild it once "
+           "with CCACHE_DISABLE=1, or give nvcc -MD)";
   }
   return "stale";
 }
@@ -80,6 +85,9 @@ FreshnessVerdict FreshnessChecker::check(const Record& record)
   FreshnessVerdict verdict;
   if (!record.trusted) {
     verdict.reasons.push_back({StaleKind::untrusted, record.object, "", record.untrusted_reason});
+  }
+  if (!record.inputs_from_trace && record.depfile_path.empty()) {
+    verdict.reasons.push_back({StaleKind::inputs_unknown, record.object, "", ""});
   }
   check_object(record, verdict);
   check_inputs(record, verdict);

@@ -11,11 +11,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 namespace nvfresh {
 
@@ -26,9 +28,29 @@ namespace {
 constexpr std::int64_t k_one_second_ns = 1'000'000'000;
 constexpr std::int64_t k_race_guard_max_wait_ns = 50'000'000;  // a clock tick is 1-10 ms
 constexpr long k_race_guard_poll_ns = 500'000;
-// A trace can be trusted only when it saw a device compilation run: with a launcher that answered
-// from its cache (ccache hit) nvcc's passes never ran and the trace lists only its lookups.
-constexpr const char* k_compile_programs[] = {"cicc", "ptxas"};
+// A trace can be trusted only when it saw the compiler proper run for the source's language: with
+// a launcher that answered from its cache (ccache hit) nvcc's passes never ran and the trace lists
+// only its lookups. CUDA (and PTX) sources: cicc or ptxas. Host sources compiled by nvcc (.cpp,
+// .c, .ii): cc1plus or cc1, whose reads are every header (a cache's preprocessor run included).
+struct CompilePrograms {
+  std::string_view language;
+  std::array<std::string_view, 2> programs;
+};
+constexpr CompilePrograms k_compile_programs[] = {
+  {"c", {"cc1", "cc1plus"}},    {"c++", {"cc1", "cc1plus"}},       {"i", {"cc1", "cc1plus"}},
+  {"ii", {"cc1", "cc1plus"}},   {"cubin", {"fatbinary", "fatbinary"}}, {"fatbin", {"fatbinary", "fatbinary"}},
+};
+constexpr std::array<std::string_view, 2> k_device_compile_programs = {"cicc", "ptxas"};
+
+const std::array<std::string_view, 2>& compile_programs_for(const std::string& language)
+{
+  for (const auto& entry : k_compile_programs) {
+    if (entry.language == language) {
+      return entry.programs;
+    }
+  }
+  return k_device_compile_programs;  // cu, gpu, ptx, and whatever nvcc treats as CUDA
+}
 
 struct Candidate {
   InputRole role = InputRole::header;
@@ -37,21 +59,21 @@ struct Candidate {
 
 using Candidates = std::map<std::string, Candidate>;
 
-bool saw_compile(const TracedInputs& traced)
+bool saw_compile(const TracedInputs& traced, const std::string& language)
 {
-  return std::any_of(traced.executables.begin(), traced.executables.end(), [](const auto& exe) {
-    std::string name = fs::path(exe).filename().string();
-    return std::find(std::begin(k_compile_programs), std::end(k_compile_programs), name) !=
-           std::end(k_compile_programs);
+  const auto& programs = compile_programs_for(language);
+  return std::any_of(traced.executables.begin(), traced.executables.end(), [&](const auto& exe) {
+    const std::string name = fs::path(exe).filename().string();
+    return std::find(programs.begin(), programs.end(), name) != programs.end();
   });
 }
 
-std::optional<TracedInputs> traced_inputs(const CompilePlan& plan)
+std::optional<TracedInputs> traced_inputs(const CompilePlan& plan, const std::string& language)
 {
   try {
     Trace trace = restrict_to_subtree(read_trace(plan.trace_file), plan.compiler_path);
     TracedInputs traced = summarize_trace(trace, plan.private_dir);
-    if (saw_compile(traced)) {
+    if (saw_compile(traced, language)) {
       return traced;
     }
     log::info("the trace saw no compiler pass (a launcher answered from its cache?)");
@@ -157,7 +179,8 @@ std::string nvcc_version_text(const RecordingInput& in, const Record& record)
   }
   Environment env = in.plan.child_env;
   env.erase("LD_PRELOAD");
-  return query_nvcc_version(canonical, env);
+  // As the build invoked it: a symlink to ccache named nvcc answers as nvcc only under that name.
+  return query_nvcc_version(in.chain.compiler, env);
 }
 
 void fingerprint_output(Record& record, FileHasher& hasher)
@@ -225,7 +248,7 @@ Record make_record(const RecordingInput& in, FileHasher& hasher)
   record.start_ns = in.run.start_ns;
   record.end_ns = in.run.end_ns;
   Candidates candidates;
-  auto traced = traced_inputs(in.plan);
+  auto traced = traced_inputs(in.plan, in.request.language);
   record.inputs_from_trace = traced.has_value();
   if (traced) {
     add_traced(candidates, *traced);

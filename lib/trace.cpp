@@ -191,6 +191,17 @@ std::string pass_of(int pid, const std::map<int, const TracedProcess*>& by_pid)
   return "host";
 }
 
+// Compiler caches: run as a launcher, or under a compiler's name (a symlink in /usr/lib/ccache on
+// PATH), they read and write their own cache, which is no input of the compile.
+constexpr std::string_view k_compiler_caches[] = {"ccache", "sccache", "buildcache"};
+
+bool is_compiler_cache(const std::string& executable)
+{
+  const std::string name = std::filesystem::path(executable).filename().string();
+  return std::find(std::begin(k_compiler_caches), std::end(k_compiler_caches), name) !=
+         std::end(k_compiler_caches);
+}
+
 // For each process of the trace: does it run `canonical_program`, as its image or as the path it
 // was invoked as (a wrapper script, a symlink)?
 std::vector<bool> processes_running(const Trace& trace, const std::string& canonical_program)
@@ -264,7 +275,10 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   // accesses before its first image are the parent's code running in the forked child (ccache
   // opening the files it redirects nvcc's output to): they count when the parent's image does.
   // An image that a member image execs is a member too (an nvcc wrapper script's `exec nvcc`).
-  std::map<int, bool> member_image;                 // pid -> does its current image belong?
+  // A compiler cache inside the tree (ccache masquerading as gcc on PATH, or as nvcc itself) is
+  // transparent: what it runs belongs, what it reads and writes itself (its cache) does not.
+  enum class Image { outside, member, transparent };
+  std::map<int, Image> image_of;                    // pid -> its current image
   std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
   std::size_t next_process = 0;
   Trace subtree;
@@ -273,27 +287,30 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
     if (access.kind == AccessKind::exec && next_process < trace.processes.size()) {
       const bool is_root = runs_root[next_process];
       const TracedProcess& process = trace.processes[next_process++];
-      auto parent = member_image.find(process.parent_pid);
-      const bool parent_member = parent != member_image.end() && parent->second;
-      auto previous = member_image.find(process.pid);
-      const bool first_image = previous == member_image.end();
-      const bool previous_member = !first_image && previous->second;
-      const bool member = is_root || parent_member || previous_member;
-      member_image[process.pid] = member;
-      if (member) {
+      auto parent = image_of.find(process.parent_pid);
+      const Image parent_image = parent != image_of.end() ? parent->second : Image::outside;
+      auto previous = image_of.find(process.pid);
+      const bool first_image = previous == image_of.end();
+      const bool in_tree = is_root || parent_image != Image::outside ||
+                           (!first_image && previous->second != Image::outside);
+      const Image image = !in_tree                             ? Image::outside
+                          : is_compiler_cache(process.executable) ? Image::transparent
+                                                                : Image::member;
+      image_of[process.pid] = image;
+      if (image != Image::outside) {
         subtree.processes.push_back(process);
       }
       if (auto held = before.find(process.pid); held != before.end()) {
-        if (first_image && parent_member) {
+        if (first_image && parent_image == Image::member) {
           subtree.accesses.insert(subtree.accesses.end(), held->second.begin(), held->second.end());
         }
         before.erase(held);
       }
     }
-    auto image = member_image.find(access.pid);
-    if (image == member_image.end()) {
+    auto image = image_of.find(access.pid);
+    if (image == image_of.end()) {
       before[access.pid].push_back(access);
-    } else if (image->second) {
+    } else if (image->second == Image::member) {
       subtree.accesses.push_back(access);
     }
   }

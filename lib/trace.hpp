@@ -59,7 +59,9 @@ std::map<int, std::string> resolve_passes(const Trace& trace);
 // its executable or the script it was invoked as is that file) and their descendants did: a
 // launcher between nvfresh and nvcc (ccache) reads and writes its own files, which are not inputs
 // of the compile, also when it execs nvcc in its own process (then only what happened after the
-// exec counts). Returns the trace unchanged when no process ran root_executable.
+// exec counts). A compiler cache inside the tree (ccache, sccache, buildcache: masquerading as gcc
+// on PATH, or as nvcc) is transparent: the programs it runs count, its own accesses do not.
+// Returns the trace unchanged when no process ran root_executable.
 Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable);
 
 // Drops what is not an input: files the compile wrote (intermediates), anything under

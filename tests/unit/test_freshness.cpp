@@ -90,6 +90,12 @@ TEST_CASE("every kind of change makes the object stale, with a reason", "[freshn
     expected = StaleKind::untrusted;
     mentions = "while the object compiled";
   }
+  SECTION("inputs neither traced nor listed by a depfile (a ccache hit without -MD)")
+  {
+    f.record.inputs_from_trace = false;
+    expected = StaleKind::inputs_unknown;
+    mentions = "its inputs are unknown";
+  }
   FreshnessVerdict verdict = f.check();
   REQUIRE_FALSE(verdict.fresh());
   REQUIRE(verdict.reasons.front().kind == expected);
@@ -117,4 +123,14 @@ TEST_CASE("a touched but unchanged input stays fresh", "[freshness]")
   auto path = f.dir.path("inc/kernel_forward.h");
   set_mtime_ns(path, stat_file(path).mtime_ns + 10'000'000'000);
   REQUIRE(f.check().fresh());
+}
+
+TEST_CASE("inputs from nvcc's depfile alone can prove an object fresh", "[freshness]")
+{
+  Fixture f;
+  f.record.inputs_from_trace = false;
+  f.record.depfile_path = f.dir.path("a.o.d");
+  FreshnessVerdict verdict = f.check();
+  INFO((verdict.fresh() ? std::string() : verdict.reasons.front().describe()));
+  REQUIRE(verdict.fresh());
 }

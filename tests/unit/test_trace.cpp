@@ -327,3 +327,50 @@ TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stay
   CHECK(paths == std::vector<std::string>{wrapper, "/cuda/bin/nvcc.profile", "/src/kernel.h"});
   CHECK(subtree.processes.size() == 3);
 }
+
+TEST_CASE("trace: a compiler cache inside nvcc's tree is transparent: what it runs counts, its cache does not", "[trace]")
+{
+  // /usr/lib/ccache first on PATH: nvcc's `gcc` is ccache, which forks, opens its stdout file in the
+  // child and execs the real gcc; its own reads and lookups are of its cache.
+  auto trace = trace_of("X 10 1 - /cuda/bin/nvcc\n"
+                        "R 10 /cuda/bin/nvcc.profile\n"
+                        "X 11 10 compute_80 /usr/bin/ccache\n"
+                        "I 11 /usr/lib/ccache/gcc\n"
+                        "R 11 /home/u/.config/ccache/ccache.conf\n"
+                        "M 11 /home/u/.cache/ccache/3/7/manifest\n"
+                        "W 12 /home/u/.cache/ccache/tmp/stdout.tmp\n"
+                        "X 12 11 compute_80 /usr/bin/x86_64-linux-gnu-gcc-12\n"
+                        "X 13 12 compute_80 /usr/lib/gcc/12/cc1plus\n"
+                        "R 13 /src/kernel.h\n"
+                        "R 11 /home/u/.cache/ccache/3/stats\n");
+  auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
+  std::vector<std::string> paths;
+  for (const auto& access : subtree.accesses) {
+    paths.push_back(access.path);
+  }
+  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile",
+                                          "/usr/bin/x86_64-linux-gnu-gcc-12", "/usr/lib/gcc/12/cc1plus",
+                                          "/src/kernel.h"});
+  CHECK(subtree.processes.size() == 4);
+  auto inputs = nvfresh::summarize_trace(subtree, "/scratch/tmp");
+  CHECK(inputs.files_read.at("/src/kernel.h") == Passes{"compute_80"});
+}
+
+TEST_CASE("trace: ccache masquerading as nvcc: the nvcc it runs is the compile, its cache is not", "[trace]")
+{
+  // CMAKE_CUDA_COMPILER=~/ccache/nvcc, a symlink to ccache: the compiler nvfresh plans is ccache.
+  auto trace = trace_of("X 10 1 - /usr/bin/ccache\n"
+                        "I 10 /home/u/ccache/nvcc\n"
+                        "R 10 /home/u/.cache/ccache/a/stats\n"
+                        "X 11 10 - /cuda/bin/nvcc\n"
+                        "R 11 /cuda/bin/nvcc.profile\n"
+                        "X 12 11 compute_80 /cuda/nvvm/bin/cicc\n"
+                        "R 12 /src/kernel.h\n");
+  auto subtree = nvfresh::restrict_to_subtree(trace, "/usr/bin/ccache");
+  std::vector<std::string> paths;
+  for (const auto& access : subtree.accesses) {
+    paths.push_back(access.path);
+  }
+  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile", "/cuda/nvvm/bin/cicc",
+                                          "/src/kernel.h"});
+}
