@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -45,6 +46,21 @@ nvfresh::TracedInputs summary_of(const std::string& text, const std::string& tmp
 }
 
 using Passes = std::set<std::string>;
+
+enum class Execs { included, left_out };
+
+// The paths of a trace's accesses in trace order; the exec entries (one per program started) too,
+// or not.
+std::vector<std::string> accessed_paths(const nvfresh::Trace& trace, Execs execs)
+{
+  std::vector<std::string> paths;
+  for (const auto& access : trace.accesses) {
+    if (execs == Execs::included || access.kind != nvfresh::AccessKind::exec) {
+      paths.push_back(access.path);
+    }
+  }
+  return paths;
+}
 
 // What one nvcc -gencode 80 -gencode 90 compile writes, in the order the processes ran.
 const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
@@ -232,12 +248,7 @@ TEST_CASE("trace: restrict_to_subtree keeps nvcc and its descendants only", "[tr
                         "M 13 /ccache/3/7\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
   REQUIRE(subtree.processes.size() == 2);
-  std::vector<std::string> paths;
-  for (const auto& access : subtree.accesses) {
-    if (access.kind != nvfresh::AccessKind::exec) {
-      paths.push_back(access.path);
-    }
-  }
+  const std::vector<std::string> paths = accessed_paths(subtree, Execs::left_out);
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc.profile", "/src/kernel.h"});
   auto unchanged = nvfresh::restrict_to_subtree(trace, "/not/run");
   CHECK(unchanged.accesses.size() == trace.accesses.size());
@@ -254,10 +265,7 @@ TEST_CASE("trace: what a launcher did before it exec'ed nvcc in its own process 
                         "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
                         "R 11 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
-  std::vector<std::string> paths;
-  for (const auto& access : subtree.accesses) {
-    paths.push_back(access.path);
-  }
+  const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile", "/cuda/nvvm/bin/cicc",
                                           "/src/kernel.h"});
   REQUIRE(subtree.processes.size() == 2);
@@ -276,10 +284,7 @@ TEST_CASE("trace: a forked child's accesses before its exec belong to its parent
                         "X 12 11 compute_80 /cuda/nvvm/bin/cicc\n"
                         "X 13 10 - /usr/bin/unrelated\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
-  std::vector<std::string> paths;
-  for (const auto& access : subtree.accesses) {
-    paths.push_back(access.path);
-  }
+  const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/early/read/before/cicc", "/cuda/nvvm/bin/cicc"});
 }
 
@@ -318,12 +323,7 @@ TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stay
                         "R 11 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, std::filesystem::canonical(wrapper).string());
   std::filesystem::remove_all(dir);
-  std::vector<std::string> paths;
-  for (const auto& access : subtree.accesses) {
-    if (access.kind != nvfresh::AccessKind::exec) {
-      paths.push_back(access.path);
-    }
-  }
+  const std::vector<std::string> paths = accessed_paths(subtree, Execs::left_out);
   CHECK(paths == std::vector<std::string>{wrapper, "/cuda/bin/nvcc.profile", "/src/kernel.h"});
   CHECK(subtree.processes.size() == 3);
 }
@@ -344,10 +344,7 @@ TEST_CASE("trace: a compiler cache inside nvcc's tree is transparent: what it ru
                         "R 13 /src/kernel.h\n"
                         "R 11 /home/u/.cache/ccache/3/stats\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
-  std::vector<std::string> paths;
-  for (const auto& access : subtree.accesses) {
-    paths.push_back(access.path);
-  }
+  const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile",
                                           "/usr/bin/x86_64-linux-gnu-gcc-12", "/usr/lib/gcc/12/cc1plus",
                                           "/src/kernel.h"});
@@ -367,10 +364,7 @@ TEST_CASE("trace: ccache masquerading as nvcc: the nvcc it runs is the compile, 
                         "X 12 11 compute_80 /cuda/nvvm/bin/cicc\n"
                         "R 12 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/usr/bin/ccache");
-  std::vector<std::string> paths;
-  for (const auto& access : subtree.accesses) {
-    paths.push_back(access.path);
-  }
+  const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile", "/cuda/nvvm/bin/cicc",
                                           "/src/kernel.h"});
 }
