@@ -1,7 +1,7 @@
 // nvfresh's entry: a subcommand from the table, or a compile ("nvfresh nvcc ...").
 // Nothing escapes: an unexpected failure still runs the compiler with the original arguments.
 #include "commands/commands.hpp"
-#include "compile.hpp"
+#include "compile/compile.hpp"
 #include "util/process.hpp"
 
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 // that dlopens the library it tests: building T leaves that library stale).
 // Exit status: 0 all fresh, 1 stale found, 2 cannot tell (no records, or an unknown --target).
 // A progress line is drawn on stderr when it is a terminal and the run takes a while.
-#include "artifacts.hpp"
+#include "proof/artifacts.hpp"
 #include "commands/commands.hpp"
 #include "util/file_io.hpp"
 

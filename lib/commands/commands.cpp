@@ -1,7 +1,5 @@
 #include "commands/commands.hpp"
 
-#include "commands/compare.hpp"
-
 #include <fmt/format.h>
 
 namespace nvfresh {

@@ -2,13 +2,13 @@
 // disk: every reason it is stale, the inputs that changed (all inputs and arguments with --all),
 // the probes that now find a file, the toolchain recorded vs now, the history of its last builds
 // (compiled, skipped, raced, marked-stale, with reasons) and the artifacts that contain it.
-#include "artifacts.hpp"
+#include "proof/artifacts.hpp"
 #include "commands/commands.hpp"
-#include "config.hpp"
-#include "file_hasher.hpp"
-#include "nvcc_version.hpp"
-#include "record_store.hpp"
-#include "tree_status.hpp"
+#include "config/config.hpp"
+#include "freshness/file_hasher.hpp"
+#include "nvcc/nvcc_version.hpp"
+#include "record/record_root.hpp"
+#include "proof/tree_status.hpp"
 #include "util/file_io.hpp"
 #include "util/time_format.hpp"
 

@@ -3,7 +3,7 @@
 // and the artifacts that contain those objects (directly, or through a library they link).
 // A file that an object looked up and did not find is listed too ("probed"): creating it makes
 // that object stale. Exit status: 0 found, 1 nothing depends on it, 2 no records.
-#include "artifacts.hpp"
+#include "proof/artifacts.hpp"
 #include "commands/commands.hpp"
 #include "util/file_io.hpp"
 

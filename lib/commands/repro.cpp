@@ -3,11 +3,11 @@
 // outputs by normalized component digests and keeps one artifact per variant and one diff per variant
 // against the first. Exit status: 0 all identical, 1 more than one variant, 2 a run failed or usage.
 #include "commands/commands.hpp"
-#include "commands/compare.hpp"
 #include "digest/compare.hpp"
+#include "digest/comparison_report.hpp"
 #include "digest/object_digest.hpp"
-#include "installed_libraries.hpp"
-#include "repro.hpp"
+#include "util/installed_libraries.hpp"
+#include "repro/repro.hpp"
 #include "util/file_io.hpp"
 #include "util/process.hpp"
 

@@ -2,9 +2,9 @@
 // compiles, skips (and the nvcc time they saved), races, failures, and for each event kind the
 // reasons with their counts.
 #include "commands/commands.hpp"
-#include "config.hpp"
-#include "events.hpp"
-#include "record_store.hpp"
+#include "config/config.hpp"
+#include "record/events.hpp"
+#include "record/record_root.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

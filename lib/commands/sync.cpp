@@ -9,9 +9,9 @@
 //
 // stamps.map grammar: one line per CUDA source, "source-path TAB stamp-path LF" (absolute paths).
 #include "commands/commands.hpp"
-#include "config.hpp"
-#include "record_store.hpp"
-#include "tree_status.hpp"
+#include "config/config.hpp"
+#include "record/record_root.hpp"
+#include "proof/tree_status.hpp"
 #include "util/file_io.hpp"
 
 #include <CLI/CLI.hpp>

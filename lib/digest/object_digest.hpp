@@ -10,7 +10,7 @@
 //   "compute_90 ptx"     one per PTX entry; "compute_90 ptx debug" for .file lines and .debug sections
 #pragma once
 
-#include "hasher.hpp"
+#include "util/hasher.hpp"
 
 #include <cstdint>
 #include <optional>

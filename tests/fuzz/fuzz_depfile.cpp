@@ -1,7 +1,7 @@
 // libFuzzer target for lib/depfile: parse_depfile must never crash, and whatever it accepts with
 // representable prerequisites must survive format_depfile -> parse_depfile unchanged.
 // Build: cmake -DNVFRESH_BUILD_FUZZERS=ON -DCMAKE_CXX_COMPILER=clang++ ...; run: ./fuzz_depfile corpus/
-#include "depfile.hpp"
+#include "compile/depfile.hpp"
 
 #include <cstddef>
 #include <cstdint>

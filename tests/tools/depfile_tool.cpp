@@ -8,7 +8,7 @@
 //                                                        it as nvcc writes it, DepfileDialect::k_nvcc)
 // Paths on stdin are one per line, or NUL-terminated with -0. Exit status 2 on bad usage,
 // 1 when parse finds a malformed depfile.
-#include "depfile.hpp"
+#include "compile/depfile.hpp"
 
 #include <iostream>
 #include <string_view>

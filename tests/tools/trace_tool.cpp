@@ -5,7 +5,7 @@
 //   read <pass>[,<pass>...] <path>
 //   missing <path>
 //   exec <path>
-#include "trace.hpp"
+#include "trace/trace.hpp"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,331 @@
+#include "compile/recording.hpp"
+
+#include "record/signature.hpp"
+#include "digest/object_digest.hpp"
+#include "nvcc/nvcc_version.hpp"
+#include "trace/trace.hpp"
+#include "util/file_io.hpp"
+#include "util/log.hpp"
+#include "util/process.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+
+namespace nvfresh {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::int64_t k_one_second_ns = 1'000'000'000;
+constexpr std::int64_t k_race_guard_max_wait_ns = 50'000'000;  // a clock tick is 1-10 ms
+constexpr long k_race_guard_poll_ns = 500'000;
+// A trace can be trusted only when it saw the compiler proper run for the source's language: with
+// a launcher that answered from its cache (ccache hit) nvcc's passes never ran and the trace lists
+// only its lookups. CUDA (and PTX) sources: cicc or ptxas. Host sources compiled by nvcc (.cpp,
+// .c, .ii): cc1plus or cc1, whose reads are every header (a cache's preprocessor run included).
+struct CompilePrograms {
+  std::string_view language;
+  std::array<std::string_view, 2> programs;
+};
+constexpr CompilePrograms k_compile_programs[] = {
+  {"c", {"cc1", "cc1plus"}},    {"c++", {"cc1", "cc1plus"}},       {"i", {"cc1", "cc1plus"}},
+  {"ii", {"cc1", "cc1plus"}},   {"cubin", {"fatbinary", "fatbinary"}}, {"fatbin", {"fatbinary", "fatbinary"}},
+};
+constexpr std::array<std::string_view, 2> k_device_compile_programs = {"cicc", "ptxas"};
+
+const std::array<std::string_view, 2>& compile_programs_for(const std::string& language)
+{
+  for (const auto& entry : k_compile_programs) {
+    if (entry.language == language) {
+      return entry.programs;
+    }
+  }
+  return k_device_compile_programs;  // cu, gpu, ptx, and whatever nvcc treats as CUDA
+}
+
+struct Candidate {
+  InputRole role = InputRole::header;
+  std::set<std::string> passes;
+};
+
+using Candidates = std::map<std::string, Candidate>;
+
+bool saw_compile(const TracedInputs& traced, const std::string& language)
+{
+  const auto& programs = compile_programs_for(language);
+  return std::any_of(traced.executables.begin(), traced.executables.end(), [&](const auto& exe) {
+    const std::string name = fs::path(exe).filename().string();
+    return std::find(programs.begin(), programs.end(), name) != programs.end();
+  });
+}
+
+std::optional<TracedInputs> traced_inputs(const CompilePlan& plan, const std::string& language)
+{
+  try {
+    Trace trace = restrict_to_subtree(read_trace(plan.trace_file), plan.compiler_path);
+    TracedInputs traced = summarize_trace(trace, plan.private_dir);
+    if (saw_compile(traced, language)) {
+      return traced;
+    }
+    log::info("the trace saw no compiler pass (a launcher answered from its cache?)");
+  } catch (const std::exception& error) {
+    log::info("no usable trace: {}", error.what());
+  }
+  return std::nullopt;
+}
+
+void add_traced(Candidates& candidates, const TracedInputs& traced)
+{
+  for (const auto& [path, passes] : traced.files_read) {
+    candidates[path].passes.insert(passes.begin(), passes.end());
+  }
+  for (const auto& exe : traced.executables) {
+    candidates[exe].role = InputRole::tool;
+  }
+}
+
+void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
+{
+  const auto& cwd = in.plan.working_dir;
+  if (in.nvcc_depfile) {
+    for (const auto& dep : in.nvcc_depfile->prerequisites) {
+      candidates[absolute_path(dep, cwd)];
+    }
+  }
+  for (const auto& file : in.request.options_files) {
+    candidates[absolute_path(file, cwd)].role = InputRole::options_file;
+  }
+  candidates[in.plan.compiler_path].role = InputRole::tool;
+  candidates[in.plan.source].role = InputRole::source;
+  // The host compiler (-ccbin, else NVCC_CCBIN) when it is a script: the trace names only its
+  // interpreter as a program (/proc/self/exe) and sees the script itself read like a header. It is
+  // a tool all the same; a binary host compiler is already a traced program.
+  std::string host = in.request.host_compiler;
+  if (auto ccbin = in.plan.child_env.find("NVCC_CCBIN"); host.empty() && ccbin != in.plan.child_env.end()) {
+    host = ccbin->second;
+  }
+  if (auto script = candidates.find(absolute_path(host, cwd)); !host.empty() && script != candidates.end()) {
+    script->second.role = InputRole::tool;
+  }
+}
+
+std::string race_reason(const std::string& path, const FileStat& stat, std::int64_t start_ns)
+{
+  return fmt::format("{} changed while the object compiled (ctime {} >= start {}, mtime {})",
+                     path, stat.ctime_ns, start_ns, stat.mtime_ns);
+}
+
+// A write at or after start_ns stamps ctime (and mtime) with a time >= start_ns. An mtime beyond
+// the present was set on purpose (touch -d, tar x, a skewed clock), not by a write during the
+// compile: ctime alone tells then, else such a file would make every compile look raced.
+bool changed_since(const FileStat& stat, std::int64_t start_ns)
+{
+  return stat.ctime_ns >= start_ns || (stat.mtime_ns >= start_ns && stat.mtime_ns <= now_ns());
+}
+
+void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher)
+{
+  for (const auto& [path, candidate] : candidates) {
+    FingerprintResult result = hasher.fingerprint(path);
+    if (!result.fingerprint) {
+      if (result.stat.exists && !result.stat.is_regular) {
+        continue;  // a directory or device that the trace saw: not content
+      }
+      record.trusted = false;
+      record.untrusted_reason = fmt::format("{} could not be read after the compile", path);
+      continue;
+    }
+    const FileStat& stat = result.stat;
+    if (record.trusted && changed_since(stat, record.start_ns)) {
+      record.trusted = false;
+      record.untrusted_reason = race_reason(path, stat, record.start_ns);
+    }
+    RecordedInput input;
+    input.file = *result.fingerprint;
+    input.role = candidate.role;
+    input.passes.assign(candidate.passes.begin(), candidate.passes.end());
+    record.inputs.push_back(std::move(input));
+  }
+}
+
+const RecordedInput* find_input(const Record& record, const std::string& path)
+{
+  for (const auto& input : record.inputs) {
+    if (input.file.path == path) {
+      return &input;
+    }
+  }
+  return nullptr;
+}
+
+std::string nvcc_version_text(const RecordingInput& in, const Record& record)
+{
+  const std::string& canonical = in.plan.compiler_path;
+  if (in.previous && !in.previous->nvcc_version.empty()) {
+    const RecordedInput* before = find_input(*in.previous, canonical);
+    const RecordedInput* now = find_input(record, canonical);
+    if (before != nullptr && now != nullptr && before->file.hash == now->file.hash) {
+      return in.previous->nvcc_version;
+    }
+  }
+  Environment env = in.plan.child_env;
+  env.erase("LD_PRELOAD");
+  // As the build invoked it: a symlink to ccache named nvcc answers as nvcc only under that name.
+  return query_nvcc_version(in.chain.compiler, env);
+}
+
+void fingerprint_output(Record& record, FileHasher& hasher)
+{
+  FingerprintResult result = hasher.fingerprint(record.object);
+  if (!result.fingerprint) {
+    throw std::runtime_error(fmt::format("nvcc succeeded but {} cannot be read", record.object));
+  }
+  record.output = *result.fingerprint;
+}
+
+void digest_output(Record& record)
+{
+  try {
+    for (const auto& component : digest_artifact(record.object).components) {
+      record.components[component.key] = component.digest;
+    }
+  } catch (const std::exception& error) {
+    log::info("no component digests for {}: {}", record.object, error.what());
+  }
+}
+
+void append_history(Record& record, const std::optional<Record>& previous, const std::string& why)
+{
+  if (previous) {
+    record.history = previous->history;
+  }
+  std::string ran = why.empty() ? std::string("nvcc ran") : "nvcc ran: " + why;
+  add_history(record, {record.end_ns, record.trusted ? "compiled" : "raced",
+                       record.trusted ? ran : record.untrusted_reason});
+}
+
+} // namespace
+
+std::int64_t coarse_now_ns()
+{
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * k_one_second_ns + ts.tv_nsec;
+}
+
+std::int64_t race_guard_start_ns()
+{
+  std::int64_t fine = now_ns();
+  std::int64_t coarse = coarse_now_ns();
+  while (coarse <= fine && now_ns() < fine + k_race_guard_max_wait_ns) {
+    timespec pause{0, k_race_guard_poll_ns};
+    ::nanosleep(&pause, nullptr);
+    coarse = coarse_now_ns();
+  }
+  return coarse;
+}
+
+Record make_record(const RecordingInput& in, FileHasher& hasher)
+{
+  Record record;
+  record.object = in.plan.object;
+  record.source = in.plan.source;
+  record.working_dir = in.plan.working_dir;
+  record.compiler = in.chain.compiler;
+  record.launcher_prefix = in.chain.prefix;
+  record.signature_args = in.request.signature_args;
+  record.env = compile_environment(in.plan.child_env);
+  record.signature = command_signature(record.signature_args, record.env, record.working_dir);
+  record.start_ns = in.run.start_ns;
+  record.end_ns = in.run.end_ns;
+  Candidates candidates;
+  auto traced = traced_inputs(in.plan, in.request.language);
+  record.inputs_from_trace = traced.has_value();
+  if (traced) {
+    add_traced(candidates, *traced);
+    record.missing.assign(traced->missing.begin(), traced->missing.end());
+  }
+  add_command_line_inputs(candidates, in);
+  fingerprint_inputs(candidates, record, hasher);
+  fingerprint_output(record, hasher);
+  digest_output(record);
+  record.nvcc_version = nvcc_version_text(in, record);
+  record.depfile_path = in.plan.depfile_path;
+  record.depfile_target = in.plan.depfile_target;
+  record.depfile_phony = in.request.depfile.phony_targets;
+  append_history(record, in.previous, in.run.why);
+  return record;
+}
+
+std::vector<std::string> depfile_prerequisites(const Record& record, const CompilePlan& plan,
+                                               const std::optional<Depfile>& nvcc_depfile)
+{
+  std::vector<std::string> prerequisites;
+  std::set<std::string> listed;
+  if (nvcc_depfile) {
+    for (const auto& dep : nvcc_depfile->prerequisites) {
+      prerequisites.push_back(dep);
+      listed.insert(absolute_path(dep, plan.working_dir));
+    }
+  } else {
+    prerequisites.push_back(record.source);
+    listed.insert(record.source);
+  }
+  for (const auto& input : record.inputs) {
+    if (listed.insert(input.file.path).second) {
+      prerequisites.push_back(input.file.path);
+    }
+  }
+  for (const auto& path : prerequisites) {
+    if (!depfile_can_represent(path)) {
+      log::info("keeping nvcc's own depfile: {} cannot be written so that make and ninja read it",
+                path);
+      return {};
+    }
+  }
+  return prerequisites;
+}
+
+void write_build_depfile(const CompilePlan& plan, const std::vector<std::string>& prerequisites,
+                         bool phony_targets)
+{
+  write_file_atomically(plan.depfile_path,
+                        format_depfile(plan.depfile_target, prerequisites, phony_targets));
+}
+
+void set_console(Record& record, const CapturedOutput& captured, const Environment& env)
+{
+  if (!captured.captured || captured.overflow) {
+    record.console_mode = "none";
+    return;
+  }
+  record.console_mode = captured.combined ? "combined" : "separate";
+  record.console_out = captured.out;
+  record.console_err = captured.err;
+  record.console_terminals = captured.terminals;
+  if (!captured.terminals.empty()) {
+    record.console_terminal_env = terminal_environment(env);
+  }
+}
+
+void apply_race_guard(Record& record)
+{
+  if (record.trusted) {
+    return;
+  }
+  set_mtime_ns(record.object, record.start_ns - k_one_second_ns);
+  FileStat after = stat_file(record.object);
+  record.output.mtime_ns = after.mtime_ns;
+  record.output.ctime_ns = after.ctime_ns;
+}
+
+} // namespace nvfresh

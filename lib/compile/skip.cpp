@@ -1,0 +1,155 @@
+#include "compile/skip.hpp"
+
+#include "record/signature.hpp"
+#include "record/events.hpp"
+#include "freshness/freshness.hpp"
+#include "record/record_root.hpp"
+#include "compile/recording.hpp"
+#include "util/file_io.hpp"
+#include "util/process.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace nvfresh {
+
+namespace {
+
+// The reasons a record cannot vouch for a skip, before any file is looked at.
+std::string describe_terminals(const std::string& terminals)
+{
+  return terminals.empty() ? std::string("no terminal") : "a terminal (" + terminals + ")";
+}
+
+std::string describe_variables(const std::map<std::string, std::string>& variables)
+{
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : variables) {
+    parts.push_back(name + "=" + value);
+  }
+  return parts.empty() ? std::string("none set") : fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string record_doubt(const Record& record, const CompileRequest& request,
+                         const CompilePlan& plan)
+{
+  if (!record.trusted) {
+    return "the last compile raced with an edit: " + record.untrusted_reason;
+  }
+  if (!record.inputs_from_trace) {
+    return "the last compile's inputs were not traced (only nvcc's depfile)";
+  }
+  if (record.console_mode == "none") {
+    return "the last compile's output was not captured, so it could not be replayed";
+  }
+  if (std::string doubt = console_replay_doubt(record, terminal_streams(), plan.child_env); !doubt.empty()) {
+    return doubt;
+  }
+  if (!plan.depfile_path.empty() && record.depfile_prerequisites.empty()) {
+    return "the build wants a depfile and the last compile left none nvfresh could recreate";
+  }
+  if (command_signature(request.signature_args, compile_environment(plan.child_env),
+                        plan.working_dir) != record.signature) {
+    return "the command signature changed (arguments, environment or working directory)";
+  }
+  for (const auto& input : record.inputs) {
+    if (input.role == InputRole::tool && input.file.path == plan.compiler_path) {
+      return {};
+    }
+  }
+  return fmt::format("a different nvcc ({}) runs now", plan.compiler_path);
+}
+
+size_t touched_inputs(const Record& record, FileHasher& hasher)
+{
+  size_t touched = 0;
+  for (const auto& input : record.inputs) {
+    FileStat now = hasher.stat(input.file.path);
+    touched += now.mtime_ns != input.file.mtime_ns || now.ctime_ns != input.file.ctime_ns ? 1 : 0;
+  }
+  return touched;
+}
+
+void replay_console(const Record& record)
+{
+  if (record.console_mode == "combined") {
+    write_fully(STDOUT_FILENO, record.console_out);
+    return;
+  }
+  write_fully(STDOUT_FILENO, record.console_out);
+  write_fully(STDERR_FILENO, record.console_err);
+}
+
+} // namespace
+
+std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
+                                 const Environment& env_now)
+{
+  if (previous.console_out.empty() && previous.console_err.empty()) {
+    return {};
+  }
+  if (terminals_now != previous.console_terminals) {
+    return fmt::format("the output went to {} then and goes to {} now: the compiler may print it "
+                       "differently (colours)", describe_terminals(previous.console_terminals),
+                       describe_terminals(terminals_now));
+  }
+  if (terminals_now.empty()) {
+    return {};
+  }
+  const auto& then_env = previous.console_terminal_env;
+  const auto now_env = terminal_environment(env_now);
+  if (now_env != then_env) {
+    return fmt::format("the terminal's settings changed ({} then, {} now): the compiler may print "
+                       "its messages differently", describe_variables(then_env),
+                       describe_variables(now_env));
+  }
+  return {};
+}
+
+SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
+                         const CompilerChain& /*chain*/, const CompilePlan& plan, FileHasher& hasher)
+{
+  if (!previous) {
+    return {false, "no record of an earlier compile"};
+  }
+  if (auto doubt = record_doubt(*previous, request, plan); !doubt.empty()) {
+    return {false, doubt};
+  }
+  FreshnessVerdict verdict = FreshnessChecker(hasher, plan.child_env).check(*previous);
+  if (!verdict.fresh()) {
+    return {false, verdict.reasons.front().describe()};
+  }
+  size_t touched = touched_inputs(*previous, hasher);
+  if (touched == 0) {
+    return {true, "no input changed (the build tool re-ran the compile)"};
+  }
+  return {true, fmt::format("{} of {} inputs touched, content unchanged", touched,
+                            previous->inputs.size())};
+}
+
+void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
+                  const CompilePlan& plan, std::int64_t check_start_ns)
+{
+  if (!plan.depfile_path.empty()) {
+    write_build_depfile(plan, record.depfile_prerequisites, request.depfile.phony_targets);
+  }
+  FileStat object = stat_file(plan.object);
+  if (object.mtime_ns < check_start_ns - 1) {
+    set_mtime_ns(plan.object, check_start_ns - 1);
+    object = stat_file(plan.object);
+  }
+  record.output.mtime_ns = object.mtime_ns;
+  record.output.ctime_ns = object.ctime_ns;
+  std::int64_t saved = record.end_ns - record.start_ns;
+  add_history(record, {now_ns(), "skipped", decision.reason});
+  save_record(plan.record_file, record);
+  replay_console(record);
+  append_event(plan.record_root, {now_ns(), "skipped", saved, plan.object, decision.reason});
+}
+
+} // namespace nvfresh

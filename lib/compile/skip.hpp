@@ -1,0 +1,40 @@
+// Content decides: when the build tool re-runs a compile whose inputs did not change in content,
+// nvfresh does not run nvcc. It re-creates the depfile exactly as the compile wrote it (ninja
+// deleted it), replays what the compile printed, brings the object's mtime up to date and records
+// the skip with its reason. Any doubt means "compile".
+#pragma once
+
+#include "nvcc/command_line.hpp"
+#include "compile/compile_plan.hpp"
+#include "nvcc/compiler_chain.hpp"
+#include "freshness/file_hasher.hpp"
+#include "record/record.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nvfresh {
+
+struct SkipDecision {
+  bool skip = false;
+  std::string reason;  // why it may skip ("3 inputs touched, content unchanged"), or why not
+};
+
+// check_start_ns: CLOCK_REALTIME_COARSE taken before any input was looked at.
+SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
+                         const CompilerChain& chain, const CompilePlan& plan, FileHasher& hasher);
+
+// Why replaying what the last compile printed might not be what the compiler would print now (""
+// when it would be): a compile that printed nothing prints nothing anywhere; otherwise the streams
+// that are terminals now (terminal_streams()) and, on a terminal, TERM, COLUMNS, GCC_COLORS, ... of
+// env_now must be as they were.
+std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
+                                 const Environment& env_now);
+
+// Carries the skip out: depfile, console replay, object mtime, record. Throws on failure (the
+// caller then compiles).
+void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
+                  const CompilePlan& plan, std::int64_t check_start_ns);
+
+} // namespace nvfresh

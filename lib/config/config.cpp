@@ -1,0 +1,107 @@
+#include "config/config.hpp"
+
+#include "util/file_io.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace nvfresh {
+
+namespace {
+
+struct Setting {
+  const char* env_name;
+  const char* file_key;
+  std::string Config::*field;
+};
+
+const std::array<Setting, 3> k_string_settings = {{
+  {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
+  {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
+  {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
+}};
+
+std::string trim(const std::string& text)
+{
+  auto begin = std::find_if_not(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c); });
+  auto end = std::find_if_not(text.rbegin(), text.rend(), [](unsigned char c) { return std::isspace(c); });
+  return begin < end.base() ? std::string(begin, end.base()) : std::string();
+}
+
+std::string lookup(const Environment& env, const std::string& name)
+{
+  auto entry = env.find(name);
+  return entry != env.end() ? entry->second : std::string();
+}
+
+std::string config_file_path(const Environment& env)
+{
+  if (auto explicit_path = lookup(env, "NVFRESH_CONFIG"); !explicit_path.empty()) {
+    return explicit_path;
+  }
+  if (auto xdg = lookup(env, "XDG_CONFIG_HOME"); !xdg.empty()) {
+    return xdg + "/nvfresh/nvfresh.conf";
+  }
+  if (auto home = lookup(env, "HOME"); !home.empty()) {
+    return home + "/.config/nvfresh/nvfresh.conf";
+  }
+  return {};
+}
+
+std::map<std::string, std::string> read_config_file(const std::string& path)
+{
+  std::map<std::string, std::string> values;
+  auto content = path.empty() ? std::nullopt : try_read_file(path);
+  if (!content) {
+    return values;
+  }
+  size_t begin = 0;
+  while (begin < content->size()) {
+    size_t end = content->find('\n', begin);
+    end = end == std::string::npos ? content->size() : end;
+    std::string line = trim(content->substr(begin, end - begin));
+    size_t equals = line.find('=');
+    if (!line.empty() && line[0] != '#' && equals != std::string::npos) {
+      values[trim(line.substr(0, equals))] = trim(line.substr(equals + 1));
+    }
+    begin = end + 1;
+  }
+  return values;
+}
+
+} // namespace
+
+bool is_true(const std::string& value)
+{
+  std::string lower;
+  std::transform(value.begin(), value.end(), std::back_inserter(lower),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "1" || lower == "true" || lower == "yes" || lower == "on";
+}
+
+Config load_config(const Environment& env)
+{
+  Config config;
+  std::string path = config_file_path(env);
+  auto file_values = read_config_file(path);
+  if (!file_values.empty()) {
+    config.config_file = path;
+  }
+  for (const auto& setting : k_string_settings) {
+    std::string value = lookup(env, setting.env_name);
+    if (value.empty() && file_values.count(setting.file_key) != 0) {
+      value = file_values[setting.file_key];
+    }
+    config.*setting.field = value;
+  }
+  std::string disable = lookup(env, "NVFRESH_DISABLE");
+  if (disable.empty() && file_values.count("disable") != 0) {
+    disable = file_values["disable"];
+  }
+  config.disabled = is_true(disable);
+  return config;
+}
+
+} // namespace nvfresh

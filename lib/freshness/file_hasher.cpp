@@ -1,0 +1,171 @@
+// Cache file grammar (one entry per line, fields separated by TAB, newest entry for a path wins):
+//   entry := hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB device TAB path LF
+// A line that does not parse is ignored (the file is a cache: losing it only costs hashing).
+#include "freshness/file_hasher.hpp"
+
+#include "util/hasher.hpp"
+#include "util/text_fields.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr int k_stable_attempts = 3;
+constexpr std::uint64_t k_cache_compaction_size = 4 * 1024 * 1024;
+
+std::vector<std::string_view> split_tabs(std::string_view line, size_t max_fields)
+{
+  std::vector<std::string_view> fields;
+  while (fields.size() + 1 < max_fields) {
+    size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) {
+      break;
+    }
+    fields.push_back(line.substr(0, tab));
+    line.remove_prefix(tab + 1);
+  }
+  fields.push_back(line);
+  return fields;
+}
+
+} // namespace
+
+FileHasher::FileHasher(std::string cache_file, std::int64_t settle_ns)
+    : m_cache_file(std::move(cache_file)), m_settle_ns(settle_ns)
+{
+}
+
+void FileHasher::load_cache()
+{
+  m_cache_loaded = true;
+  auto text = m_cache_file.empty() ? std::nullopt : try_read_file(m_cache_file);
+  if (!text) {
+    return;
+  }
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    size_t end = std::min(rest.find('\n'), rest.size());
+    auto f = split_tabs(rest.substr(0, end), 7);
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    CacheEntry entry;
+    auto hash = f.size() == 7 ? Digest::from_hex(f[0]) : std::nullopt;
+    entry.stat.exists = true;
+    if (hash && parse_number(f[1], entry.stat.size) && parse_number(f[2], entry.stat.mtime_ns) &&
+        parse_number(f[3], entry.stat.ctime_ns) && parse_number(f[4], entry.stat.inode) &&
+        parse_number(f[5], entry.stat.device)) {
+      entry.hash = *hash;
+      m_disk_cache[std::string(f[6])] = entry;
+    }
+  }
+  if (text->size() > k_cache_compaction_size) {
+    std::string compacted;
+    for (const auto& [path, e] : m_disk_cache) {
+      compacted += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", e.hash.to_hex(), e.stat.size,
+                               e.stat.mtime_ns, e.stat.ctime_ns, e.stat.inode, e.stat.device, path);
+    }
+    try {
+      write_file_atomically(m_cache_file, compacted);
+    } catch (const std::exception&) {
+      // a cache that cannot be compacted is still a valid cache
+    }
+  }
+}
+
+std::optional<Digest> FileHasher::cached_hash(const std::string& path, const FileStat& stat) const
+{
+  auto entry = m_disk_cache.find(path);
+  if (entry == m_disk_cache.end()) {
+    return std::nullopt;
+  }
+  const FileStat& cached = entry->second.stat;
+  bool same = cached.size == stat.size && cached.mtime_ns == stat.mtime_ns &&
+              cached.ctime_ns == stat.ctime_ns && cached.inode == stat.inode &&
+              cached.device == stat.device;
+  return same ? std::optional<Digest>(entry->second.hash) : std::nullopt;
+}
+
+void FileHasher::remember(const std::string& path, const FileStat& stat, const Digest& hash)
+{
+  m_disk_cache[path] = {stat, hash};
+  if (m_cache_file.empty() || path.find('\n') != std::string::npos) {
+    return;
+  }
+  std::filesystem::create_directories(std::filesystem::path(m_cache_file).parent_path());
+  int fd = ::open(m_cache_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    return;
+  }
+  std::string line = fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", hash.to_hex(), stat.size,
+                                 stat.mtime_ns, stat.ctime_ns, stat.inode, stat.device, path);
+  [[maybe_unused]] ssize_t ignored = ::write(fd, line.data(), line.size());
+  ::close(fd);
+}
+
+FileStat FileHasher::stat(const std::string& path)
+{
+  auto memo = m_stat_memo.find(path);
+  if (memo != m_stat_memo.end()) {
+    return memo->second;
+  }
+  return m_stat_memo[path] = stat_file(path);
+}
+
+FingerprintResult FileHasher::fingerprint(const std::string& path)
+{
+  auto memo = m_memo.find(path);
+  if (memo != m_memo.end()) {
+    return memo->second;
+  }
+  if (!m_cache_loaded) {
+    load_cache();
+  }
+  FingerprintResult result;
+  for (int attempt = 0; attempt < k_stable_attempts; ++attempt) {
+    result.stat = stat_file(path);
+    if (!result.stat.exists || !result.stat.is_regular) {
+      return m_memo[path] = result;
+    }
+    auto hash = cached_hash(path, result.stat);
+    bool from_cache = hash.has_value();
+    if (!hash) {
+      hash = hash_file(path);
+    }
+    FileStat after = stat_file(path);
+    if (hash && after.same_content_stamp(result.stat)) {
+      bool settled = now_ns() - result.stat.ctime_ns >= m_settle_ns;
+      if (!from_cache && settled && result.stat.size >= k_cached_size_threshold) {
+        remember(path, result.stat, *hash);
+      }
+      const FileStat& s = result.stat;
+      result.fingerprint = FileFingerprint{path, *hash, s.size, s.mtime_ns, s.ctime_ns, s.inode};
+      result.unstable = false;
+      m_stat_memo[path] = s;
+      return m_memo[path] = result;
+    }
+    result.unstable = hash.has_value();
+  }
+  return m_memo[path] = result;
+}
+
+bool FileHasher::unchanged(const FileFingerprint& recorded, std::optional<FileFingerprint>* now)
+{
+  FileStat current = stat(recorded.path);
+  if (current.exists && current.size == recorded.size && current.mtime_ns == recorded.mtime_ns &&
+      current.ctime_ns == recorded.ctime_ns && current.inode == recorded.inode) {
+    return true;
+  }
+  auto result = fingerprint(recorded.path);
+  if (now != nullptr) {
+    *now = result.fingerprint;
+  }
+  return result.fingerprint && result.fingerprint->hash == recorded.hash;
+}
+
+} // namespace nvfresh

@@ -1,0 +1,58 @@
+// Fingerprints files (stat + XXH3-128 of the content), hashing each path at most once per process.
+// Large files (toolchain binaries: cicc, ptxas, cc1plus are tens of MB) are also remembered in a
+// stat-keyed cache file shared by all compiles of a build tree, so they are hashed once per change.
+// A file that keeps changing while it is hashed is reported as unstable.
+#pragma once
+
+#include "record/record.hpp"
+#include "util/file_io.hpp"
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace nvfresh {
+
+struct FingerprintResult {
+  std::optional<FileFingerprint> fingerprint;  // empty: missing, unreadable or unstable
+  FileStat stat;                               // what stat said (exists=false when missing)
+  bool unstable = false;                       // content changed while it was being hashed
+};
+
+class FileHasher {
+public:
+  // cache_file: the shared stat-keyed cache ("" = none). Entries are appended, one line each.
+  // A file whose ctime is less than settle_ns old is not put in the shared cache: with coarse
+  // file timestamps (kernels before 6.13) a same-size rewrite within one clock tick keeps its stat,
+  // and a cached hash would then vouch for content it never saw.
+  explicit FileHasher(std::string cache_file = {}, std::int64_t settle_ns = k_default_settle_ns);
+
+  static constexpr std::int64_t k_default_settle_ns = 2'000'000'000;
+
+  FingerprintResult fingerprint(const std::string& path);
+  FileStat stat(const std::string& path);  // memoized stat
+
+  // True when `recorded` still describes the file: same stat stamp, else same content hash.
+  // Sets *now to the current fingerprint when it had to be computed.
+  bool unchanged(const FileFingerprint& recorded, std::optional<FileFingerprint>* now = nullptr);
+
+  static constexpr std::uint64_t k_cached_size_threshold = 512 * 1024;
+
+private:
+  void load_cache();
+  std::optional<Digest> cached_hash(const std::string& path, const FileStat& stat) const;
+  void remember(const std::string& path, const FileStat& stat, const Digest& hash);
+
+  struct CacheEntry {
+    FileStat stat;
+    Digest hash;
+  };
+  std::string m_cache_file;
+  std::int64_t m_settle_ns;
+  bool m_cache_loaded = false;
+  std::unordered_map<std::string, CacheEntry> m_disk_cache;
+  std::unordered_map<std::string, FingerprintResult> m_memo;
+  std::unordered_map<std::string, FileStat> m_stat_memo;
+};
+
+} // namespace nvfresh

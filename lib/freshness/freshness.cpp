@@ -1,0 +1,182 @@
+#include "freshness/freshness.hpp"
+
+#include "record/signature.hpp"
+#include "freshness/path_lookups.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace nvfresh {
+
+namespace {
+
+struct KindText {
+  StaleKind kind;
+  std::string_view name;
+};
+
+constexpr KindText k_kind_names[] = {
+  {StaleKind::record_unreadable, "record_unreadable"},
+  {StaleKind::untrusted, "untrusted"},
+  {StaleKind::object_missing, "object_missing"},
+  {StaleKind::object_modified, "object_modified"},
+  {StaleKind::input_changed, "input_changed"},
+  {StaleKind::input_missing, "input_missing"},
+  {StaleKind::input_unstable, "input_unstable"},
+  {StaleKind::tool_changed, "tool_changed"},
+  {StaleKind::probe_found, "probe_found"},
+  {StaleKind::env_changed, "env_changed"},
+  {StaleKind::path_lookup_changed, "path_lookup_changed"},
+  {StaleKind::inputs_unknown, "inputs_unknown"},
+};
+
+std::string quoted_or_unset(const std::string* value)
+{
+  return value != nullptr ? fmt::format("'{}'", *value) : std::string("unset");
+}
+
+} // namespace
+
+std::string_view kind_name(StaleKind kind)
+{
+  for (const auto& entry : k_kind_names) {
+    if (entry.kind == kind) {
+      return entry.name;
+    }
+  }
+  return "unknown";
+}
+
+std::string StaleReason::describe() const
+{
+  switch (kind) {
+  case StaleKind::record_unreadable: return fmt::format("record unreadable ({})", after);
+  case StaleKind::untrusted: return fmt::format("not trusted: {}", after);
+  case StaleKind::object_missing: return fmt::format("object {} is missing", path);
+  case StaleKind::object_modified:
+    return fmt::format("object {} was modified after it was built: {} -> {}", path, before, after);
+  case StaleKind::input_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
+  case StaleKind::input_missing: return fmt::format("{} was deleted", path);
+  case StaleKind::input_unstable: return fmt::format("{} kept changing while it was read", path);
+  case StaleKind::tool_changed: return fmt::format("tool {} changed: {} -> {}", path, before, after);
+  case StaleKind::probe_found:
+    return fmt::format("{} now exists (it was looked up and not found when the object was built)",
+                       path);
+  case StaleKind::env_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
+  case StaleKind::path_lookup_changed:
+    return fmt::format("{} on PATH is now {} (was {})", path, after.empty() ? "not found" : after,
+                       before.empty() ? "not found" : before);
+  case StaleKind::inputs_unknown:
+    return "its inputs are unknown: the compile was not traced (a launcher answered from its cache) "
+           "and the build asked nvcc for no depfile, so nothing can prove it fresh (rebuild it once "
+           "with CCACHE_DISABLE=1, or give nvcc -MD)";
+  }
+  return "stale";
+}
+
+FreshnessChecker::FreshnessChecker(FileHasher& hasher, Environment current_env)
+    : m_hasher(hasher), m_compile_env(compile_environment(current_env))
+{
+}
+
+FreshnessVerdict FreshnessChecker::check(const Record& record)
+{
+  FreshnessVerdict verdict;
+  if (!record.trusted) {
+    verdict.reasons.push_back({StaleKind::untrusted, record.object, "", record.untrusted_reason});
+  }
+  if (!record.inputs_from_trace && record.depfile_path.empty()) {
+    verdict.reasons.push_back({StaleKind::inputs_unknown, record.object, "", ""});
+  }
+  check_object(record, verdict);
+  check_inputs(record, verdict);
+  check_probes(record, verdict);
+  check_environment(record, verdict);
+  check_path_lookups(record, verdict);
+  return verdict;
+}
+
+void FreshnessChecker::check_object(const Record& record, FreshnessVerdict& verdict)
+{
+  std::optional<FileFingerprint> now;
+  if (m_hasher.unchanged(record.output, &now)) {
+    return;
+  }
+  if (!m_hasher.stat(record.output.path).exists) {
+    verdict.reasons.push_back({StaleKind::object_missing, record.output.path, "", ""});
+    return;
+  }
+  verdict.reasons.push_back({StaleKind::object_modified, record.output.path,
+                             record.output.hash.short_hex(),
+                             now ? now->hash.short_hex() : std::string("unreadable")});
+}
+
+void FreshnessChecker::check_inputs(const Record& record, FreshnessVerdict& verdict)
+{
+  for (const auto& input : record.inputs) {
+    std::optional<FileFingerprint> now;
+    if (m_hasher.unchanged(input.file, &now)) {
+      continue;
+    }
+    const std::string& path = input.file.path;
+    if (!m_hasher.stat(path).exists) {
+      verdict.reasons.push_back({StaleKind::input_missing, path, input.file.hash.short_hex(), ""});
+    } else if (!now) {
+      verdict.reasons.push_back({StaleKind::input_unstable, path, input.file.hash.short_hex(), ""});
+    } else {
+      auto kind = input.role == InputRole::tool ? StaleKind::tool_changed : StaleKind::input_changed;
+      verdict.reasons.push_back({kind, path, input.file.hash.short_hex(), now->hash.short_hex()});
+    }
+  }
+}
+
+void FreshnessChecker::check_probes(const Record& record, FreshnessVerdict& verdict)
+{
+  for (const auto& path : record.missing) {
+    if (m_hasher.stat(path).exists) {
+      verdict.reasons.push_back({StaleKind::probe_found, path, "", ""});
+    }
+  }
+}
+
+void FreshnessChecker::check_environment(const Record& record, FreshnessVerdict& verdict)
+{
+  std::set<std::string> names;
+  for (const auto& [name, value] : record.env) {
+    names.insert(name);
+  }
+  for (const auto& [name, value] : m_compile_env) {
+    names.insert(name);
+  }
+  names.erase(std::string(k_path_variable));  // judged by what it resolves: check_path_lookups
+  for (const auto& name : names) {
+    auto then = record.env.find(name);
+    auto now = m_compile_env.find(name);
+    const std::string* before = then != record.env.end() ? &then->second : nullptr;
+    const std::string* after = now != m_compile_env.end() ? &now->second : nullptr;
+    if ((before == nullptr) != (after == nullptr) || (before != nullptr && *before != *after)) {
+      verdict.reasons.push_back(
+        {StaleKind::env_changed, name, quoted_or_unset(before), quoted_or_unset(after)});
+    }
+  }
+}
+
+void FreshnessChecker::check_path_lookups(const Record& record, FreshnessVerdict& verdict)
+{
+  auto then = record.env.find(std::string(k_path_variable));
+  auto now = m_compile_env.find(std::string(k_path_variable));
+  const std::string before_path = then != record.env.end() ? then->second : std::string();
+  const std::string current_path = now != m_compile_env.end() ? now->second : std::string();
+  if (before_path == current_path) {
+    return;
+  }
+  for (const auto& lookup : path_lookups_of(record)) {
+    std::string resolved = resolve_in_path(lookup.name, current_path, record.working_dir);
+    if (resolved != lookup.resolved) {
+      verdict.reasons.push_back({StaleKind::path_lookup_changed, lookup.name, lookup.resolved, resolved});
+    }
+  }
+}
+
+} // namespace nvfresh

@@ -1,0 +1,89 @@
+#include "freshness/path_lookups.hpp"
+
+#include "util/file_io.hpp"
+#include "util/process.hpp"
+
+#include <set>
+
+namespace nvfresh {
+
+namespace {
+
+// PATH's directories as absolute, normalized paths, the way the trace names the files in them.
+std::vector<std::string> path_directories(const std::string& path, const std::string& working_dir)
+{
+  std::vector<std::string> dirs;
+  for (const std::string& entry : search_path_entries(path)) {
+    dirs.push_back(lexically_normal(absolute_path(entry.empty() ? "." : entry, working_dir)));
+  }
+  return dirs;
+}
+
+std::string join(const std::string& dir, const std::string& name)
+{
+  return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+} // namespace
+
+std::vector<PathLookup> path_lookups_of(const Record& record)
+{
+  auto path = record.env.find("PATH");
+  if (path == record.env.end()) {
+    return {};
+  }
+  const std::vector<std::string> dirs = path_directories(path->second, record.working_dir);
+  const std::set<std::string> dir_set(dirs.begin(), dirs.end());
+  const std::set<std::string> missing(record.missing.begin(), record.missing.end());
+  std::set<std::string> found;
+  for (const auto& input : record.inputs) {
+    found.insert(input.file.path);
+  }
+  // Candidate names: anything looked up or found directly inside a PATH directory.
+  std::set<std::string> names;
+  auto collect = [&](const std::string& file) {
+    const size_t slash = file.rfind('/');
+    if (slash != std::string::npos && dir_set.count(slash == 0 ? "/" : file.substr(0, slash)) != 0) {
+      names.insert(file.substr(slash + 1));
+    }
+  };
+  for (const auto& file : missing) {
+    collect(file);
+  }
+  for (const auto& file : found) {
+    collect(file);
+  }
+  std::vector<PathLookup> lookups;
+  for (const auto& name : names) {
+    std::string resolved;
+    bool walked = true;  // every directory before the resolving one was searched
+    for (const auto& dir : dirs) {
+      const std::string candidate = join(dir, name);
+      if (found.count(candidate) != 0) {
+        resolved = candidate;
+        break;
+      }
+      if (missing.count(candidate) == 0) {
+        walked = false;
+        break;
+      }
+    }
+    if (walked) {
+      lookups.push_back({name, resolved});
+    }
+  }
+  return lookups;
+}
+
+std::string resolve_in_path(const std::string& name, const std::string& path, const std::string& working_dir)
+{
+  for (const auto& dir : path_directories(path, working_dir)) {
+    const std::string candidate = join(dir, name);
+    if (is_executable_file(candidate)) {
+      return candidate;
+    }
+  }
+  return {};
+}
+
+} // namespace nvfresh

@@ -1,0 +1,67 @@
+// Every linked artifact of a build tree that contains recorded objects, judged against those
+// objects: "linked after the current version of each object it contains", or "relink pending"
+// with the object concerned. Which artifact contains which object comes from the build graph
+// (build_graph.hpp) and from link records (link_record.hpp); a link record whose artifact is still
+// the one on disk proves the content ("linked from attention.cu.o 3f2a…"); without one, the
+// artifact's mtime is compared with the time the object's current version was written.
+#pragma once
+
+#include "proof/build_graph.hpp"
+#include "freshness/file_hasher.hpp"
+#include "proof/tree_status.hpp"
+
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+enum class ArtifactIssue {
+  not_linked,        // the artifact does not exist (its target was not built)
+  object_stale,      // it contains an object that is itself stale: recompile, then relink
+  relink_pending,    // an object or static library it contains is newer than / differs from what it linked
+  library_not_fresh, // a static library it links is not fresh itself
+};
+
+std::string_view issue_name(ArtifactIssue issue);
+
+struct ArtifactReason {
+  ArtifactIssue kind = ArtifactIssue::relink_pending;
+  std::string path;    // the object or library concerned
+  std::string before;  // what was linked (short hash or time)
+  std::string after;   // what is there now
+  std::string describe() const;
+};
+
+struct ArtifactStatus {
+  LinkEdge edge;
+  std::vector<std::string> recorded_objects;  // objects in it that nvfresh recorded
+  std::string proof;                          // "link record" (content hashes) or "mtime"
+  std::vector<ArtifactReason> reasons;
+  bool fresh() const { return reasons.empty(); }
+};
+
+struct ArtifactReport {
+  std::string graph_source;  // "ninja", "make", "link records", or "" (none found)
+  std::vector<ArtifactStatus> artifacts;
+  const ArtifactStatus* find(const std::string& artifact) const;
+};
+
+ArtifactReport evaluate_artifacts(const BuildGraph& graph, const std::vector<ObjectStatus>& objects,
+                                  const std::string& record_root, FileHasher& hasher);
+
+// The graph plus any artifact known only from a link record (e.g. no build graph readable).
+BuildGraph merge_link_records(BuildGraph graph, const std::string& record_root);
+
+// Everything check, explain and rdeps show: the records judged, the build graph, the artifacts.
+struct ProvenTree {
+  std::string record_root;
+  std::vector<ObjectStatus> objects;
+  BuildGraph graph;  // with link-record-only artifacts merged in
+  ArtifactReport artifacts;
+};
+
+// progress: (done, total) after each record; may be empty.
+ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
+                      const TreeProgress& progress = {});
+
+} // namespace nvfresh

@@ -1,0 +1,443 @@
+// Record file format, version 1.
+//
+// A UTF-8/byte text file of lines separated by '\n'. Every line is fields separated by '\t';
+// the first field is the key. Inside a field, '\\' is written "\\\\", TAB "\\t", LF "\\n" and
+// CR "\\r"; nothing else is escaped. Grammar (one line per row; * = zero or more, ? = optional):
+//
+//   record    := header body checksum
+//   header    := "nvfresh-record" TAB version                       version = "1"
+//   body      := object source cwd compiler launcher* arg* env* signature version_text
+//                inputs_from input* missing* output component* depfile? dep* times trusted console
+//                terminals? history*
+//   object    := "object" TAB path                                   absolute path of the output
+//   source    := "source" TAB path
+//   cwd       := "cwd" TAB path
+//   compiler  := "compiler" TAB path
+//   launcher  := "launcher" TAB word                                 a launcher before nvcc
+//   arg       := "arg" TAB word                                      a normalized argument
+//   env       := "env" TAB name TAB value
+//   signature := "signature" TAB hex32                               XXH3-128, lower-case hex
+//   version_text := "nvcc_version" TAB text
+//   inputs_from := "inputs_from" TAB ("trace" | "depfile")
+//   input     := "input" TAB role TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB
+//                passes TAB path                 role = source|header|options_file|tool;
+//                                                passes = "-" or comma-separated pass names
+//   missing   := "missing" TAB path                                  a lookup that found nothing
+//   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
+//   component := "component" TAB name TAB hex32   a normalized digest of one part of the output
+//   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
+//   dep       := "dep" TAB path                     a prerequisite as written to the depfile
+//   times     := "times" TAB start_ns TAB end_ns
+//   trusted   := "trusted" TAB ("1"|"0") TAB reason
+//   console   := "console" TAB ("none"|"combined"|"separate") TAB stdout TAB stderr
+//                                                what the compile printed (bytes, escaped)
+//   terminals := "console_terminals" TAB ("stdout"|"stderr"|"stdout,stderr")
+//                                                the streams that were terminals (absent: none)
+//                terminal_env*
+//   terminal_env := "console_terminal_env" TAB name TAB value
+//                                                TERM, COLUMNS, GCC_COLORS, ... as they were then
+//   history   := "history" TAB time_ns TAB event TAB reason          oldest first, at most 16
+//   checksum  := "checksum" TAB hex32 LF                             XXH3-128 of every byte
+//                                                                    before this line
+//
+// Readers check the header, the version and the checksum first: a record that fails any of them
+// is "unreadable", which every caller treats as "stale", never as an error. Lines after the
+// checksum line are not allowed (a torn or appended file is unreadable).
+//
+// Version history: 1 (first format).
+#include "record/record.hpp"
+
+#include "util/text_fields.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <functional>
+#include <unordered_map>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr std::string_view k_magic = "nvfresh-record";
+
+struct InputRoleName {
+  InputRole role;
+  std::string_view name;
+};
+
+constexpr InputRoleName k_role_names[] = {
+  {InputRole::source, "source"},
+  {InputRole::header, "header"},
+  {InputRole::options_file, "options_file"},
+  {InputRole::tool, "tool"},
+};
+
+class LineWriter {
+public:
+  template <typename... Fields>
+  void line(std::string_view key, const Fields&... fields)
+  {
+    m_text += key;
+    ((m_text += '\t', m_text += escape_field(to_text(fields))), ...);
+    m_text += '\n';
+  }
+  std::string finish()
+  {
+    line("checksum", hash_bytes(m_text).to_hex());
+    return std::move(m_text);
+  }
+
+private:
+  static std::string to_text(std::string_view value) { return std::string(value); }
+  static std::string to_text(const std::string& value) { return value; }
+  static std::string to_text(const char* value) { return value; }
+  static std::string to_text(bool value) { return value ? "1" : "0"; }
+  static std::string to_text(const Digest& value) { return value.to_hex(); }
+  template <typename Number>
+  static std::string to_text(Number value)
+  {
+    return std::to_string(value);
+  }
+  std::string m_text;
+};
+
+std::string join_passes(const std::vector<std::string>& passes)
+{
+  return passes.empty() ? std::string("-") : fmt::format("{}", fmt::join(passes, ","));
+}
+
+void write_fingerprint_line(LineWriter& out, std::string_view key, const FileFingerprint& file)
+{
+  out.line(key, file.hash, file.size, file.mtime_ns, file.ctime_ns, file.inode, file.path);
+}
+
+} // namespace
+
+std::string_view role_name(InputRole role)
+{
+  for (const auto& entry : k_role_names) {
+    if (entry.role == role) {
+      return entry.name;
+    }
+  }
+  return "header";
+}
+
+void add_history(Record& record, HistoryEntry entry)
+{
+  record.history.push_back(std::move(entry));
+  if (record.history.size() > k_record_history_limit) {
+    record.history.erase(record.history.begin(),
+                         record.history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
+  }
+}
+
+std::string serialize_record(const Record& record)
+{
+  LineWriter out;
+  out.line(k_magic, k_record_format_version);
+  out.line("object", record.object);
+  out.line("source", record.source);
+  out.line("cwd", record.working_dir);
+  out.line("compiler", record.compiler);
+  for (const auto& word : record.launcher_prefix) {
+    out.line("launcher", word);
+  }
+  for (const auto& arg : record.signature_args) {
+    out.line("arg", arg);
+  }
+  for (const auto& [name, value] : record.env) {
+    out.line("env", name, value);
+  }
+  out.line("signature", record.signature);
+  out.line("nvcc_version", record.nvcc_version);
+  out.line("inputs_from", record.inputs_from_trace ? "trace" : "depfile");
+  for (const auto& input : record.inputs) {
+    const auto& f = input.file;
+    out.line("input", role_name(input.role), f.hash, f.size, f.mtime_ns, f.ctime_ns, f.inode,
+             join_passes(input.passes), f.path);
+  }
+  for (const auto& path : record.missing) {
+    out.line("missing", path);
+  }
+  write_fingerprint_line(out, "output", record.output);
+  for (const auto& [name, digest] : record.components) {
+    out.line("component", name, digest);
+  }
+  if (!record.depfile_path.empty()) {
+    out.line("depfile", record.depfile_phony, record.depfile_path, record.depfile_target);
+  }
+  for (const auto& dep : record.depfile_prerequisites) {
+    out.line("dep", dep);
+  }
+  out.line("times", record.start_ns, record.end_ns);
+  out.line("trusted", record.trusted, record.untrusted_reason);
+  out.line("console", record.console_mode, record.console_out, record.console_err);
+  if (!record.console_terminals.empty()) {
+    out.line("console_terminals", record.console_terminals);
+  }
+  for (const auto& [name, value] : record.console_terminal_env) {
+    out.line("console_terminal_env", name, value);
+  }
+  for (const auto& entry : record.history) {
+    out.line("history", entry.time_ns, entry.event, entry.reason);
+  }
+  return out.finish();
+}
+
+namespace {
+
+using Fields = std::vector<std::string>;
+
+struct ParseError {
+  std::string message;
+};
+
+template <typename Number>
+Number to_number(std::string_view text)
+{
+  Number value{};
+  if (!parse_number(text, value)) {
+    throw ParseError{fmt::format("'{}' is not a number", text)};
+  }
+  return value;
+}
+
+Digest to_digest(const std::string& text)
+{
+  auto digest = Digest::from_hex(text);
+  if (!digest) {
+    throw ParseError{fmt::format("'{}' is not a digest", text)};
+  }
+  return *digest;
+}
+
+void expect_fields(const Fields& fields, size_t count)
+{
+  if (fields.size() != count + 1) {
+    throw ParseError{fmt::format("'{}' has {} fields, expected {}", fields[0], fields.size() - 1,
+                                 count)};
+  }
+}
+
+FileFingerprint to_fingerprint(const Fields& f, size_t first)
+{
+  FileFingerprint file;
+  file.hash = to_digest(f[first]);
+  file.size = to_number<std::uint64_t>(f[first + 1]);
+  file.mtime_ns = to_number<std::int64_t>(f[first + 2]);
+  file.ctime_ns = to_number<std::int64_t>(f[first + 3]);
+  file.inode = to_number<std::uint64_t>(f[first + 4]);
+  file.path = f.back();
+  return file;
+}
+
+InputRole to_role(const std::string& name)
+{
+  for (const auto& entry : k_role_names) {
+    if (entry.name == name) {
+      return entry.role;
+    }
+  }
+  throw ParseError{fmt::format("unknown input role '{}'", name)};
+}
+
+std::vector<std::string> split_passes(const std::string& text)
+{
+  std::vector<std::string> passes;
+  if (text == "-") {
+    return passes;
+  }
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = std::min(text.find(',', begin), text.size());
+    passes.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return passes;
+}
+
+RecordedInput to_input(const Fields& f)
+{
+  expect_fields(f, 8);
+  RecordedInput input;
+  input.role = to_role(f[1]);
+  input.file = to_fingerprint(f, 2);
+  input.passes = split_passes(f[7]);
+  return input;
+}
+
+using LineHandler = std::function<void(const Fields&, Record&)>;
+
+void set_string(const Fields& f, std::string& target)
+{
+  expect_fields(f, 1);
+  target = f[1];
+}
+
+const std::unordered_map<std::string, LineHandler>& line_handlers()
+{
+  static const std::unordered_map<std::string, LineHandler> handlers = {
+    {"object", [](const Fields& f, Record& r) { set_string(f, r.object); }},
+    {"source", [](const Fields& f, Record& r) { set_string(f, r.source); }},
+    {"cwd", [](const Fields& f, Record& r) { set_string(f, r.working_dir); }},
+    {"compiler", [](const Fields& f, Record& r) { set_string(f, r.compiler); }},
+    {"nvcc_version", [](const Fields& f, Record& r) { set_string(f, r.nvcc_version); }},
+    {"launcher", [](const Fields& f, Record& r) { expect_fields(f, 1); r.launcher_prefix.push_back(f[1]); }},
+    {"arg", [](const Fields& f, Record& r) { expect_fields(f, 1); r.signature_args.push_back(f[1]); }},
+    {"env", [](const Fields& f, Record& r) { expect_fields(f, 2); r.env[f[1]] = f[2]; }},
+    {"signature", [](const Fields& f, Record& r) { expect_fields(f, 1); r.signature = to_digest(f[1]); }},
+    {"inputs_from", [](const Fields& f, Record& r) { expect_fields(f, 1); r.inputs_from_trace = f[1] == "trace"; }},
+    {"input", [](const Fields& f, Record& r) { r.inputs.push_back(to_input(f)); }},
+    {"missing", [](const Fields& f, Record& r) { expect_fields(f, 1); r.missing.push_back(f[1]); }},
+    {"component", [](const Fields& f, Record& r) { expect_fields(f, 2); r.components[f[1]] = to_digest(f[2]); }},
+    {"dep", [](const Fields& f, Record& r) { expect_fields(f, 1); r.depfile_prerequisites.push_back(f[1]); }},
+    {"console", [](const Fields& f, Record& r) {
+       expect_fields(f, 3);
+       r.console_mode = f[1];
+       r.console_out = f[2];
+       r.console_err = f[3];
+     }},
+    {"console_terminals", [](const Fields& f, Record& r) { set_string(f, r.console_terminals); }},
+    {"console_terminal_env", [](const Fields& f, Record& r) {
+       expect_fields(f, 2);
+       r.console_terminal_env[f[1]] = f[2];
+     }},
+    {"output", [](const Fields& f, Record& r) { expect_fields(f, 6); r.output = to_fingerprint(f, 1); }},
+    {"depfile", [](const Fields& f, Record& r) {
+       expect_fields(f, 3);
+       r.depfile_phony = f[1] == "1";
+       r.depfile_path = f[2];
+       r.depfile_target = f[3];
+     }},
+    {"times", [](const Fields& f, Record& r) {
+       expect_fields(f, 2);
+       r.start_ns = to_number<std::int64_t>(f[1]);
+       r.end_ns = to_number<std::int64_t>(f[2]);
+     }},
+    {"trusted", [](const Fields& f, Record& r) {
+       expect_fields(f, 2);
+       r.trusted = f[1] == "1";
+       r.untrusted_reason = f[2];
+     }},
+    {"history", [](const Fields& f, Record& r) {
+       expect_fields(f, 3);
+       r.history.push_back({to_number<std::int64_t>(f[1]), f[2], f[3]});
+     }},
+  };
+  return handlers;
+}
+
+Fields split_line(std::string_view line)
+{
+  auto fields = split_fields(line);
+  if (!fields) {
+    throw ParseError{"bad escape sequence"};
+  }
+  return std::move(*fields);
+}
+
+// Checks header, version and checksum; returns the body (the lines between header and checksum).
+std::string_view verified_body(std::string_view text)
+{
+  size_t header_end = text.find('\n');
+  if (header_end == std::string_view::npos || text.substr(0, k_magic.size()) != k_magic) {
+    throw ParseError{"not an nvfresh record"};
+  }
+  auto header = split_line(text.substr(0, header_end));
+  if (header.size() != 2 || header[1] != std::to_string(k_record_format_version)) {
+    throw ParseError{fmt::format("format version {}, expected {}",
+                                 header.size() > 1 ? header[1] : "?", k_record_format_version)};
+  }
+  if (text.empty() || text.back() != '\n') {
+    throw ParseError{"truncated (no final newline)"};
+  }
+  size_t checksum_start = text.rfind('\n', text.size() - 2) + 1;
+  auto checksum = split_line(text.substr(checksum_start, text.size() - 1 - checksum_start));
+  if (checksum.size() != 2 || checksum[0] != "checksum") {
+    throw ParseError{"truncated (no checksum line)"};
+  }
+  if (hash_bytes(text.substr(0, checksum_start)).to_hex() != checksum[1]) {
+    throw ParseError{"checksum mismatch (the record was modified or torn)"};
+  }
+  return text.substr(header_end + 1, checksum_start - header_end - 1);
+}
+
+// The hot path: a big tree has millions of input lines. Parsed from views, one allocation per
+// line (the path), same grammar and checks as the generic path.
+std::string view_field(std::string_view text)
+{
+  auto plain = unescape_field(text);
+  if (!plain) {
+    throw ParseError{"bad escape sequence"};
+  }
+  return std::move(*plain);
+}
+
+RecordedInput parse_input_line(std::string_view line)
+{
+  constexpr size_t k_fields = 9;  // "input" role hash size mtime ctime inode passes path
+  std::array<std::string_view, k_fields> f;
+  for (size_t i = 0; i < k_fields; ++i) {
+    size_t tab = i + 1 < k_fields ? line.find('\t') : std::string_view::npos;
+    if (i + 1 < k_fields && tab == std::string_view::npos) {
+      throw ParseError{"'input' has too few fields"};
+    }
+    f[i] = line.substr(0, tab);
+    line = tab == std::string_view::npos ? std::string_view() : line.substr(tab + 1);
+  }
+  if (f[8].find('\t') != std::string_view::npos) {
+    throw ParseError{"'input' has too many fields"};
+  }
+  RecordedInput input;
+  input.role = to_role(std::string(f[1]));
+  auto hash = Digest::from_hex(f[2]);
+  if (!hash) {
+    throw ParseError{fmt::format("'{}' is not a digest", f[2])};
+  }
+  input.file.hash = *hash;
+  input.file.size = to_number<std::uint64_t>(f[3]);
+  input.file.mtime_ns = to_number<std::int64_t>(f[4]);
+  input.file.ctime_ns = to_number<std::int64_t>(f[5]);
+  input.file.inode = to_number<std::uint64_t>(f[6]);
+  input.passes = split_passes(view_field(f[7]));
+  input.file.path = view_field(f[8]);
+  return input;
+}
+
+} // namespace
+
+std::optional<Record> parse_record(const std::string& text, std::string* error)
+{
+  try {
+    std::string_view body = verified_body(text);
+    Record record;
+    const auto& handlers = line_handlers();
+    constexpr std::string_view k_input_prefix = "input\t";
+    while (!body.empty()) {
+      size_t end = body.find('\n');
+      std::string_view line = body.substr(0, end);
+      if (line.substr(0, k_input_prefix.size()) == k_input_prefix) {
+        record.inputs.push_back(parse_input_line(line));
+        body.remove_prefix(end + 1);
+        continue;
+      }
+      auto fields = split_line(line);
+      auto handler = handlers.find(fields[0]);
+      if (handler == handlers.end()) {
+        throw ParseError{fmt::format("unknown line '{}'", fields[0])};
+      }
+      handler->second(fields, record);
+      body.remove_prefix(end + 1);
+    }
+    return record;
+  } catch (const ParseError& failure) {
+    if (error != nullptr) {
+      *error = failure.message;
+    }
+    return std::nullopt;
+  }
+}
+
+} // namespace nvfresh

@@ -1,0 +1,100 @@
+// The per-object record: everything nvfresh knows about how one object came to be.
+// One record per object, kept inside the build tree (see record_store.hpp), written atomically.
+// The on-disk grammar is at the top of record.cpp.
+#pragma once
+
+#include "util/hasher.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+// The content identity of one file at one moment: stat fields are a shortcut, the hash decides.
+struct FileFingerprint {
+  std::string path;  // absolute
+  Digest hash;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const FileFingerprint&) const = default;
+};
+
+enum class InputRole {
+  source,        // the translation unit
+  header,        // anything a pass read: headers, forced includes, libdevice, nvcc.profile, ...
+  options_file,  // --options-file contents
+  tool,          // an executable the compile ran: nvcc, cicc, ptxas, cudafe++, gcc, cc1plus, ...
+};
+
+struct RecordedInput {
+  FileFingerprint file;
+  InputRole role = InputRole::header;
+  std::vector<std::string> passes;  // "host", "compute_80", "sm_80", ... (empty: not known)
+  bool operator==(const RecordedInput&) const = default;
+};
+
+// How the object on disk came to be, one entry per build that touched it (newest last).
+struct HistoryEntry {
+  std::int64_t time_ns = 0;
+  std::string event;   // "compiled", "raced", "skipped", ...
+  std::string reason;  // why, in words
+  bool operator==(const HistoryEntry&) const = default;
+};
+
+struct Record {
+  std::string object;       // absolute path of the output
+  std::string source;       // absolute path of the translation unit
+  std::string working_dir;  // where the compile ran
+  std::string compiler;     // the nvcc that ran (absolute)
+  std::vector<std::string> launcher_prefix;  // e.g. ccache, between nvfresh and nvcc
+  std::vector<std::string> signature_args;   // normalized arguments (command_line.hpp)
+  std::map<std::string, std::string> env;    // the compile-relevant environment (set ones only)
+  Digest signature;                          // hash of the command signature (args, env, cwd)
+  std::string nvcc_version;                  // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
+  std::vector<RecordedInput> inputs;         // every file any pass read, and the tools
+  std::vector<std::string> missing;          // lookups that found nothing (probes)
+  bool inputs_from_trace = true;             // false: only nvcc's depfile was available
+  FileFingerprint output;
+  std::string depfile_path;                  // where the build asked for a depfile ("" = none)
+  std::string depfile_target;
+  bool depfile_phony = false;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  bool trusted = true;                       // false when an input changed while it compiled
+  std::string untrusted_reason;
+  std::vector<HistoryEntry> history;
+  // What the compile printed, replayed when a later build skips nvcc. "none": not captured (too
+  // large, or an nvfresh that did not capture terminals), "combined": stdout and stderr were one
+  // stream (in console_out), "separate".
+  std::string console_mode = "none";
+  std::string console_out;
+  std::string console_err;
+  std::string console_terminals;  // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
+  std::map<std::string, std::string> console_terminal_env;  // TERM & co. when a stream was a terminal
+  std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
+  // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
+  // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.
+  std::map<std::string, Digest> components;
+  bool operator==(const Record&) const = default;
+};
+
+constexpr int k_record_format_version = 1;
+constexpr size_t k_record_history_limit = 16;
+
+// Appends to the record's history, keeping only the newest k_record_history_limit entries.
+void add_history(Record& record, HistoryEntry entry);
+
+std::string serialize_record(const Record& record);
+
+// nullopt when the text is not a complete, intact record of this format version; *error then says
+// what is wrong ("checksum mismatch", "format version 0, expected 1", ...). Never throws.
+std::optional<Record> parse_record(const std::string& text, std::string* error = nullptr);
+
+std::string_view role_name(InputRole role);
+
+} // namespace nvfresh

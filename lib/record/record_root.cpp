@@ -1,0 +1,115 @@
+#include "record/record_root.hpp"
+
+#include "util/hasher.hpp"
+#include "util/compressed_file.hpp"
+#include "util/file_io.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <unistd.h>
+
+namespace nvfresh {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_tree_markers[] = {"CMakeCache.txt", "build.ninja", ".nvfresh"};
+
+bool is_build_tree_top(const fs::path& dir)
+{
+  return std::any_of(std::begin(k_tree_markers), std::end(k_tree_markers), [&](const char* name) {
+    return stat_file((dir / name).string()).exists;
+  });
+}
+
+} // namespace
+
+std::string find_record_root(const std::string& configured_dir, const std::string& working_dir)
+{
+  if (!configured_dir.empty()) {
+    return absolute_path(configured_dir, working_dir);
+  }
+  for (fs::path dir = working_dir; !dir.empty(); dir = dir.parent_path()) {
+    if (is_build_tree_top(dir)) {
+      return (dir / ".nvfresh").string();
+    }
+    if (dir == dir.root_path()) {
+      break;
+    }
+  }
+  return (fs::path(working_dir) / ".nvfresh").string();
+}
+
+std::string record_root_of_build_dir(const std::string& configured_dir, const std::string& build_dir)
+{
+  std::string cwd = current_directory();
+  if (!configured_dir.empty()) {
+    return absolute_path(configured_dir, cwd);
+  }
+  return absolute_path(build_dir, cwd) + "/.nvfresh";
+}
+
+std::string canonical_object_path(const std::string& object, const std::string& working_dir)
+{
+  fs::path absolute = absolute_path(object, working_dir);
+  std::error_code error;
+  fs::path dir = fs::weakly_canonical(absolute.parent_path(), error);
+  if (error) {
+    return absolute.string();
+  }
+  return (dir / absolute.filename()).string();
+}
+
+std::string record_file_for(const std::string& record_root, const std::string& canonical_object)
+{
+  std::string name = fs::path(canonical_object).filename().string();
+  std::string key = hash_bytes(canonical_object).to_hex().substr(0, 16);
+  return record_root + "/records/" + name + "-" + key + ".rec";
+}
+
+LoadedRecord load_record(const std::string& record_file)
+{
+  LoadedRecord loaded;
+  loaded.file = record_file;
+  std::optional<std::string> text;
+  try {
+    text = try_read_compressed_file(record_file);
+  } catch (const CompressedFileError& error) {
+    loaded.error = error.what();
+    return loaded;
+  }
+  if (!text) {
+    loaded.error = "missing";
+    return loaded;
+  }
+  loaded.record = parse_record(*text, &loaded.error);
+  return loaded;
+}
+
+void save_record(const std::string& record_file, const Record& record)
+{
+  fs::create_directories(fs::path(record_file).parent_path());
+  write_compressed_file(record_file, serialize_record(record));
+}
+
+void remove_record(const std::string& record_file)
+{
+  ::unlink(record_file.c_str());
+}
+
+std::vector<std::string> list_record_files(const std::string& record_root)
+{
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(record_root + "/records", error)) {
+    if (entry.path().extension() == ".rec") {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+} // namespace nvfresh

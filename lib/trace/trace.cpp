@@ -1,0 +1,346 @@
+// Reads the trace written by the LD_PRELOAD tracer (lib/trace/nvfresh_trace.c) and turns it into
+// the inputs of one compile.
+//
+// Trace file grammar, version 1. Every process of the compile appends lines with one write(2) each
+// (O_APPEND, each line shorter than PIPE_BUF), so lines of different processes never interleave but
+// come in any order between processes.
+//
+//   trace    := line*
+//   line     := process | access | lost
+//   process  := "X" SP pid SP ppid SP pass SP exe LF      a process started (tracer constructor)
+//               [ "I" SP pid SP path LF ]                   the path its execve named (AT_EXECFN),
+//               only when that is not exe (a #! script such as an nvcc wrapper runs its
+//               interpreter; a symlink names its target); in the same write(2) as the X line
+//   access   := kind SP pid SP path LF
+//   kind     := "R"     opened read-only, or stat/access found a non-directory
+//             | "D"     a directory was opened or stat'ed
+//             | "W"     opened for writing, created or truncated
+//             | "M"     open/stat/access/execve failed with ENOENT or ENOTDIR (found nothing)
+//   lost     := "L" SP pid SP reason LF                     an event the tracer could not write
+//   pid, ppid := decimal
+//   pass     := "-" | "compute_" arch | "sm_" arch           what the process's own argv says:
+//               "-E" with "-D__CUDA_ARCH__=800" (gcc, cc1plus) is compute_80, with
+//               __CUDA_ARCH_SPECIFIC__ compute_90a, with __CUDA_ARCH_FAMILY_SPECIFIC__ compute_100f;
+//               "-arch compute_80" (cicc) and "-arch=sm_80" (ptxas) name the pass directly
+//   exe      := the target of /proc/self/exe, to the end of the line
+//   path     := absolute (the tracer resolves relative paths against the cwd or the dirfd), to
+//               the end of the line; may contain spaces, never a newline
+//
+// A lost line, a line that does not parse, a relative path or a last line without LF make the trace
+// incomplete (Trace::complete = false); the record must then not claim it knows every input.
+#include "trace/trace.hpp"
+
+#include "util/file_io.hpp"
+#include "util/text_fields.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr int k_max_ancestry = 64;
+
+// Where nothing a compile reads can be an input, or where the C library looks for its own data.
+constexpr std::string_view k_never_input_prefixes[] = {
+  "/proc/", "/dev/", "/sys/", "/usr/lib/locale/", "/usr/share/locale/", "/etc/ld.so.",
+};
+constexpr std::string_view k_never_input_parts[] = {"/gconv/"};
+constexpr std::string_view k_never_input_suffixes[] = {".mo"};
+
+std::optional<int> parse_int(std::string_view text)
+{
+  int value = 0;
+  return parse_number(text, value) ? std::optional<int>(value) : std::nullopt;
+}
+
+// Splits off the next space-separated word; the rest stays in text.
+std::string_view next_word(std::string_view& text)
+{
+  size_t space = text.find(' ');
+  std::string_view word = text.substr(0, space);
+  text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+  return word;
+}
+
+std::optional<AccessKind> kind_of(std::string_view letter)
+{
+  if (letter == "R") {
+    return AccessKind::read;
+  }
+  if (letter == "D") {
+    return AccessKind::directory;
+  }
+  if (letter == "W") {
+    return AccessKind::write;
+  }
+  if (letter == "M") {
+    return AccessKind::missing;
+  }
+  return std::nullopt;
+}
+
+bool parse_process(std::string_view rest, Trace& trace)
+{
+  auto pid = parse_int(next_word(rest));
+  auto parent_pid = parse_int(next_word(rest));
+  std::string_view pass = next_word(rest);
+  if (!pid || !parent_pid || pass.empty() || rest.empty()) {
+    return false;
+  }
+  TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass), ""};
+  trace.processes.push_back(process);
+  trace.accesses.push_back({*pid, AccessKind::exec, lexically_normal(process.executable)});
+  return true;
+}
+
+// "I pid path": the path the latest process of that pid was started as.
+bool parse_invoked(std::string_view rest, Trace& trace)
+{
+  auto pid = parse_int(next_word(rest));
+  if (!pid || rest.empty() || rest.front() != '/') {
+    return false;
+  }
+  auto process = std::find_if(trace.processes.rbegin(), trace.processes.rend(),
+                              [&](const TracedProcess& p) { return p.pid == *pid; });
+  if (process == trace.processes.rend()) {
+    return false;
+  }
+  process->invoked_as = lexically_normal(std::string(rest));
+  return true;
+}
+
+bool parse_access(AccessKind kind, std::string_view rest, Trace& trace)
+{
+  auto pid = parse_int(next_word(rest));
+  if (!pid || rest.empty() || rest.front() != '/') {
+    return false;
+  }
+  trace.accesses.push_back({*pid, kind, lexically_normal(std::string(rest))});
+  return true;
+}
+
+// False when the line is malformed or reports a lost event.
+bool parse_line(std::string_view line, Trace& trace)
+{
+  std::string_view letter = next_word(line);
+  if (letter == "X") {
+    return parse_process(line, trace);
+  }
+  if (letter == "I") {
+    return parse_invoked(line, trace);
+  }
+  if (auto kind = kind_of(letter)) {
+    return parse_access(*kind, line, trace);
+  }
+  return false;
+}
+
+bool is_under(const std::string& path, std::string_view dir)
+{
+  if (dir.empty()) {
+    return false;
+  }
+  if (dir.size() > 1 && dir.back() == '/') {
+    dir.remove_suffix(1);
+  }
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         (path[dir.size()] == '/' || dir == "/");
+}
+
+bool never_input(const std::string& path, const std::string& private_tmp_dir)
+{
+  if (is_under(path, private_tmp_dir)) {
+    return true;
+  }
+  for (std::string_view prefix : k_never_input_prefixes) {
+    if (path.starts_with(prefix) || path + "/" == prefix) {
+      return true;
+    }
+  }
+  for (std::string_view part : k_never_input_parts) {
+    if (path.find(part) != std::string::npos) {
+      return true;
+    }
+  }
+  for (std::string_view suffix : k_never_input_suffixes) {
+    if (path.ends_with(suffix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string pass_of(int pid, const std::map<int, const TracedProcess*>& by_pid)
+{
+  for (int depth = 0; depth < k_max_ancestry; ++depth) {
+    auto found = by_pid.find(pid);
+    if (found == by_pid.end()) {
+      return "host";
+    }
+    if (!found->second->pass.empty()) {
+      return found->second->pass;
+    }
+    pid = found->second->parent_pid;
+  }
+  return "host";
+}
+
+// Compiler caches: run as a launcher, or under a compiler's name (a symlink in /usr/lib/ccache on
+// PATH), they read and write their own cache, which is no input of the compile.
+constexpr std::string_view k_compiler_caches[] = {"ccache", "sccache", "buildcache"};
+
+bool is_compiler_cache(const std::string& executable)
+{
+  const std::string name = std::filesystem::path(executable).filename().string();
+  return std::find(std::begin(k_compiler_caches), std::end(k_compiler_caches), name) !=
+         std::end(k_compiler_caches);
+}
+
+// For each process of the trace: does it run `canonical_program`, as its image or as the path it
+// was invoked as (a wrapper script, a symlink)?
+std::vector<bool> processes_running(const Trace& trace, const std::string& canonical_program)
+{
+  std::vector<bool> runs;
+  runs.reserve(trace.processes.size());
+  for (const TracedProcess& process : trace.processes) {
+    std::error_code error;
+    runs.push_back(process.executable == canonical_program ||
+                   (!process.invoked_as.empty() &&
+                    std::filesystem::weakly_canonical(process.invoked_as, error).string() == canonical_program));
+  }
+  return runs;
+}
+
+std::set<std::string> written_paths(const Trace& trace)
+{
+  std::set<std::string> written;
+  for (const TracedAccess& access : trace.accesses) {
+    if (access.kind == AccessKind::write) {
+      written.insert(access.path);
+    }
+  }
+  return written;
+}
+
+} // namespace
+
+Trace read_trace(const std::string& trace_path)
+{
+  std::string text = read_file(trace_path);
+  Trace trace;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      trace.complete = false; // a torn last line: the writer did not finish
+      break;
+    }
+    if (!parse_line(rest.substr(0, end), trace)) {
+      trace.complete = false;
+    }
+    rest.remove_prefix(end + 1);
+  }
+  return trace;
+}
+
+std::map<int, std::string> resolve_passes(const Trace& trace)
+{
+  std::map<int, const TracedProcess*> by_pid;
+  for (const TracedProcess& process : trace.processes) {
+    by_pid[process.pid] = &process; // a reused pid: the later process wins
+  }
+  std::map<int, std::string> passes;
+  for (const TracedProcess& process : trace.processes) {
+    passes[process.pid] = pass_of(process.pid, by_pid);
+  }
+  return passes;
+}
+
+Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable)
+{
+  const std::vector<bool> runs_root = processes_running(trace, root_executable);
+  if (std::find(runs_root.begin(), runs_root.end(), true) == runs_root.end()) {
+    return trace;
+  }
+  // Membership belongs to a program image, not to a pid: a launcher that execs nvcc (ccache falling
+  // back, a wrapper script's `exec nvcc`) keeps its pid, and what it read before the exec is its
+  // own business. An exec access starts the image of the next entry of trace.processes (the
+  // parser adds both, in trace order); a pid's accesses belong to its latest image. A pid's
+  // accesses before its first image are the parent's code running in the forked child (ccache
+  // opening the files it redirects nvcc's output to): they count when the parent's image does.
+  // An image that a member image execs is a member too (an nvcc wrapper script's `exec nvcc`).
+  // A compiler cache inside the tree (ccache masquerading as gcc on PATH, or as nvcc itself) is
+  // transparent: what it runs belongs, what it reads and writes itself (its cache) does not.
+  enum class Image { outside, member, transparent };
+  std::map<int, Image> image_of;                    // pid -> its current image
+  std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
+  std::size_t next_process = 0;
+  Trace subtree;
+  subtree.complete = trace.complete;
+  for (const TracedAccess& access : trace.accesses) {
+    if (access.kind == AccessKind::exec && next_process < trace.processes.size()) {
+      const bool is_root = runs_root[next_process];
+      const TracedProcess& process = trace.processes[next_process++];
+      auto parent = image_of.find(process.parent_pid);
+      const Image parent_image = parent != image_of.end() ? parent->second : Image::outside;
+      auto previous = image_of.find(process.pid);
+      const bool first_image = previous == image_of.end();
+      const bool in_tree = is_root || parent_image != Image::outside ||
+                           (!first_image && previous->second != Image::outside);
+      const Image image = !in_tree                             ? Image::outside
+                          : is_compiler_cache(process.executable) ? Image::transparent
+                                                                : Image::member;
+      image_of[process.pid] = image;
+      if (image != Image::outside) {
+        subtree.processes.push_back(process);
+      }
+      if (auto held = before.find(process.pid); held != before.end()) {
+        if (first_image && parent_image == Image::member) {
+          subtree.accesses.insert(subtree.accesses.end(), held->second.begin(), held->second.end());
+        }
+        before.erase(held);
+      }
+    }
+    auto image = image_of.find(access.pid);
+    if (image == image_of.end()) {
+      before[access.pid].push_back(access);
+    } else if (image->second == Image::member) {
+      subtree.accesses.push_back(access);
+    }
+  }
+  return subtree;
+}
+
+TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_dir)
+{
+  std::string tmp_dir = private_tmp_dir.empty() ? "" : lexically_normal(private_tmp_dir);
+  std::map<int, std::string> passes = resolve_passes(trace);
+  std::set<std::string> written = written_paths(trace);
+  TracedInputs inputs;
+  for (const TracedAccess& access : trace.accesses) {
+    if (access.kind == AccessKind::exec) {
+      inputs.executables.insert(access.path);
+    }
+    if (written.contains(access.path) || never_input(access.path, tmp_dir)) {
+      continue;
+    }
+    if (access.kind == AccessKind::read) {
+      auto pass = passes.find(access.pid);
+      inputs.files_read[access.path].insert(pass == passes.end() ? "host" : pass->second);
+    } else if (access.kind == AccessKind::missing) {
+      inputs.missing.insert(access.path);
+    }
+  }
+  for (const auto& [path, readers] : inputs.files_read) {
+    inputs.missing.erase(path); // appeared during the compile: its content is what counts now
+  }
+  return inputs;
+}
+
+} // namespace nvfresh

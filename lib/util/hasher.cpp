@@ -1,0 +1,143 @@
+#include "util/hasher.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+namespace nvfresh {
+
+namespace {
+
+Digest from_xxh128(XXH128_hash_t hash)
+{
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  Digest digest;
+  for (size_t i = 0; i < digest.bytes.size(); ++i) {
+    digest.bytes[i] = canonical.digest[i];
+  }
+  return digest;
+}
+
+constexpr std::array<std::int8_t, 256> make_hex_table()
+{
+  std::array<std::int8_t, 256> table{};
+  for (auto& entry : table) {
+    entry = -1;
+  }
+  for (int c = '0'; c <= '9'; ++c) {
+    table[static_cast<size_t>(c)] = static_cast<std::int8_t>(c - '0');
+  }
+  for (int c = 'a'; c <= 'f'; ++c) {
+    table[static_cast<size_t>(c)] = static_cast<std::int8_t>(c - 'a' + 10);
+  }
+  return table;
+}
+
+constexpr std::array<std::int8_t, 256> k_hex_table = make_hex_table();
+
+int hex_value(char c)
+{
+  return k_hex_table[static_cast<unsigned char>(c)];
+}
+
+} // namespace
+
+std::string Digest::to_hex() const
+{
+  std::string hex;
+  hex.reserve(32);
+  for (auto byte : bytes) {
+    hex += fmt::format("{:02x}", byte);
+  }
+  return hex;
+}
+
+std::optional<Digest> Digest::from_hex(std::string_view hex)
+{
+  Digest digest;
+  if (hex.size() != digest.bytes.size() * 2) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < digest.bytes.size(); ++i) {
+    int high = hex_value(hex[2 * i]);
+    int low = hex_value(hex[2 * i + 1]);
+    if (high < 0 || low < 0) {
+      return std::nullopt;
+    }
+    digest.bytes[i] = static_cast<std::uint8_t>(high * 16 + low);
+  }
+  return digest;
+}
+
+Hasher::Hasher() : m_state(XXH3_createState())
+{
+  XXH3_128bits_reset(static_cast<XXH3_state_t*>(m_state));
+}
+
+Hasher::~Hasher()
+{
+  XXH3_freeState(static_cast<XXH3_state_t*>(m_state));
+}
+
+Hasher& Hasher::add(std::string_view data)
+{
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(m_state), data.data(), data.size());
+  return *this;
+}
+
+Hasher& Hasher::field(std::string_view value)
+{
+  std::uint64_t size = value.size();
+  add(std::string_view(reinterpret_cast<const char*>(&size), sizeof(size)));
+  return add(value);
+}
+
+Hasher& Hasher::tag(std::string_view name)
+{
+  add(std::string_view("\x00#", 2));
+  return field(name);
+}
+
+Digest Hasher::digest() const
+{
+  return from_xxh128(XXH3_128bits_digest(static_cast<XXH3_state_t*>(m_state)));
+}
+
+Digest hash_bytes(std::string_view data)
+{
+  return from_xxh128(XXH3_128bits(data.data(), data.size()));
+}
+
+std::optional<Digest> hash_file(const std::string& path)
+{
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  Hasher hasher;
+  static thread_local char buffer[1 << 17];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) {
+      break;
+    }
+    hasher.add(std::string_view(buffer, static_cast<size_t>(n)));
+  }
+  ::close(fd);
+  return hasher.digest();
+}
+
+} // namespace nvfresh

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Fails when an #include in lib/ or launcher/ points upward (or sideways) in nvfresh's layers.
+
+Each folder of lib/ has a level; a file may include headers of its own folder and of folders with a
+lower level, never of its own level or above. The order below is the architecture, lowest first:
+generic code at the bottom, the orchestrator and the subcommands at the top. A new folder must be
+given a level here (the check fails on a folder it does not know).
+
+Usage: scripts/check_layering.py [repo root]     exit 0 clean, 1 upward includes found
+"""
+import re
+import sys
+from pathlib import Path
+
+LEVELS = {
+    "util": 0,       # generic: files, processes, hashing, text fields; knows nothing about nvcc
+    "outcome": 1,    # the named outcome model every other layer reports in
+    "nvcc": 2,       # nvcc's command line, its option table, its version
+    "trace": 2,      # the LD_PRELOAD tracer and its reader
+    "digest": 2,     # normalized digests of objects, fatbins, cubins, PTX
+    "config": 2,     # NVFRESH_* settings and the config file
+    "record": 3,     # what nvfresh stores per build tree: records, link records, events, signature
+    "freshness": 4,  # one record compared with the disk
+    "proof": 5,      # a whole tree judged: objects, build graph, linked artifacts
+    "repro": 5,      # compiling one TU many times under perturbation
+    "cache": 5,      # the content-addressed object cache
+    "space": 5,      # disk space: build trees, footprints, full file systems
+    "compile": 6,    # one compile end to end (the orchestrator)
+    "commands": 7,   # the subcommands
+    "launcher": 8,   # main()
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def folder_of(path, root):
+    relative = path.relative_to(root)
+    if relative.parts[0] == "launcher":
+        return "launcher"
+    return relative.parts[1] if len(relative.parts) > 2 else None
+
+
+def main():
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1])
+    problems = []
+    sources = [p for d in ("lib", "launcher") for p in (root / d).rglob("*")
+               if p.suffix in (".cpp", ".hpp", ".c", ".h")]
+    for path in sorted(sources):
+        folder = folder_of(path, root)
+        if folder not in LEVELS:
+            problems.append(f"{path.relative_to(root)}: folder '{folder}' has no level in {__file__}")
+            continue
+        for included in INCLUDE.findall(path.read_text(errors="replace")):
+            target = included.split("/")[0] if "/" in included else None
+            if target is None:
+                problems.append(f"{path.relative_to(root)}: includes \"{included}\" without its folder")
+            elif target not in LEVELS:
+                problems.append(f"{path.relative_to(root)}: includes \"{included}\", folder '{target}' has no level")
+            elif target != folder and LEVELS[target] >= LEVELS[folder]:
+                problems.append(f"{path.relative_to(root)}: includes \"{included}\": {folder} (level "
+                                f"{LEVELS[folder]}) may not include {target} (level {LEVELS[target]})")
+    for problem in problems:
+        print(f"check_layering: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"check_layering: {len(sources)} files, no upward include")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

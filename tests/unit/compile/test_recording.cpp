@@ -1,0 +1,188 @@
+// make_record's race guard: an input written at or after the compile's start makes the record
+// untrusted (the next build compiles again); an mtime set into the future by hand does not.
+#include "freshness/freshness.hpp"
+#include "compile/recording.hpp"
+#include "temp_dir.hpp"
+#include "util/file_io.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace nvfresh;
+
+namespace {
+
+constexpr std::int64_t k_day_ns = 86'400'000'000'000;
+
+struct Fixture {
+  test::TempDir dir;
+  CompileRequest request;
+  CompilerChain chain;
+  CompilePlan plan;
+
+  Fixture()
+  {
+    auto nvcc = dir.write("bin/nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0'\n");
+    std::filesystem::permissions(nvcc, std::filesystem::perms::owner_all);
+    chain.compiler = nvcc;
+    plan.working_dir = dir.path();
+    plan.compiler_path = nvcc;
+    plan.source = dir.write("a.cu", "__global__ void k() {}\n");
+    plan.object = dir.write("a.o", "object bytes");
+    plan.private_dir = dir.path("private");
+    plan.trace_file = dir.path("private/trace");  // absent: inputs from the command line only
+    plan.child_env = {{"PATH", "/usr/bin:/bin"}};
+  }
+
+  Record record(std::int64_t start_ns)
+  {
+    FileHasher hasher;
+    return make_record({request, chain, plan, {start_ns, now_ns()}, std::nullopt, std::nullopt},
+                       hasher);
+  }
+};
+
+} // namespace
+
+TEST_CASE("recorder: inputs older than the compile are trusted", "[recorder]")
+{
+  Fixture f;
+  Record record = f.record(now_ns() + 1'000'000'000);
+  INFO(record.untrusted_reason);
+  REQUIRE(record.trusted);
+  REQUIRE(record.history.back().event == "compiled");
+}
+
+TEST_CASE("recorder: an input written during the compile makes the record untrusted", "[recorder]")
+{
+  Fixture f;
+  std::int64_t start = now_ns() - 1'000'000'000;
+  f.dir.write("a.cu", "__global__ void q() {}\n");
+  SECTION("plain write") {}
+  SECTION("write, then the old mtime put back (ctime tells)")
+  {
+    set_mtime_ns(f.plan.source, start - k_day_ns);
+  }
+  SECTION("write, then an mtime far in the future")
+  {
+    set_mtime_ns(f.plan.source, now_ns() + 30 * k_day_ns);
+  }
+  Record record = f.record(start);
+  REQUIRE_FALSE(record.trusted);
+  REQUIRE(record.untrusted_reason.find("a.cu changed while the object compiled") !=
+          std::string::npos);
+  REQUIRE(record.history.back().event == "raced");
+}
+
+TEST_CASE("recorder: an mtime set into the future before the compile is not a race", "[recorder]")
+{
+  Fixture f;
+  set_mtime_ns(f.plan.source, now_ns() + 30 * k_day_ns);  // touch -d, tar x, a skewed clock
+  Record record = f.record(now_ns() + 1'000'000'000);
+  INFO(record.untrusted_reason);
+  REQUIRE(record.trusted);
+}
+
+TEST_CASE("recorder: the race guard's start is after a file saved just before it", "[recorder]")
+{
+  // Read the file's times between two writes, as editors and generators do: with multigrain
+  // timestamps the second write is then stamped with the fine clock, ahead of the coarse one.
+  test::TempDir dir;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto path = dir.write("gen.h", "#define A 1\n");
+    stat_file(path);
+    dir.write("gen.h", "#define A 2\n");
+    FileStat before = stat_file(path);
+    std::int64_t start = race_guard_start_ns();
+    INFO("attempt " << attempt << ": ctime " << before.ctime_ns << ", start " << start);
+    REQUIRE(before.mtime_ns < start);
+    REQUIRE(before.ctime_ns < start);
+    REQUIRE(start <= now_ns());
+    dir.write("gen.h", "#define A 3\n");  // a write after the start is always seen
+    REQUIRE(stat_file(path).ctime_ns >= start);
+  }
+}
+
+namespace {
+
+// One traced compile: nvcc runs a host compiler that is a shell script (#!/bin/sh), so the trace
+// names the interpreter as the program and sees the script read like any other file; and cicc.
+struct ScriptHostCompile {
+  test::TempDir dir;
+  CompileRequest request;
+  CompilerChain chain;
+  CompilePlan plan;
+  std::string script;
+
+  ScriptHostCompile()
+  {
+    std::string nvcc = dir.write("cuda/bin/nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 0.0'\n");
+    std::filesystem::permissions(nvcc, std::filesystem::perms::owner_all);
+    std::string sh = dir.write("bin/sh", "the interpreter");
+    std::string cicc = dir.write("cuda/nvvm/bin/cicc", "cicc");
+    std::string header = dir.write("src/kernel.h", "#define TILE 64\n");
+    script = dir.write("hostcc/g++", "#!/bin/sh\nexec /usr/bin/g++ \"$@\"\n");
+    plan.working_dir = dir.path("build");
+    plan.source = dir.write("src/a.cu", "#include \"kernel.h\"\n");
+    plan.object = dir.write("build/a.o", "object bytes");
+    plan.compiler_path = nvcc;
+    plan.trace_file = dir.write("trace", "X 100 1 - " + nvcc + "\n" +
+                                           "X 101 100 - " + sh + "\n" +
+                                           "R 101 " + script + "\n" +
+                                           "X 102 100 compute_80 " + cicc + "\n" +
+                                           "R 102 " + header + "\n");
+    chain.compiler = nvcc;
+  }
+
+  Record record()
+  {
+    FileHasher hasher;
+    RecordingInput in{request, chain, plan, {coarse_now_ns() + 10'000'000'000, coarse_now_ns() + 10'000'000'000}};
+    return make_record(in, hasher);
+  }
+
+  InputRole role_of(const Record& record, const std::string& path)
+  {
+    for (const auto& input : record.inputs) {
+      if (input.file.path == path) {
+        return input.role;
+      }
+    }
+    FAIL("not recorded: " << path);
+    return InputRole::header;
+  }
+};
+
+} // namespace
+
+TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a tool", "[recorder]")
+{
+  ScriptHostCompile c;
+  SECTION("-ccbin, absolute") { c.request.host_compiler = c.script; }
+  SECTION("-ccbin, relative to the working directory") { c.request.host_compiler = "../hostcc/g++"; }
+  SECTION("NVCC_CCBIN") { c.plan.child_env["NVCC_CCBIN"] = c.script; }
+  Record record = c.record();
+  REQUIRE(record.inputs_from_trace);
+  CHECK(c.role_of(record, c.script) == InputRole::tool);
+  CHECK(c.role_of(record, c.dir.path("src/kernel.h")) == InputRole::header);
+  CHECK(c.role_of(record, c.dir.path("bin/sh")) == InputRole::tool);
+
+  // So its content replaced in place (mtime kept) reads as the toolchain changing.
+  auto old = stat_file(c.script);
+  c.dir.write("hostcc/g++", "#!/bin/sh\nexec /usr/bin/g++ -DV2 \"$@\"\n");
+  set_mtime_ns(c.script, old.mtime_ns);
+  FileHasher hasher;
+  auto verdict = FreshnessChecker(hasher, c.plan.child_env).check(record);
+  REQUIRE(verdict.reasons.size() == 1);
+  CHECK(verdict.reasons[0].kind == StaleKind::tool_changed);
+  CHECK(verdict.reasons[0].path == c.script);
+}
+
+TEST_CASE("without a host compiler on the command line, a script read by the compile stays a header",
+          "[recorder]")
+{
+  ScriptHostCompile c;
+  Record record = c.record();
+  CHECK(c.role_of(record, c.script) == InputRole::header);
+}

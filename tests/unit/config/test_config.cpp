@@ -1,0 +1,41 @@
+#include "config/config.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+TEST_CASE("defaults need no setting", "[config]")
+{
+  Config config = load_config({{"HOME", "/nonexistent"}});
+  REQUIRE_FALSE(config.disabled);
+  REQUIRE(config.record_dir.empty());
+  REQUIRE(config.log_file.empty());
+}
+
+TEST_CASE("environment variables and the config file", "[config]")
+{
+  test::TempDir dir;
+  auto file = dir.write("nvfresh.conf", "# comment\nrecord_dir = /records\nlog_file=/tmp/x.log\n"
+                                        "disable = yes\n");
+  Config from_file = load_config({{"NVFRESH_CONFIG", file}});
+  REQUIRE(from_file.disabled);
+  REQUIRE(from_file.record_dir == "/records");
+  REQUIRE(from_file.log_file == "/tmp/x.log");
+  REQUIRE(from_file.config_file == file);
+
+  Config env_wins = load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_RECORD_DIR", "/elsewhere"},
+                                 {"NVFRESH_DISABLE", "0"}});
+  REQUIRE(env_wins.record_dir == "/elsewhere");
+  REQUIRE_FALSE(env_wins.disabled);
+}
+
+TEST_CASE("truth values", "[config]")
+{
+  for (const char* yes : {"1", "true", "TRUE", "yes", "on"}) {
+    REQUIRE(is_true(yes));
+  }
+  for (const char* no : {"0", "false", "no", "off", ""}) {
+    REQUIRE_FALSE(is_true(no));
+  }
+}

@@ -1,0 +1,83 @@
+#include "freshness/file_hasher.hpp"
+#include "temp_dir.hpp"
+#include "util/file_io.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+TEST_CASE("fingerprints carry stat fields and the content hash", "[file_hasher]")
+{
+  test::TempDir dir;
+  auto path = dir.write("h.h", "#define A 1\n");
+  FileHasher hasher;
+  auto result = hasher.fingerprint(path);
+  REQUIRE(result.fingerprint);
+  REQUIRE(result.fingerprint->hash == hash_bytes("#define A 1\n"));
+  REQUIRE(result.fingerprint->size == 12);
+  REQUIRE_FALSE(hasher.fingerprint(dir.path("missing.h")).fingerprint);
+  REQUIRE_FALSE(hasher.fingerprint(dir.path()).fingerprint);
+}
+
+TEST_CASE("content decides when stat differs", "[file_hasher]")
+{
+  test::TempDir dir;
+  auto path = dir.write("h.h", "#define A 1\n");
+  auto recorded = *FileHasher().fingerprint(path).fingerprint;
+
+  SECTION("same content, new mtime: unchanged")
+  {
+    set_mtime_ns(path, recorded.mtime_ns + 5'000'000'000);
+    REQUIRE(FileHasher().unchanged(recorded));
+  }
+  SECTION("new content with the old mtime (cp -p, tar x): changed")
+  {
+    dir.write("h.h", "#define A 2\n");
+    set_mtime_ns(path, recorded.mtime_ns);
+    std::optional<FileFingerprint> now;
+    REQUIRE_FALSE(FileHasher().unchanged(recorded, &now));
+    REQUIRE(now);
+    REQUIRE(now->hash == hash_bytes("#define A 2\n"));
+  }
+  SECTION("deleted: changed")
+  {
+    std::filesystem::remove(path);
+    REQUIRE_FALSE(FileHasher().unchanged(recorded));
+  }
+}
+
+TEST_CASE("large files are remembered in the shared cache file", "[file_hasher]")
+{
+  test::TempDir dir;
+  std::string big(FileHasher::k_cached_size_threshold + 10, 'x');
+  auto path = dir.write("cicc", big);
+  std::string cache = dir.path(".nvfresh/hash-cache");
+  auto first = FileHasher(cache, 0).fingerprint(path);
+  REQUIRE(first.fingerprint);
+  auto text = try_read_file(cache);
+  REQUIRE(text);
+  REQUIRE(text->find(path) != std::string::npos);
+  auto second = FileHasher(cache, 0).fingerprint(path);
+  REQUIRE(second.fingerprint == first.fingerprint);
+
+  dir.write("cicc", std::string(big.size(), 'y'));  // same size, new content: stat differs
+  auto third = FileHasher(cache, 0).fingerprint(path);
+  REQUIRE(third.fingerprint->hash == hash_bytes(std::string(big.size(), 'y')));
+}
+
+TEST_CASE("a corrupt cache file is ignored", "[file_hasher]")
+{
+  test::TempDir dir;
+  std::string cache = dir.write("hash-cache", "garbage\tline\nzz\t1\t2\t3\t4\t5\t/x\n");
+  auto path = dir.write("h.h", "content");
+  REQUIRE(FileHasher(cache).fingerprint(path).fingerprint->hash == hash_bytes("content"));
+}
+
+TEST_CASE("a file changed moments ago is not put in the shared cache", "[file_hasher]")
+{
+  test::TempDir dir;
+  auto path = dir.write("ptxas", std::string(FileHasher::k_cached_size_threshold + 1, 'p'));
+  std::string cache = dir.path("hash-cache");
+  REQUIRE(FileHasher(cache).fingerprint(path).fingerprint);
+  REQUIRE_FALSE(try_read_file(cache).has_value());
+}

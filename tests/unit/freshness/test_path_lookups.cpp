@@ -1,0 +1,59 @@
+#include "freshness/path_lookups.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace nvfresh;
+
+namespace {
+
+RecordedInput input_at(const std::string& path)
+{
+  RecordedInput input;
+  input.file.path = path;
+  return input;
+}
+
+} // namespace
+
+TEST_CASE("path_lookups_of reads PATH walks back from probes and the file found", "[path_lookups]")
+{
+  Record record;
+  record.working_dir = "/work";
+  record.env["PATH"] = "/a:/b:/c";
+  record.missing = {"/a/gcc", "/b/gcc", "/a/as", "/b/as", "/c/as", "/a/ld"};
+  record.inputs = {input_at("/c/gcc"), input_at("/b/header_in_a_bin_dir.h"), input_at("/a/first")};
+  auto lookups = path_lookups_of(record);
+  std::map<std::string, std::string> by_name;
+  for (const auto& lookup : lookups) {
+    by_name[lookup.name] = lookup.resolved;
+  }
+  CHECK(by_name.at("gcc") == "/c/gcc");          // probed in /a and /b, found in /c
+  CHECK(by_name.at("as").empty());                 // probed everywhere, found nowhere
+  CHECK(by_name.at("first") == "/a/first");       // found in the first directory
+  CHECK(by_name.count("header_in_a_bin_dir.h") == 0);  // /a was never searched for it
+  CHECK(by_name.count("ld") == 0);                 // the walk stopped: /b was not searched
+  record.env.erase("PATH");
+  CHECK(path_lookups_of(record).empty());
+}
+
+TEST_CASE("resolve_in_path takes the first executable, an empty entry is the working directory", "[path_lookups]")
+{
+  test::TempDir dir;
+  auto make = [&](const std::string& relative, bool executable) {
+    auto path = dir.write(relative, "#!/bin/sh\n");
+    if (executable) {
+      std::filesystem::permissions(path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+    }
+    return path;
+  };
+  make("one/gcc", false);  // not executable: skipped, as execvp skips it
+  auto two = make("two/gcc", true);
+  auto here = make("cwd/gcc", true);
+  const std::string path = dir.path("one") + ":" + dir.path("two");
+  CHECK(resolve_in_path("gcc", path, dir.path("cwd")) == two);
+  CHECK(resolve_in_path("gcc", ":" + path, dir.path("cwd")) == here);
+  CHECK(resolve_in_path("g++", path, dir.path("cwd")).empty());
+}

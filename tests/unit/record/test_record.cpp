@@ -1,0 +1,112 @@
+#include "record/record.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+namespace {
+
+Record sample_record()
+{
+  Record record;
+  record.object = "/build/CMakeFiles/fmha.dir/fmha_sm80.cu.o";
+  record.source = "/src/fmha sm80.cu";
+  record.working_dir = "/build";
+  record.compiler = "/usr/local/cuda/bin/nvcc";
+  record.launcher_prefix = {"ccache"};
+  record.signature_args = {"-x=cu", "-arch=sm_80", "-DNAME=a\tb", "--weird=line\nbreak\\"};
+  record.env = {{"NVCC_APPEND_FLAGS", "-DX=1"}};
+  record.signature = hash_bytes("signature");
+  record.nvcc_version = "Cuda compilation tools, release 13.0, V13.0.88";
+  record.inputs.push_back({{"/src/fmha sm80.cu", hash_bytes("src"), 10, 1, 2, 3}, InputRole::source, {}});
+  record.inputs.push_back(
+    {{"/src/kernel_forward.h", hash_bytes("h"), 20, 4, 5, 6}, InputRole::header, {"compute_80", "host"}});
+  record.inputs.push_back({{"/cuda/nvvm/bin/cicc", hash_bytes("cicc"), 30, 7, 8, 9}, InputRole::tool, {}});
+  record.missing = {"/src/include/cfg.h"};
+  record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
+  record.depfile_path = "/build/fmha.d";
+  record.depfile_target = "CMakeFiles/fmha.dir/fmha_sm80.cu.o";
+  record.depfile_phony = true;
+  record.start_ns = 1000;
+  record.end_ns = 2000;
+  record.trusted = false;
+  record.untrusted_reason = "kernel_forward.h changed while the object compiled";
+  record.history = {{2000, "raced", "kernel_forward.h changed"}};
+  record.components = {{"host code", hash_bytes("host")}, {"sm_80 cubin", hash_bytes("cubin")}};
+  record.console_mode = "combined";
+  record.console_out = std::string("warning: x\r\n\tindented\0binary", 28);
+  record.console_terminals = "stdout,stderr";
+  record.console_terminal_env = {{"TERM", "xterm-256color"}, {"GCC_COLORS", "error=01;31\twarning"}};
+  record.depfile_prerequisites = {"fmha sm80.cu", "/usr/local/cuda/bin/../targets/x/cuda_runtime.h"};
+  return record;
+}
+
+} // namespace
+
+TEST_CASE("a record survives serialization unchanged", "[record]")
+{
+  Record record = sample_record();
+  std::string text = serialize_record(record);
+  std::string error;
+  auto parsed = parse_record(text, &error);
+  INFO(error);
+  REQUIRE(parsed.has_value());
+  REQUIRE(*parsed == record);
+  REQUIRE(text.rfind("nvfresh-record\t1\n", 0) == 0);
+}
+
+TEST_CASE("history keeps the newest entries up to the limit", "[record]")
+{
+  Record record;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(k_record_history_limit) + 5; ++i) {
+    add_history(record, {i, "compiled", "nvcc ran"});
+  }
+  REQUIRE(record.history.size() == k_record_history_limit);
+  REQUIRE(record.history.front().time_ns == 5);
+  REQUIRE(record.history.back().time_ns == static_cast<std::int64_t>(k_record_history_limit) + 4);
+}
+
+TEST_CASE("an empty record round trips", "[record]")
+{
+  Record record;
+  auto parsed = parse_record(serialize_record(record));
+  REQUIRE(parsed.has_value());
+  REQUIRE(*parsed == record);
+}
+
+TEST_CASE("damaged records are unreadable, never an exception", "[record]")
+{
+  std::string text = serialize_record(sample_record());
+  std::string error;
+
+  SECTION("truncated")
+  {
+    for (size_t length : {size_t(0), size_t(5), text.size() / 2, text.size() - 1}) {
+      REQUIRE_FALSE(parse_record(text.substr(0, length), &error).has_value());
+    }
+  }
+  SECTION("one byte flipped")
+  {
+    for (size_t at = 0; at < text.size(); at += 7) {
+      std::string damaged = text;
+      damaged[at] = static_cast<char>(damaged[at] ^ 0x20);
+      REQUIRE_FALSE(parse_record(damaged, &error).has_value());
+    }
+  }
+  SECTION("older format version")
+  {
+    std::string old = text;
+    old.replace(old.find('1'), 1, "0");
+    REQUIRE_FALSE(parse_record(old, &error).has_value());
+    REQUIRE(error.find("format version 0") != std::string::npos);
+  }
+  SECTION("appended garbage")
+  {
+    REQUIRE_FALSE(parse_record(text + "input\tjunk\n", &error).has_value());
+  }
+  SECTION("not a record")
+  {
+    REQUIRE_FALSE(parse_record("hello\n", &error).has_value());
+    REQUIRE(error == "not an nvfresh record");
+  }
+}

@@ -1,0 +1,108 @@
+#include "record/record_root.hpp"
+#include "util/compressed_file.hpp"
+#include "util/file_io.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <zstd.h>
+
+#include <filesystem>
+#include <memory>
+
+using namespace nvfresh;
+
+TEST_CASE("the record root is found from the build tree", "[record_store]")
+{
+  test::TempDir dir;
+  dir.write("build/CMakeCache.txt", "");
+  std::filesystem::create_directories(dir.path("build/sub/dir"));
+  REQUIRE(find_record_root("", dir.path("build/sub/dir")) == dir.path("build/.nvfresh"));
+  REQUIRE(find_record_root("", dir.path("build")) == dir.path("build/.nvfresh"));
+  REQUIRE(find_record_root("/records", dir.path("build")) == "/records");
+  REQUIRE(find_record_root("rel", dir.path("build")) == dir.path("build/rel"));
+  REQUIRE(record_root_of_build_dir("", dir.path("build")) == dir.path("build/.nvfresh"));
+}
+
+TEST_CASE("record files are keyed by the canonical object path", "[record_store]")
+{
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path("real/obj"));
+  std::filesystem::create_directory_symlink(dir.path("real"), dir.path("link"));
+  std::string via_link = canonical_object_path("obj/a.o", dir.path("link"));
+  std::string via_real = canonical_object_path("obj/a.o", dir.path("real"));
+  REQUIRE(via_link == via_real);
+  std::string file = record_file_for("/state", via_real);
+  REQUIRE(file.rfind("/state/records/a.o-", 0) == 0);
+  REQUIRE(file.size() > std::string("/state/records/a.o-.rec").size());
+  REQUIRE(record_file_for("/state", "/x/a.o") != record_file_for("/state", "/y/a.o"));
+}
+
+TEST_CASE("records are saved, listed, loaded and removed", "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/a.o";
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  REQUIRE(list_record_files(dir.path(".nvfresh")) == std::vector<std::string>{file});
+  auto loaded = load_record(file);
+  REQUIRE(loaded.record);
+  REQUIRE(loaded.record->object == "/build/a.o");
+  remove_record(file);
+  REQUIRE(load_record(file).error == "missing");
+  REQUIRE(list_record_files(dir.path("nowhere")).empty());
+}
+
+TEST_CASE("records are stored compressed; plain-text records of earlier versions still load", "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/big.o";
+  for (int i = 0; i < 400; ++i) {
+    record.missing.push_back("/usr/local/cuda/include/some/long/include/directory/header_" + std::to_string(i) + ".h");
+  }
+  const std::string text = serialize_record(record);
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  CHECK(stored.size() * 4 < text.size());
+  CHECK(stored.compare(0, 4, "\x28\xB5\x2F\xFD") == 0);
+  REQUIRE(load_record(file).record);
+  CHECK(load_record(file).record->missing.size() == 400);
+
+  nvfresh::write_file_atomically(file, text);  // as nvfresh 0.1 wrote it
+  REQUIRE(load_record(file).record);
+  CHECK(load_record(file).record->object == "/build/big.o");
+}
+
+TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/a.o";
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  nvfresh::write_file_atomically(file, stored.substr(0, stored.size() / 2));
+  auto loaded = load_record(file);
+  CHECK_FALSE(loaded.record);
+  CHECK_THAT(loaded.error, Catch::Contains("truncated or corrupt"));
+  CHECK_THROWS_AS(nvfresh::try_read_compressed_file(file), nvfresh::CompressedFileError);
+  CHECK(nvfresh::decompress_if_compressed("plain text", "x") == "plain text");
+}
+
+TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads as well", "[record_store]")
+{
+  const std::string text(100000, 'r');
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
+  std::string packed(ZSTD_compressBound(text.size()), '\0');
+  const size_t size = ZSTD_compress2(context.get(), packed.data(), packed.size(), text.data(), text.size());
+  REQUIRE(ZSTD_isError(size) == 0);
+  packed.resize(size);
+  REQUIRE(ZSTD_getFrameContentSize(packed.data(), packed.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
+  CHECK(nvfresh::decompress_if_compressed(packed, "piped.rec") == text);
+  CHECK_THROWS_AS(nvfresh::decompress_if_compressed(packed.substr(0, size - 3), "piped.rec"),
+                  nvfresh::CompressedFileError);
+}
