@@ -22,7 +22,7 @@ std::string masquerade_name(const char* argv0)
   return name.find("nvcc") != std::string::npos ? name : std::string();
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

@@ -5,8 +5,8 @@
 // that dlopens the library it tests: building T leaves that library stale).
 // Exit status: 0 all fresh, 1 stale found, 2 cannot tell (no records, or an unknown --target).
 // A progress line is drawn on stderr when it is a terminal and the run takes a while.
-#include "proof/artifacts.hpp"
 #include "commands/commands.hpp"
+#include "proof/artifacts.hpp"
 #include "util/file_io.hpp"
 
 #include <CLI/CLI.hpp>
@@ -30,9 +30,9 @@ constexpr std::int64_t k_progress_interval_ns = 100'000'000;
 // The answer to "does the target I build pull in the library I changed?".
 struct TargetAnswer {
   const LinkEdge* edge = nullptr;
-  std::vector<std::string> links;          // artifacts with recorded objects it links
+  std::vector<std::string> links;                 // artifacts with recorded objects it links
   std::vector<const ArtifactStatus*> not_linked;  // artifacts with recorded objects it does not link
-  std::vector<std::string> mentioned;      // of those, the ones whose file name its binary contains
+  std::vector<std::string> mentioned;             // of those, the ones whose file name its binary contains
 };
 
 bool file_mentions(const std::string& file, const std::string& name)
@@ -79,8 +79,7 @@ nlohmann::json object_json(const ObjectStatus& status)
   for (const auto& r : status.verdict.reasons) {
     reasons.push_back(reason_json(kind_name(r.kind), r.path, r.before, r.after, r.describe()));
   }
-  return {{"object", status.object}, {"source", status.source}, {"fresh", status.verdict.fresh()},
-          {"reasons", reasons}};
+  return {{"object", status.object}, {"source", status.source}, {"fresh", status.verdict.fresh()}, {"reasons", reasons}};
 }
 
 nlohmann::json artifact_json(const ArtifactStatus& status)
@@ -89,10 +88,7 @@ nlohmann::json artifact_json(const ArtifactStatus& status)
   for (const auto& r : status.reasons) {
     reasons.push_back(reason_json(issue_name(r.kind), r.path, r.before, r.after, r.describe()));
   }
-  return {{"artifact", status.edge.artifact}, {"target", status.edge.target},
-          {"kind", artifact_kind_name(status.edge.kind)}, {"fresh", status.fresh()},
-          {"proof", status.proof}, {"objects", status.recorded_objects},
-          {"links", status.edge.libraries}, {"reasons", reasons}};
+  return {{"artifact", status.edge.artifact}, {"target", status.edge.target}, {"kind", artifact_kind_name(status.edge.kind)}, {"fresh", status.fresh()}, {"proof", status.proof}, {"objects", status.recorded_objects}, {"links", status.edge.libraries}, {"reasons", reasons}};
 }
 
 nlohmann::json target_json(const TargetAnswer& answer)
@@ -101,11 +97,9 @@ nlohmann::json target_json(const TargetAnswer& answer)
   for (const auto* status : answer.not_linked) {
     bool mentioned = std::find(answer.mentioned.begin(), answer.mentioned.end(),
                                status->edge.artifact) != answer.mentioned.end();
-    not_linked.push_back({{"artifact", status->edge.artifact}, {"target", status->edge.target},
-                          {"fresh", status->fresh()}, {"named_in_binary", mentioned}});
+    not_linked.push_back({{"artifact", status->edge.artifact}, {"target", status->edge.target}, {"fresh", status->fresh()}, {"named_in_binary", mentioned}});
   }
-  return {{"artifact", answer.edge->artifact}, {"target", answer.edge->target},
-          {"links", answer.links}, {"does_not_link", not_linked}};
+  return {{"artifact", answer.edge->artifact}, {"target", answer.edge->target}, {"links", answer.links}, {"does_not_link", not_linked}};
 }
 
 std::string artifact_label(const LinkEdge& edge)
@@ -159,7 +153,8 @@ void print_target(const TargetAnswer& answer)
 
 class ProgressLine {
 public:
-  ProgressLine() : m_enabled(::isatty(STDERR_FILENO) == 1), m_start(now_ns()) {}
+  ProgressLine()
+    : m_enabled(::isatty(STDERR_FILENO) == 1), m_start(now_ns()) {}
   ~ProgressLine()
   {
     if (m_drawn) {
@@ -185,7 +180,7 @@ private:
   std::int64_t m_last = 0;
 };
 
-} // namespace
+}  // namespace
 
 int run_check(const std::vector<std::string>& args)
 {
@@ -228,9 +223,7 @@ int run_check(const std::vector<std::string>& args)
     for (const auto& status : tree.artifacts.artifacts) {
       artifacts.push_back(artifact_json(status));
     }
-    nlohmann::json out = {{"record_root", tree.record_root}, {"objects", objects}, {"stale", stale},
-                          {"build_graph", tree.artifacts.graph_source}, {"artifacts", artifacts},
-                          {"relink_pending", pending}, {"exit_status", exit_status}};
+    nlohmann::json out = {{"record_root", tree.record_root}, {"objects", objects}, {"stale", stale}, {"build_graph", tree.artifacts.graph_source}, {"artifacts", artifacts}, {"relink_pending", pending}, {"exit_status", exit_status}};
     if (answer.edge != nullptr) {
       out["target"] = target_json(answer);
     }
@@ -255,4 +248,4 @@ int run_check(const std::vector<std::string>& args)
   return exit_status;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

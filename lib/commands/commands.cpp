@@ -60,4 +60,4 @@ int run_version(const std::vector<std::string>& /*args*/)
   return 0;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -29,4 +29,4 @@ int run_link_record(const std::vector<std::string>& args);
 int run_repro(const std::vector<std::string>& args);
 int run_compare(const std::vector<std::string>& args);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -23,7 +23,7 @@ struct CompareOptions {
   bool json = false;
 };
 
-} // namespace
+}  // namespace
 
 int run_compare(const std::vector<std::string>& args)
 {
@@ -56,4 +56,4 @@ int run_compare(const std::vector<std::string>& args)
   }
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -2,13 +2,13 @@
 // disk: every reason it is stale, the inputs that changed (all inputs and arguments with --all),
 // the probes that now find a file, the toolchain recorded vs now, the history of its last builds
 // (compiled, skipped, raced, marked-stale, with reasons) and the artifacts that contain it.
-#include "proof/artifacts.hpp"
 #include "commands/commands.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
 #include "nvcc/nvcc_version.hpp"
-#include "record/record_root.hpp"
+#include "proof/artifacts.hpp"
 #include "proof/tree_status.hpp"
+#include "record/record_root.hpp"
 #include "util/file_io.hpp"
 #include "util/time_format.hpp"
 
@@ -67,7 +67,8 @@ void print_toolchain(const Record& record)
   size_t tools = std::count_if(record.inputs.begin(), record.inputs.end(),
                                [](const RecordedInput& i) { return i.role == InputRole::tool; });
   fmt::print("  {} tool binaries recorded (nvcc, cicc, ptxas, host compiler, ...); a replaced one is "
-             "listed above as 'tool ... changed'\n", tools);
+             "listed above as 'tool ... changed'\n",
+             tools);
 }
 
 void print_artifacts(const ObjectStatus& status, const ProvenTree& tree)
@@ -109,7 +110,8 @@ void print_record(const ObjectStatus& status, bool all)
     fmt::print("  env {}={}\n", name, value);
   }
   fmt::print("output    {} bytes, {}; normalized digests (compare across builds with "
-             "'nvfresh compare'):\n", record.output.size, record.output.hash.short_hex());
+             "'nvfresh compare'):\n",
+             record.output.size, record.output.hash.short_hex());
   for (const auto& [component, digest] : record.components) {
     fmt::print("  {:<22} {}\n", component, digest.to_hex());
   }
@@ -122,7 +124,7 @@ void print_record(const ObjectStatus& status, bool all)
   }
 }
 
-} // namespace
+}  // namespace
 
 int run_explain(const std::vector<std::string>& args)
 {
@@ -163,4 +165,4 @@ int run_explain(const std::vector<std::string>& args)
   return 0;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -5,10 +5,10 @@
 // the command read, hashed before it ran and checked unchanged after. "ranlib <archive>" refreshes
 // the archive's fingerprint in its record. Bookkeeping never changes the link's outcome or output:
 // a failure to record goes to the debug log (NVFRESH_LOG_FILE) only.
-#include "proof/build_graph.hpp"
 #include "commands/commands.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
+#include "proof/build_graph.hpp"
 #include "record/link_record.hpp"
 #include "record/record_root.hpp"
 #include "util/log.hpp"
@@ -97,7 +97,7 @@ void refresh_after_ranlib(const std::vector<std::string>& command)
   }
 }
 
-} // namespace
+}  // namespace
 
 int run_link_record(const std::vector<std::string>& args)
 {
@@ -132,4 +132,4 @@ int run_link_record(const std::vector<std::string>& args)
   exit_like(result);
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

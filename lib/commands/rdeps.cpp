@@ -3,8 +3,8 @@
 // and the artifacts that contain those objects (directly, or through a library they link).
 // A file that an object looked up and did not find is listed too ("probed"): creating it makes
 // that object stale. Exit status: 0 found, 1 nothing depends on it, 2 no records.
-#include "proof/artifacts.hpp"
 #include "commands/commands.hpp"
+#include "proof/artifacts.hpp"
 #include "util/file_io.hpp"
 
 #include <CLI/CLI.hpp>
@@ -30,7 +30,7 @@ struct Dependent {
 class PathMatcher {
 public:
   explicit PathMatcher(const std::string& wanted)
-      : m_wanted(canonical(absolute_path(wanted, current_directory())))
+    : m_wanted(canonical(absolute_path(wanted, current_directory())))
   {
   }
   bool matches(const std::string& path)
@@ -111,15 +111,15 @@ void print_text(const std::string& file, const std::vector<Dependent>& deps,
   for (const auto& artifact : artifacts) {
     const LinkEdge* edge = tree.graph.find(artifact);
     bool direct = edge != nullptr && std::any_of(deps.begin(), deps.end(), [&](const Dependent& d) {
-      return std::find(edge->objects.begin(), edge->objects.end(), d.object) != edge->objects.end();
-    });
+                    return std::find(edge->objects.begin(), edge->objects.end(), d.object) != edge->objects.end();
+                  });
     fmt::print("  {:<15} {}{}{}\n", edge ? artifact_kind_name(edge->kind) : "unknown", artifact,
                edge && !edge->target.empty() ? " (target " + edge->target + ")" : "",
                direct ? "" : " (through a library it links)");
   }
 }
 
-} // namespace
+}  // namespace
 
 int run_rdeps(const std::vector<std::string>& args)
 {
@@ -146,8 +146,7 @@ int run_rdeps(const std::vector<std::string>& args)
     for (const auto& dep : deps) {
       objects.push_back({{"object", dep.object}, {"role", dep.role}, {"passes", dep.passes}});
     }
-    fmt::print("{}\n", nlohmann::json{{"file", matcher.wanted()}, {"objects", objects},
-                                      {"artifacts", artifacts}, {"exit_status", exit_status}}
+    fmt::print("{}\n", nlohmann::json{{"file", matcher.wanted()}, {"objects", objects}, {"artifacts", artifacts}, {"exit_status", exit_status}}
                          .dump(2));
   } else if (tree.objects.empty()) {
     fmt::print(stderr, "nvfresh rdeps: no records under {}\n", tree.record_root);
@@ -157,4 +156,4 @@ int run_rdeps(const std::vector<std::string>& args)
   return exit_status;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -2,13 +2,13 @@
 // times under perturbation (see repro.hpp), J at a time, each run in a private directory, groups the
 // outputs by normalized component digests and keeps one artifact per variant and one diff per variant
 // against the first. Exit status: 0 all identical, 1 more than one variant, 2 a run failed or usage.
+#include "repro/repro.hpp"
 #include "commands/commands.hpp"
 #include "digest/compare.hpp"
 #include "digest/comparison_report.hpp"
 #include "digest/object_digest.hpp"
-#include "util/installed_libraries.hpp"
-#include "repro/repro.hpp"
 #include "util/file_io.hpp"
+#include "util/installed_libraries.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -179,7 +179,8 @@ std::vector<RunRecord> plan_runs(const ReproOptions& options, const ReproTarget&
 // "3/8 done, 2 running, 1 failed" on one rewritten terminal line; silent when stderr is no terminal.
 class Progress {
 public:
-  explicit Progress(std::size_t total) : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0) {}
+  explicit Progress(std::size_t total)
+    : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0) {}
   void started() { update(1, 0, 0); }
   void finished(bool failed) { update(-1, 1, failed ? 1 : 0); }
   void clear()
@@ -275,7 +276,7 @@ std::vector<Variant> assign_variants(std::vector<RunRecord>& runs)
 // What is kept in --out for one variant.
 struct KeptVariant {
   std::string artifact;
-  std::string diff;                 // empty for the first variant
+  std::string diff;  // empty for the first variant
   std::optional<Comparison> versus_first;
 };
 
@@ -387,7 +388,8 @@ void print_human(const Report& report)
     fmt::print("{}\n", report.system_note);
   }
   fmt::print("every run: private TMPDIR (its path, written into host debug info, is factored out of the "
-             "digests) and output path\n{:>5}  {:<18} perturbations\n", "run", "result");
+             "digests) and output path\n{:>5}  {:<18} perturbations\n",
+             "run", "result");
   for (const auto& run : report.runs) {
     fmt::print("{:>5}  {:<18} {}\n", run.index, run_status(run), run.perturbation.describe());
   }
@@ -406,10 +408,7 @@ nlohmann::json report_json(const Report& report)
 {
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& run : report.runs) {
-    runs.push_back({{"run", run.index}, {"perturbations", run.perturbation.describe()},
-                    {"aslr_off", run.perturbation.aslr_off}, {"exit_code", run.result.exit_code},
-                    {"signal", run.result.term_signal}, {"error", run.error}, {"failed", run.failed()},
-                    {"variant", run.variant ? nlohmann::json(*run.variant + 1) : nlohmann::json(nullptr)}});
+    runs.push_back({{"run", run.index}, {"perturbations", run.perturbation.describe()}, {"aslr_off", run.perturbation.aslr_off}, {"exit_code", run.result.exit_code}, {"signal", run.result.term_signal}, {"error", run.error}, {"failed", run.failed()}, {"variant", run.variant ? nlohmann::json(*run.variant + 1) : nlohmann::json(nullptr)}});
   }
   nlohmann::json variants = nlohmann::json::array();
   for (std::size_t v = 0; v < report.variants.size(); ++v) {
@@ -422,10 +421,7 @@ nlohmann::json report_json(const Report& report)
     }
     variants.push_back(std::move(entry));
   }
-  return {{"command", report.options.command}, {"seed", report.options.seed}, {"jobs", report.options.jobs},
-          {"aslr_control", report.aslr.note}, {"heap_noise", report.heap_noise},
-          {"system_aslr", report.system_note}, {"runs", std::move(runs)},
-          {"variants", std::move(variants)}, {"exit_code", report.exit_code}};
+  return {{"command", report.options.command}, {"seed", report.options.seed}, {"jobs", report.options.jobs}, {"aslr_control", report.aslr.note}, {"heap_noise", report.heap_noise}, {"system_aslr", report.system_note}, {"runs", std::move(runs)}, {"variants", std::move(variants)}, {"exit_code", report.exit_code}};
 }
 
 int exit_code_of(const std::vector<RunRecord>& runs, const std::vector<Variant>& variants)
@@ -487,7 +483,7 @@ int repro(const ReproOptions& options, const ReproTarget& target, const Environm
   return report.exit_code;
 }
 
-} // namespace
+}  // namespace
 
 int run_repro(const std::vector<std::string>& args)
 {
@@ -509,4 +505,4 @@ int run_repro(const std::vector<std::string>& args)
   }
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

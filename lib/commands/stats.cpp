@@ -62,7 +62,7 @@ nlohmann::json to_json(const std::map<std::string, EventSummary>& summary, size_
   return {{"events", events}, {"total", total}};
 }
 
-} // namespace
+}  // namespace
 
 int run_stats(const std::vector<std::string>& args)
 {
@@ -89,4 +89,4 @@ int run_stats(const std::vector<std::string>& args)
   return 0;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -10,8 +10,8 @@
 // stamps.map grammar: one line per CUDA source, "source-path TAB stamp-path LF" (absolute paths).
 #include "commands/commands.hpp"
 #include "config/config.hpp"
-#include "record/record_root.hpp"
 #include "proof/tree_status.hpp"
+#include "record/record_root.hpp"
 #include "util/file_io.hpp"
 
 #include <CLI/CLI.hpp>
@@ -79,7 +79,7 @@ void mark_stale(const ObjectStatus& status, const std::map<std::string, std::str
   note_in_history(status, reason);
 }
 
-} // namespace
+}  // namespace
 
 int run_sync(const std::vector<std::string>& args)
 {
@@ -118,4 +118,4 @@ int run_sync(const std::vector<std::string>& args)
   }
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -1,14 +1,14 @@
 #include "compile/compile.hpp"
 
-#include "nvcc/command_line.hpp"
 #include "compile/compile_plan.hpp"
-#include "nvcc/compiler_chain.hpp"
 #include "compile/depfile.hpp"
-#include "record/events.hpp"
-#include "freshness/file_hasher.hpp"
-#include "record/record_root.hpp"
 #include "compile/recording.hpp"
 #include "compile/skip.hpp"
+#include "freshness/file_hasher.hpp"
+#include "nvcc/command_line.hpp"
+#include "nvcc/compiler_chain.hpp"
+#include "record/events.hpp"
+#include "record/record_root.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 
@@ -159,7 +159,7 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
   return finish(result);
 }
 
-} // namespace
+}  // namespace
 
 int run_compile(const std::vector<std::string>& command, const Environment& env,
                 ProcessRunner& runner)
@@ -190,4 +190,4 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
   return compile_and_record(command, env, runner, *prepared, previous, decision.reason);
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -19,4 +19,4 @@ namespace nvfresh {
 int run_compile(const std::vector<std::string>& command, const Environment& env,
                 ProcessRunner& runner);
 
-} // namespace nvfresh
+}  // namespace nvfresh

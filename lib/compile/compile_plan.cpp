@@ -1,8 +1,8 @@
 #include "compile/compile_plan.hpp"
 
-#include "util/installed_libraries.hpp"
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"
+#include "util/installed_libraries.hpp"
 
 #include <fmt/format.h>
 
@@ -25,8 +25,12 @@ struct ModeSuffix {
 };
 
 constexpr ModeSuffix k_mode_suffixes[] = {
-  {CompileMode::object, ".o"},    {CompileMode::relocatable, ".o"}, {CompileMode::ptx, ".ptx"},
-  {CompileMode::cubin, ".cubin"}, {CompileMode::fatbin, ".fatbin"}, {CompileMode::optix_ir, ".optixir"},
+  {CompileMode::object, ".o"},
+  {CompileMode::relocatable, ".o"},
+  {CompileMode::ptx, ".ptx"},
+  {CompileMode::cubin, ".cubin"},
+  {CompileMode::fatbin, ".fatbin"},
+  {CompileMode::optix_ir, ".optixir"},
 };
 
 std::string make_private_dir(const Environment& env)
@@ -50,7 +54,7 @@ std::string preload_value(const Environment& env, const std::string& library)
   return library + ":" + existing->second;
 }
 
-} // namespace
+}  // namespace
 
 std::string default_output(const CompileRequest& request)
 {
@@ -78,7 +82,8 @@ std::string locate_trace_library(const Config& config)
   std::error_code error;
   const fs::path exe_dir = fs::canonical("/proc/self/exe", error).parent_path();
   throw std::runtime_error(fmt::format("the tracer libnvfresh_trace.so is not installed next to {} "
-                                       "(set NVFRESH_TRACE_LIB to its path)", exe_dir.string()));
+                                       "(set NVFRESH_TRACE_LIB to its path)",
+                                       exe_dir.string()));
 }
 
 CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
@@ -124,4 +129,4 @@ void remove_private_dir(const CompilePlan& plan)
   }
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

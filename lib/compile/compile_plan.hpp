@@ -2,9 +2,9 @@
 // temporary files, and the environment the compiler gets (tracer preloaded, nested-call marker).
 #pragma once
 
+#include "config/config.hpp"
 #include "nvcc/command_line.hpp"
 #include "nvcc/compiler_chain.hpp"
-#include "config/config.hpp"
 
 #include <string>
 
@@ -20,7 +20,7 @@ struct CompilePlan {
   std::string source;        // absolute path of the source
   std::string depfile_path;  // where the build asked for a depfile (absolute), "" when none
   std::string depfile_target;
-  std::string private_dir;   // removed after the compile
+  std::string private_dir;  // removed after the compile
   std::string trace_file;
   std::string compiler_tmp_dir;
   std::string compiler_path;  // the nvcc that will run, absolute with symlinks resolved
@@ -39,4 +39,4 @@ std::string locate_trace_library(const Config& config);
 
 void remove_private_dir(const CompilePlan& plan);
 
-} // namespace nvfresh
+}  // namespace nvfresh

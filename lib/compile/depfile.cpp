@@ -18,7 +18,8 @@ struct Rule {
   std::vector<std::string> prerequisites;
 };
 
-bool is_blank(char c) {
+bool is_blank(char c)
+{
   return c == ' ' || c == '\t';
 }
 
@@ -26,7 +27,7 @@ bool is_blank(char c) {
 class Scanner {
 public:
   Scanner(std::string_view text, DepfileDialect dialect)
-      : m_text(text), m_escapes(dialect == DepfileDialect::k_make) {}
+    : m_text(text), m_escapes(dialect == DepfileDialect::k_make) {}
 
   bool at_end() const { return m_pos >= m_text.size(); }
 
@@ -34,7 +35,8 @@ public:
   std::vector<Word> next_line();
 
 private:
-  char peek(std::size_t ahead = 0) const {
+  char peek(std::size_t ahead = 0) const
+  {
     return m_pos + ahead < m_text.size() ? m_text[m_pos + ahead] : '\0';
   }
   bool at(std::size_t ahead) const { return m_pos + ahead < m_text.size(); }
@@ -52,7 +54,8 @@ private:
 };
 
 // Length of a line end ("\n" or "\r\n") starting `ahead` bytes on, 0 if none.
-std::size_t Scanner::newline_length(std::size_t ahead) const {
+std::size_t Scanner::newline_length(std::size_t ahead) const
+{
   if (peek(ahead) == '\n') {
     return 1;
   }
@@ -63,7 +66,8 @@ std::size_t Scanner::newline_length(std::size_t ahead) const {
 }
 
 // Length of a backslash-newline continuation at the cursor, 0 if none.
-std::size_t Scanner::continuation_length() const {
+std::size_t Scanner::continuation_length() const
+{
   if (peek() != '\\') {
     return 0;
   }
@@ -72,14 +76,16 @@ std::size_t Scanner::continuation_length() const {
 }
 
 // Whether the byte `ahead` on ends a word: the end, a blank, a line end or a continuation.
-bool Scanner::ends_word(std::size_t ahead) const {
+bool Scanner::ends_word(std::size_t ahead) const
+{
   if (!at(ahead) || is_blank(peek(ahead)) || newline_length(ahead) != 0) {
     return true;
   }
   return peek(ahead) == '\\' && newline_length(ahead + 1) != 0;
 }
 
-void Scanner::skip_blanks_and_continuations() {
+void Scanner::skip_blanks_and_continuations()
+{
   while (!at_end()) {
     if (is_blank(peek())) {
       ++m_pos;
@@ -91,13 +97,15 @@ void Scanner::skip_blanks_and_continuations() {
   }
 }
 
-void Scanner::skip_comment() {
+void Scanner::skip_comment()
+{
   while (!at_end() && newline_length(0) == 0) {
     ++m_pos;
   }
 }
 
-std::vector<Word> Scanner::next_line() {
+std::vector<Word> Scanner::next_line()
+{
   std::vector<Word> words;
   for (;;) {
     skip_blanks_and_continuations();
@@ -117,7 +125,8 @@ std::vector<Word> Scanner::next_line() {
 }
 
 // Handles a run of backslashes at the cursor; returns true when it ended the word at a separator.
-bool Scanner::read_backslashes(Word& word) {
+bool Scanner::read_backslashes(Word& word)
+{
   std::size_t count = 0;
   while (peek(count) == '\\') {
     ++count;
@@ -149,7 +158,8 @@ bool Scanner::read_backslashes(Word& word) {
   return false;
 }
 
-Word Scanner::read_word() {
+Word Scanner::read_word()
+{
   Word word;
   while (!ends_word(0)) {
     const char c = peek();
@@ -172,14 +182,16 @@ Word Scanner::read_word() {
   return word;
 }
 
-void append_unique(std::vector<std::string>& list, std::string item) {
+void append_unique(std::vector<std::string>& list, std::string item)
+{
   if (std::find(list.begin(), list.end(), item) == list.end()) {
     list.push_back(std::move(item));
   }
 }
 
 // Turns the words of one logical line into a rule.
-std::optional<Rule> make_rule(std::vector<Word>& words, std::string& error) {
+std::optional<Rule> make_rule(std::vector<Word>& words, std::string& error)
+{
   Rule rule;
   bool seen_separator = false;
   for (Word& word : words) {
@@ -204,13 +216,15 @@ std::optional<Rule> make_rule(std::vector<Word>& words, std::string& error) {
   return rule;
 }
 
-bool contains(const std::vector<std::string>& list, const std::string& item) {
+bool contains(const std::vector<std::string>& list, const std::string& item)
+{
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
 // Folds one rule into the result: the first rule defines the targets, later ones may only add
 // prerequisites to those targets (phony rules without prerequisites are skipped).
-bool add_rule(Depfile& depfile, Rule rule, bool first, std::string& error) {
+bool add_rule(Depfile& depfile, Rule rule, bool first, std::string& error)
+{
   if (first) {
     for (std::string& target : rule.targets) {
       append_unique(depfile.targets, std::move(target));
@@ -232,7 +246,8 @@ bool add_rule(Depfile& depfile, Rule rule, bool first, std::string& error) {
 }
 
 // Bytes ninja 1.11's depfile lexer takes as plain text, minus those GNU make treats specially.
-bool is_plain_byte(unsigned char c) {
+bool is_plain_byte(unsigned char c)
+{
   if (c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
     return true;
   }
@@ -240,7 +255,8 @@ bool is_plain_byte(unsigned char c) {
   return k_plain_punctuation.find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-bool is_safe_backslash(std::string_view path, std::size_t index) {
+bool is_safe_backslash(std::string_view path, std::size_t index)
+{
   if (index + 1 >= path.size()) {
     return false;
   }
@@ -248,10 +264,11 @@ bool is_safe_backslash(std::string_view path, std::size_t index) {
   return k_unsafe_after_backslash.find(path[index + 1]) == std::string_view::npos;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<Depfile> parse_depfile(std::string_view text, std::string* error,
-                                     DepfileDialect dialect) {
+                                     DepfileDialect dialect)
+{
   Scanner scanner(text, dialect);
   Depfile depfile;
   std::string reason;
@@ -273,7 +290,8 @@ std::optional<Depfile> parse_depfile(std::string_view text, std::string* error,
   return depfile;
 }
 
-std::string escape_depfile_path(std::string_view path) {
+std::string escape_depfile_path(std::string_view path)
+{
   std::string escaped;
   escaped.reserve(path.size() + 8);
   std::size_t pending_backslashes = 0;
@@ -291,7 +309,8 @@ std::string escape_depfile_path(std::string_view path) {
   return escaped;
 }
 
-bool depfile_can_represent(std::string_view path) {
+bool depfile_can_represent(std::string_view path)
+{
   if (path.empty() || path.front() == '~' || path.back() == ':') {
     return false;
   }
@@ -312,7 +331,8 @@ bool depfile_can_represent(std::string_view path) {
 }
 
 std::string format_depfile(std::string_view target, const std::vector<std::string>& prerequisites,
-                           bool phony_targets) {
+                           bool phony_targets)
+{
   std::vector<std::string> unique;
   for (const std::string& prerequisite : prerequisites) {
     append_unique(unique, prerequisite);
@@ -339,4 +359,4 @@ std::string format_depfile(std::string_view target, const std::vector<std::strin
   return text;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -1,8 +1,8 @@
 #include "compile/recording.hpp"
 
-#include "record/signature.hpp"
 #include "digest/object_digest.hpp"
 #include "nvcc/nvcc_version.hpp"
+#include "record/signature.hpp"
 #include "trace/trace.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -37,8 +37,12 @@ struct CompilePrograms {
   std::array<std::string_view, 2> programs;
 };
 constexpr CompilePrograms k_compile_programs[] = {
-  {"c", {"cc1", "cc1plus"}},    {"c++", {"cc1", "cc1plus"}},       {"i", {"cc1", "cc1plus"}},
-  {"ii", {"cc1", "cc1plus"}},   {"cubin", {"fatbinary", "fatbinary"}}, {"fatbin", {"fatbinary", "fatbinary"}},
+  {"c", {"cc1", "cc1plus"}},
+  {"c++", {"cc1", "cc1plus"}},
+  {"i", {"cc1", "cc1plus"}},
+  {"ii", {"cc1", "cc1plus"}},
+  {"cubin", {"fatbinary", "fatbinary"}},
+  {"fatbin", {"fatbinary", "fatbinary"}},
 };
 constexpr std::array<std::string_view, 2> k_device_compile_programs = {"cicc", "ptxas"};
 
@@ -213,7 +217,7 @@ void append_history(Record& record, const std::optional<Record>& previous, const
                        record.trusted ? ran : record.untrusted_reason});
 }
 
-} // namespace
+}  // namespace
 
 std::int64_t coarse_now_ns()
 {
@@ -328,4 +332,4 @@ void apply_race_guard(Record& record)
   record.output.ctime_ns = after.ctime_ns;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

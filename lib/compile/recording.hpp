@@ -3,11 +3,11 @@
 // an input that changed while nvcc ran makes the record untrusted and the object older than it.
 #pragma once
 
-#include "nvcc/command_line.hpp"
 #include "compile/compile_plan.hpp"
-#include "nvcc/compiler_chain.hpp"
 #include "compile/depfile.hpp"
 #include "freshness/file_hasher.hpp"
+#include "nvcc/command_line.hpp"
+#include "nvcc/compiler_chain.hpp"
 #include "record/record.hpp"
 #include "util/process.hpp"
 
@@ -19,7 +19,7 @@ namespace nvfresh {
 struct CompileRun {
   std::int64_t start_ns = 0;  // CLOCK_REALTIME_COARSE, from race_guard_start_ns()
   std::int64_t end_ns = 0;
-  std::string why;            // why nvcc had to run (the skip decision's reason); "" if unknown
+  std::string why;  // why nvcc had to run (the skip decision's reason); "" if unknown
 };
 
 struct RecordingInput {
@@ -63,4 +63,4 @@ std::int64_t coarse_now_ns();
 // most, then the coarse time as it is).
 std::int64_t race_guard_start_ns();
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -1,10 +1,10 @@
 #include "compile/skip.hpp"
 
-#include "record/signature.hpp"
-#include "record/events.hpp"
-#include "freshness/freshness.hpp"
-#include "record/record_root.hpp"
 #include "compile/recording.hpp"
+#include "freshness/freshness.hpp"
+#include "record/events.hpp"
+#include "record/record_root.hpp"
+#include "record/signature.hpp"
 #include "util/file_io.hpp"
 #include "util/process.hpp"
 
@@ -85,7 +85,7 @@ void replay_console(const Record& record)
   write_fully(STDERR_FILENO, record.console_err);
 }
 
-} // namespace
+}  // namespace
 
 std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
                                  const Environment& env_now)
@@ -95,7 +95,8 @@ std::string console_replay_doubt(const Record& previous, const std::string& term
   }
   if (terminals_now != previous.console_terminals) {
     return fmt::format("the output went to {} then and goes to {} now: the compiler may print it "
-                       "differently (colours)", describe_terminals(previous.console_terminals),
+                       "differently (colours)",
+                       describe_terminals(previous.console_terminals),
                        describe_terminals(terminals_now));
   }
   if (terminals_now.empty()) {
@@ -105,7 +106,8 @@ std::string console_replay_doubt(const Record& previous, const std::string& term
   const auto now_env = terminal_environment(env_now);
   if (now_env != then_env) {
     return fmt::format("the terminal's settings changed ({} then, {} now): the compiler may print "
-                       "its messages differently", describe_variables(then_env),
+                       "its messages differently",
+                       describe_variables(then_env),
                        describe_variables(now_env));
   }
   return {};
@@ -152,4 +154,4 @@ void perform_skip(Record record, const SkipDecision& decision, const CompileRequ
   append_event(plan.record_root, {now_ns(), "skipped", saved, plan.object, decision.reason});
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

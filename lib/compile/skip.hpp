@@ -4,10 +4,10 @@
 // the skip with its reason. Any doubt means "compile".
 #pragma once
 
-#include "nvcc/command_line.hpp"
 #include "compile/compile_plan.hpp"
-#include "nvcc/compiler_chain.hpp"
 #include "freshness/file_hasher.hpp"
+#include "nvcc/command_line.hpp"
+#include "nvcc/compiler_chain.hpp"
 #include "record/record.hpp"
 
 #include <cstdint>
@@ -37,4 +37,4 @@ std::string console_replay_doubt(const Record& previous, const std::string& term
 void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
                   const CompilePlan& plan, std::int64_t check_start_ns);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -71,7 +71,7 @@ std::map<std::string, std::string> read_config_file(const std::string& path)
   return values;
 }
 
-} // namespace
+}  // namespace
 
 bool is_true(const std::string& value)
 {
@@ -104,4 +104,4 @@ Config load_config(const Environment& env)
   return config;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

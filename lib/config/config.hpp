@@ -27,4 +27,4 @@ Config load_config(const Environment& env);
 
 bool is_true(const std::string& value);
 
-} // namespace nvfresh
+}  // namespace nvfresh

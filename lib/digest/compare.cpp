@@ -87,7 +87,7 @@ ComponentComparison compare_component(const ComponentDigest* a, const ComponentD
   return result;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view to_string(Verdict verdict)
 {
@@ -147,4 +147,4 @@ std::vector<std::string> diff_lines(std::string_view a, std::string_view b, std:
   return result;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

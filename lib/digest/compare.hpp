@@ -11,7 +11,10 @@
 
 namespace nvfresh {
 
-enum class Verdict { same, different, only_in_a, only_in_b };
+enum class Verdict { same,
+                     different,
+                     only_in_a,
+                     only_in_b };
 
 std::string_view to_string(Verdict verdict);  // "same", "different", "only in A", "only in B"
 
@@ -27,8 +30,8 @@ struct ComponentComparison {
   Verdict verdict = Verdict::same;
   std::optional<Digest> a;
   std::optional<Digest> b;
-  std::vector<KernelChange> kernels;   // differing cubins only
-  std::vector<std::string> ptx_diff;   // differing PTX only: "-line" / "+line", register numbers as %r#
+  std::vector<KernelChange> kernels;  // differing cubins only
+  std::vector<std::string> ptx_diff;  // differing PTX only: "-line" / "+line", register numbers as %r#
   bool ptx_differs_only_in_register_numbers = false;
 };
 
@@ -43,4 +46,4 @@ Comparison compare_digests(const ObjectDigests& a, const ObjectDigests& b);
 // "-" (A) and "+" (B) lines, at most `max_lines` of them (then "... N more lines").
 std::vector<std::string> diff_lines(std::string_view a, std::string_view b, std::size_t max_lines);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -73,12 +73,10 @@ nlohmann::json kernel_json(const std::optional<KernelInfo>& kernel)
 nlohmann::json component_json(const ComponentComparison& component)
 {
   const auto hex = [](const std::optional<Digest>& d) { return d ? nlohmann::json(d->to_hex()) : nlohmann::json(nullptr); };
-  nlohmann::json result{{"key", component.key}, {"status", to_string(component.verdict)},
-                        {"a", hex(component.a)}, {"b", hex(component.b)}};
+  nlohmann::json result{{"key", component.key}, {"status", to_string(component.verdict)}, {"a", hex(component.a)}, {"b", hex(component.b)}};
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& change : component.kernels) {
-    kernels.push_back({{"name", change.name}, {"status", to_string(change.verdict)},
-                       {"a", kernel_json(change.a)}, {"b", kernel_json(change.b)}});
+    kernels.push_back({{"name", change.name}, {"status", to_string(change.verdict)}, {"a", kernel_json(change.a)}, {"b", kernel_json(change.b)}});
   }
   result["kernels"] = std::move(kernels);
   result["ptx_diff"] = component.ptx_diff;
@@ -86,7 +84,7 @@ nlohmann::json component_json(const ComponentComparison& component)
   return result;
 }
 
-} // namespace
+}  // namespace
 
 std::string format_comparison(const std::string& a, const std::string& b, const Comparison& comparison)
 {
@@ -114,4 +112,4 @@ nlohmann::json comparison_json(const std::string& a, const std::string& b, const
   return nlohmann::json{{"a", a}, {"b", b}, {"same", comparison.same()}, {"components", std::move(components)}};
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -14,4 +14,4 @@ namespace nvfresh {
 std::string format_comparison(const std::string& a, const std::string& b, const Comparison& comparison);
 nlohmann::json comparison_json(const std::string& a, const std::string& b, const Comparison& comparison);
 
-} // namespace nvfresh
+}  // namespace nvfresh

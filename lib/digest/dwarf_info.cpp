@@ -33,7 +33,17 @@ constexpr std::uint8_t k_unit_partial = 0x03;
 constexpr std::size_t k_max_type_chain = 16;
 
 // How the value of a form is laid out.
-enum class FormLayout { fixed, address, offset, ref_addr, uleb, sleb, string, block1, block2, block4, block_uleb };
+enum class FormLayout { fixed,
+                        address,
+                        offset,
+                        ref_addr,
+                        uleb,
+                        sleb,
+                        string,
+                        block1,
+                        block2,
+                        block4,
+                        block_uleb };
 
 struct FormRow {
   std::uint64_t form;
@@ -42,28 +52,28 @@ struct FormRow {
 };
 
 constexpr std::array k_forms{
-  FormRow{0x01, FormLayout::address, 0},  FormRow{0x03, FormLayout::block2, 0},
-  FormRow{0x04, FormLayout::block4, 0},   FormRow{0x05, FormLayout::fixed, 2},
-  FormRow{0x06, FormLayout::fixed, 4},    FormRow{0x07, FormLayout::fixed, 8},
-  FormRow{0x08, FormLayout::string, 0},   FormRow{0x09, FormLayout::block_uleb, 0},
-  FormRow{0x0a, FormLayout::block1, 0},   FormRow{0x0b, FormLayout::fixed, 1},
-  FormRow{0x0c, FormLayout::fixed, 1},    FormRow{0x0d, FormLayout::sleb, 0},
-  FormRow{0x0e, FormLayout::offset, 0},   FormRow{0x0f, FormLayout::uleb, 0},
+  FormRow{0x01, FormLayout::address, 0}, FormRow{0x03, FormLayout::block2, 0},
+  FormRow{0x04, FormLayout::block4, 0}, FormRow{0x05, FormLayout::fixed, 2},
+  FormRow{0x06, FormLayout::fixed, 4}, FormRow{0x07, FormLayout::fixed, 8},
+  FormRow{0x08, FormLayout::string, 0}, FormRow{0x09, FormLayout::block_uleb, 0},
+  FormRow{0x0a, FormLayout::block1, 0}, FormRow{0x0b, FormLayout::fixed, 1},
+  FormRow{0x0c, FormLayout::fixed, 1}, FormRow{0x0d, FormLayout::sleb, 0},
+  FormRow{0x0e, FormLayout::offset, 0}, FormRow{0x0f, FormLayout::uleb, 0},
   FormRow{0x10, FormLayout::ref_addr, 0}, FormRow{0x11, FormLayout::fixed, 1},
-  FormRow{0x12, FormLayout::fixed, 2},    FormRow{0x13, FormLayout::fixed, 4},
-  FormRow{0x14, FormLayout::fixed, 8},    FormRow{0x15, FormLayout::uleb, 0},
-  FormRow{0x17, FormLayout::offset, 0},   FormRow{0x18, FormLayout::block_uleb, 0},
-  FormRow{0x19, FormLayout::fixed, 0},    FormRow{0x1a, FormLayout::uleb, 0},
-  FormRow{0x1b, FormLayout::uleb, 0},     FormRow{0x1c, FormLayout::fixed, 4},
-  FormRow{0x1d, FormLayout::offset, 0},   FormRow{0x1e, FormLayout::fixed, 16},
-  FormRow{0x1f, FormLayout::offset, 0},   FormRow{0x20, FormLayout::fixed, 8},
-  FormRow{0x21, FormLayout::fixed, 0},    FormRow{0x22, FormLayout::uleb, 0},
-  FormRow{0x23, FormLayout::uleb, 0},     FormRow{0x24, FormLayout::fixed, 8},
-  FormRow{0x25, FormLayout::fixed, 1},    FormRow{0x26, FormLayout::fixed, 2},
-  FormRow{0x27, FormLayout::fixed, 3},    FormRow{0x28, FormLayout::fixed, 4},
-  FormRow{0x29, FormLayout::fixed, 1},    FormRow{0x2a, FormLayout::fixed, 2},
-  FormRow{0x2b, FormLayout::fixed, 3},    FormRow{0x2c, FormLayout::fixed, 4},
-  FormRow{0x1f01, FormLayout::uleb, 0},   FormRow{0x1f02, FormLayout::uleb, 0},
+  FormRow{0x12, FormLayout::fixed, 2}, FormRow{0x13, FormLayout::fixed, 4},
+  FormRow{0x14, FormLayout::fixed, 8}, FormRow{0x15, FormLayout::uleb, 0},
+  FormRow{0x17, FormLayout::offset, 0}, FormRow{0x18, FormLayout::block_uleb, 0},
+  FormRow{0x19, FormLayout::fixed, 0}, FormRow{0x1a, FormLayout::uleb, 0},
+  FormRow{0x1b, FormLayout::uleb, 0}, FormRow{0x1c, FormLayout::fixed, 4},
+  FormRow{0x1d, FormLayout::offset, 0}, FormRow{0x1e, FormLayout::fixed, 16},
+  FormRow{0x1f, FormLayout::offset, 0}, FormRow{0x20, FormLayout::fixed, 8},
+  FormRow{0x21, FormLayout::fixed, 0}, FormRow{0x22, FormLayout::uleb, 0},
+  FormRow{0x23, FormLayout::uleb, 0}, FormRow{0x24, FormLayout::fixed, 8},
+  FormRow{0x25, FormLayout::fixed, 1}, FormRow{0x26, FormLayout::fixed, 2},
+  FormRow{0x27, FormLayout::fixed, 3}, FormRow{0x28, FormLayout::fixed, 4},
+  FormRow{0x29, FormLayout::fixed, 1}, FormRow{0x2a, FormLayout::fixed, 2},
+  FormRow{0x2b, FormLayout::fixed, 3}, FormRow{0x2c, FormLayout::fixed, 4},
+  FormRow{0x1f01, FormLayout::uleb, 0}, FormRow{0x1f02, FormLayout::uleb, 0},
   FormRow{0x1f20, FormLayout::offset, 0}, FormRow{0x1f21, FormLayout::offset, 0}};
 
 // Reads little-endian DWARF data; once a read would pass `end`, every later read fails.
@@ -420,7 +430,7 @@ std::map<std::uint64_t, Die> read_dies(std::string_view debug_info, std::string_
   return dies;
 }
 
-} // namespace
+}  // namespace
 
 std::size_t normalize_generated_declaration(std::string& debug_info, std::string_view debug_abbrev,
                                             const DebugInfoRelocations& relocations, std::string_view variable)
@@ -443,4 +453,4 @@ std::size_t normalize_generated_declaration(std::string& debug_info, std::string
   return count;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -30,4 +30,4 @@ struct DebugInfoRelocations {
 std::size_t normalize_generated_declaration(std::string& debug_info, std::string_view debug_abbrev,
                                             const DebugInfoRelocations& relocations, std::string_view variable);
 
-} // namespace nvfresh
+}  // namespace nvfresh

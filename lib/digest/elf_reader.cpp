@@ -26,7 +26,7 @@ T load(std::string_view image, std::uint64_t offset)
   return value;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<std::uint64_t> elf_image_extent(std::string_view bytes)
 {
@@ -226,4 +226,4 @@ std::vector<ElfSymbol> ElfReader::symbols() const
   return result;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

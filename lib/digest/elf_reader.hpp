@@ -56,8 +56,8 @@ public:
 
   std::uint16_t file_type() const { return m_file_type; }
   std::uint16_t machine() const { return m_machine; }
-  std::uint32_t flags() const { return m_flags; }              // e_flags
-  std::uint8_t abi_version() const { return m_abi_version; }   // e_ident[EI_ABIVERSION]
+  std::uint32_t flags() const { return m_flags; }             // e_flags
+  std::uint8_t abi_version() const { return m_abi_version; }  // e_ident[EI_ABIVERSION]
   const std::vector<ElfSection>& sections() const { return m_sections; }
   const ElfSection* find_section(std::string_view name) const;
   std::vector<ElfSymbol> symbols() const;  // from the first SHT_SYMTAB; empty when there is none
@@ -78,4 +78,4 @@ private:
   std::vector<ElfSection> m_sections;
 };
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -19,7 +19,7 @@ constexpr std::uint32_t k_segment_magic = 0x466243B1;
 constexpr std::uint64_t k_container_header_size = 16;
 constexpr std::uint64_t k_entry_header_min_size = 64;
 constexpr std::uint64_t k_max_uncompressed = 4ULL << 30;  // 4 GiB: no real device image is larger
-constexpr std::uint64_t k_max_ratio = 65536;               // bounds allocations claimed by corrupt sizes
+constexpr std::uint64_t k_max_ratio = 65536;              // bounds allocations claimed by corrupt sizes
 
 constexpr std::uint64_t k_flag_lz4 = 0x2000;
 constexpr std::uint64_t k_flag_zstd = 0x8000;
@@ -103,16 +103,14 @@ std::string decompress(std::string_view data, FatbinCompression compression, std
                        const std::string& what, std::uint64_t offset)
 {
   if (size > k_max_uncompressed || size / k_max_ratio > data.size()) {
-    fail(what, fmt::format("uncompressed size {} is implausible for {} compressed bytes", size,
-                           data.size()),
+    fail(what, fmt::format("uncompressed size {} is implausible for {} compressed bytes", size, data.size()),
          offset + 56);
   }
   std::string out(size, '\0');
   if (compression == FatbinCompression::zstd) {
     const std::size_t got = ZSTD_decompress(out.data(), out.size(), data.data(), data.size());
     if (ZSTD_isError(got) != 0 || got != size) {
-      fail(what, fmt::format("zstd payload does not decompress to {} bytes ({})", size,
-                             ZSTD_isError(got) != 0 ? ZSTD_getErrorName(got) : "size mismatch"),
+      fail(what, fmt::format("zstd payload does not decompress to {} bytes ({})", size, ZSTD_isError(got) != 0 ? ZSTD_getErrorName(got) : "size mismatch"),
            offset);
     }
     return out;
@@ -135,8 +133,7 @@ std::string header_string(std::string_view header, std::uint64_t offset, std::ui
     return {};
   }
   if (!in_range(offset, length, header.size())) {
-    fail(what, fmt::format("string [{:#x}, +{:#x}) lies outside the {}-byte entry header", offset,
-                           length, header.size()),
+    fail(what, fmt::format("string [{:#x}, +{:#x}) lies outside the {}-byte entry header", offset, length, header.size()),
          entry_offset);
   }
   std::string text(header.substr(offset, length));
@@ -151,8 +148,7 @@ std::string ptxas_options_of(std::string_view header, const RawEntryHeader& raw,
     return {};
   }
   if (!in_range(raw.options_descriptor, 8, header.size())) {
-    fail(what, fmt::format("options descriptor at {:#x} lies outside the {}-byte entry header",
-                           raw.options_descriptor, header.size()),
+    fail(what, fmt::format("options descriptor at {:#x} lies outside the {}-byte entry header", raw.options_descriptor, header.size()),
          entry_offset + 20);
   }
   const auto offset = load<std::uint32_t>(header, raw.options_descriptor);
@@ -173,8 +169,7 @@ std::string payload_of(std::string_view stored, const RawEntryHeader& raw, Fatbi
     return plain;
   }
   if (raw.compressed_size > stored.size()) {
-    fail(what, fmt::format("compressed size {} exceeds the payload size {}", raw.compressed_size,
-                           stored.size()),
+    fail(what, fmt::format("compressed size {} exceeds the payload size {}", raw.compressed_size, stored.size()),
          entry_offset + 16);
   }
   std::string plain = decompress(stored.substr(0, raw.compressed_size), compression,
@@ -196,8 +191,7 @@ FatbinEntry read_entry(std::string_view bytes, std::uint64_t offset, std::uint64
   }
   if (raw.header_size < k_entry_header_min_size || !in_range(offset, raw.header_size, end) ||
       !in_range(offset + raw.header_size, raw.payload_size, end)) {
-    fail(what, fmt::format("entry (header {} bytes, payload {} bytes) runs past the end of the fatbin",
-                           raw.header_size, raw.payload_size),
+    fail(what, fmt::format("entry (header {} bytes, payload {} bytes) runs past the end of the fatbin", raw.header_size, raw.payload_size),
          offset);
   }
   const std::string_view header = bytes.substr(offset, raw.header_size);
@@ -222,16 +216,14 @@ std::uint64_t read_container(std::string_view bytes, std::uint64_t offset, const
     fail(what, "fatbin header is truncated", offset);
   }
   if (load<std::uint32_t>(bytes, offset) != k_fatbin_magic) {
-    fail(what, fmt::format("magic {:#010x} is not {:#010x}", load<std::uint32_t>(bytes, offset),
-                           k_fatbin_magic),
+    fail(what, fmt::format("magic {:#010x} is not {:#010x}", load<std::uint32_t>(bytes, offset), k_fatbin_magic),
          offset);
   }
   const auto header_size = load<std::uint16_t>(bytes, offset + 6);
   const auto body_size = load<std::uint64_t>(bytes, offset + 8);
   if (header_size < k_container_header_size || !in_range(offset, header_size, bytes.size()) ||
       !in_range(offset + header_size, body_size, bytes.size())) {
-    fail(what, fmt::format("fatbin (header {} bytes, body {} bytes) runs past the end of the data",
-                           header_size, body_size),
+    fail(what, fmt::format("fatbin (header {} bytes, body {} bytes) runs past the end of the data", header_size, body_size),
          offset);
   }
   const std::uint64_t end = offset + header_size + body_size;
@@ -247,7 +239,7 @@ bool only_zeros(std::string_view bytes)
   return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == '\0'; });
 }
 
-} // namespace
+}  // namespace
 
 std::string_view to_string(FatbinKind kind)
 {
@@ -314,4 +306,4 @@ std::vector<std::string_view> find_fatbin_sections(const ElfReader& elf, const s
   return found;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

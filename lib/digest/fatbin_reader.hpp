@@ -33,19 +33,22 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class FatbinKind { ptx, cubin };
+enum class FatbinKind { ptx,
+                        cubin };
 
-enum class FatbinCompression { none, zstd, lz4 };
+enum class FatbinCompression { none,
+                               zstd,
+                               lz4 };
 
 struct FatbinEntry {
   FatbinKind kind = FatbinKind::cubin;
   std::uint32_t arch = 0;
   std::uint64_t flags = 0;
   FatbinCompression compression = FatbinCompression::none;
-  std::uint64_t offset = 0;  // of the entry header inside the fatbin bytes
-  std::string source_name;   // from the header (with -g/-G), else empty
-  std::string ptxas_options; // PTX entries: options recorded for the JIT, else empty
-  std::string payload;       // decompressed; PTX has its trailing NUL padding removed
+  std::uint64_t offset = 0;   // of the entry header inside the fatbin bytes
+  std::string source_name;    // from the header (with -g/-G), else empty
+  std::string ptxas_options;  // PTX entries: options recorded for the JIT, else empty
+  std::string payload;        // decompressed; PTX has its trailing NUL padding removed
 
   std::string arch_name() const;  // "sm_80" (cubin) or "compute_90" (PTX)
   std::string key() const;        // "sm_80 cubin", "compute_90 ptx"
@@ -67,4 +70,4 @@ std::vector<std::string_view> find_fatbin_sections(const ElfReader& elf, const s
 
 bool is_fatbin_section_name(std::string_view name);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -35,7 +35,8 @@ bool tmpxft_stem_at(std::string_view text, std::size_t at)
 // A cursor over one line-table header that refuses to move past `m_end`.
 class LineHeaderCursor {
 public:
-  LineHeaderCursor(std::string& bytes, std::size_t at, std::size_t end) : m_bytes(bytes), m_at(at), m_end(end) {}
+  LineHeaderCursor(std::string& bytes, std::size_t at, std::size_t end)
+    : m_bytes(bytes), m_at(at), m_end(end) {}
 
   bool ok() const { return m_ok; }
   std::uint8_t byte()
@@ -98,7 +99,7 @@ std::size_t normalize_line_unit(std::string& bytes, std::size_t unit, std::size_
   return count;
 }
 
-} // namespace
+}  // namespace
 
 std::size_t normalize_dwarf_line_mtimes(std::string& debug_line)
 {
@@ -192,4 +193,4 @@ std::string ptx_without_register_numbers(std::string_view ptx)
   return out;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -38,4 +38,4 @@ std::size_t normalize_dwarf_line_mtimes(std::string& debug_line);
 // PTX with virtual register numbers factored out: "%r123" -> "%r#", "%rd4" -> "%rd#".
 std::string ptx_without_register_numbers(std::string_view ptx);
 
-} // namespace nvfresh
+}  // namespace nvfresh

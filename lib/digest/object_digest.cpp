@@ -19,16 +19,16 @@ namespace nvfresh {
 namespace {
 
 constexpr std::string_view k_digest_version = "nvfresh-object-digest-1";
-constexpr std::uint16_t k_em_cuda = 190;               // EM_CUDA
-constexpr std::uint8_t k_sto_cuda_entry = 0x10;        // st_other bit of a __global__ kernel
-constexpr std::uint8_t k_eiattr_regcount = 0x2f;       // .nv.info attribute: (symbol index, registers)
-constexpr std::uint8_t k_eifmt_sval = 0x04;            // .nv.info format with a u16 size and a payload
+constexpr std::uint16_t k_em_cuda = 190;          // EM_CUDA
+constexpr std::uint8_t k_sto_cuda_entry = 0x10;   // st_other bit of a __global__ kernel
+constexpr std::uint8_t k_eiattr_regcount = 0x2f;  // .nv.info attribute: (symbol index, registers)
+constexpr std::uint8_t k_eifmt_sval = 0x04;       // .nv.info format with a u16 size and a payload
 constexpr std::uint64_t k_compression_flags = 0x2000 | 0x8000;
 constexpr std::string_view k_fatbin_data_symbol = "fatbinData";  // declared by nvcc's fatbin.c
 
 constexpr std::array k_debug_prefixes{
-  std::string_view{".debug_"},    std::string_view{".zdebug_"},        std::string_view{".rel.debug_"},
-  std::string_view{".rela.debug_"}, std::string_view{".nv_debug_"},    std::string_view{".rel.nv_debug_"},
+  std::string_view{".debug_"}, std::string_view{".zdebug_"}, std::string_view{".rel.debug_"},
+  std::string_view{".rela.debug_"}, std::string_view{".nv_debug_"}, std::string_view{".rel.nv_debug_"},
   std::string_view{".rela.nv_debug_"}};
 
 // SASS instruction width by architecture: 16 bytes from Volta on; before, 8-byte words (the count then
@@ -44,9 +44,9 @@ struct KindNameRow {
   std::string_view name;
 };
 constexpr std::array k_kind_names{
-  KindNameRow{ComponentKind::host_code, "host code"},   KindNameRow{ComponentKind::host_debug, "host debug"},
-  KindNameRow{ComponentKind::cubin, "cubin"},           KindNameRow{ComponentKind::cubin_debug, "cubin debug"},
-  KindNameRow{ComponentKind::ptx, "ptx"},               KindNameRow{ComponentKind::ptx_debug, "ptx debug"}};
+  KindNameRow{ComponentKind::host_code, "host code"}, KindNameRow{ComponentKind::host_debug, "host debug"},
+  KindNameRow{ComponentKind::cubin, "cubin"}, KindNameRow{ComponentKind::cubin_debug, "cubin debug"},
+  KindNameRow{ComponentKind::ptx, "ptx"}, KindNameRow{ComponentKind::ptx_debug, "ptx debug"}};
 
 bool is_debug_section(std::string_view name)
 {
@@ -330,7 +330,8 @@ void digest_fatbin(std::string_view bytes, const Normalizer& normalizer, const s
 // declaration lines in fatbin.c that follow the data, are hashed as zeros.
 class HostDebugHasher {
 public:
-  HostDebugHasher(const ElfReader& elf, const Normalizer& normalizer) : m_elf(elf), m_normalizer(normalizer)
+  HostDebugHasher(const ElfReader& elf, const Normalizer& normalizer)
+    : m_elf(elf), m_normalizer(normalizer)
   {
     m_symbols = elf.symbols();
   }
@@ -504,7 +505,7 @@ bool looks_like_ptx(std::string_view bytes)
          head.find('\0') == std::string_view::npos;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view to_string(ComponentKind kind)
 {
@@ -563,4 +564,4 @@ ObjectDigests digest_artifact(const std::string& path)
   return digest_bytes(*bytes, path);
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

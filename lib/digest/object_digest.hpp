@@ -29,14 +29,19 @@ public:
 // One function with code in a cubin (a `.text.<name>` section).
 struct KernelInfo {
   std::string name;
-  bool is_entry = false;           // a __global__ kernel (STO_CUDA_ENTRY), not a device function
-  std::uint64_t code_size = 0;     // bytes of SASS
+  bool is_entry = false;        // a __global__ kernel (STO_CUDA_ENTRY), not a device function
+  std::uint64_t code_size = 0;  // bytes of SASS
   std::uint64_t instruction_count = 0;
   std::optional<std::uint32_t> register_count;
-  Digest code;                     // the SASS bytes and the kernel's .nv.info attributes
+  Digest code;  // the SASS bytes and the kernel's .nv.info attributes
 };
 
-enum class ComponentKind { host_code, host_debug, cubin, cubin_debug, ptx, ptx_debug };
+enum class ComponentKind { host_code,
+                           host_debug,
+                           cubin,
+                           cubin_debug,
+                           ptx,
+                           ptx_debug };
 
 struct ComponentDigest {
   std::string key;
@@ -61,4 +66,4 @@ ObjectDigests digest_bytes(std::string_view bytes, const std::string& name);
 
 std::string_view to_string(ComponentKind kind);
 
-} // namespace nvfresh
+}  // namespace nvfresh

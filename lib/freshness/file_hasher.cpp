@@ -35,10 +35,10 @@ std::vector<std::string_view> split_tabs(std::string_view line, size_t max_field
   return fields;
 }
 
-} // namespace
+}  // namespace
 
 FileHasher::FileHasher(std::string cache_file, std::int64_t settle_ns)
-    : m_cache_file(std::move(cache_file)), m_settle_ns(settle_ns)
+  : m_cache_file(std::move(cache_file)), m_settle_ns(settle_ns)
 {
 }
 
@@ -168,4 +168,4 @@ bool FileHasher::unchanged(const FileFingerprint& recorded, std::optional<FileFi
   return result.fingerprint && result.fingerprint->hash == recorded.hash;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -55,4 +55,4 @@ private:
   std::unordered_map<std::string, FileStat> m_stat_memo;
 };
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -1,7 +1,7 @@
 #include "freshness/freshness.hpp"
 
-#include "record/signature.hpp"
 #include "freshness/path_lookups.hpp"
+#include "record/signature.hpp"
 
 #include <fmt/format.h>
 
@@ -36,7 +36,7 @@ std::string quoted_or_unset(const std::string* value)
   return value != nullptr ? fmt::format("'{}'", *value) : std::string("unset");
 }
 
-} // namespace
+}  // namespace
 
 std::string_view kind_name(StaleKind kind)
 {
@@ -76,7 +76,7 @@ std::string StaleReason::describe() const
 }
 
 FreshnessChecker::FreshnessChecker(FileHasher& hasher, Environment current_env)
-    : m_hasher(hasher), m_compile_env(compile_environment(current_env))
+  : m_hasher(hasher), m_compile_env(compile_environment(current_env))
 {
 }
 
@@ -179,4 +179,4 @@ void FreshnessChecker::check_path_lookups(const Record& record, FreshnessVerdict
   }
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -16,16 +16,16 @@ enum class StaleKind {
   record_unreadable,  // corrupt, truncated, older format
   untrusted,          // an input changed while the object compiled
   object_missing,
-  object_modified,    // someone else wrote the object after nvfresh recorded it
+  object_modified,  // someone else wrote the object after nvfresh recorded it
   input_changed,
   input_missing,
-  input_unstable,     // it kept changing while nvfresh hashed it
-  tool_changed,       // nvcc, cicc, ptxas, the host compiler, ... replaced
-  probe_found,        // a lookup that found nothing now finds a file (shadowing, __has_include)
-  env_changed,        // NVCC_APPEND_FLAGS and friends
+  input_unstable,       // it kept changing while nvfresh hashed it
+  tool_changed,         // nvcc, cicc, ptxas, the host compiler, ... replaced
+  probe_found,          // a lookup that found nothing now finds a file (shadowing, __has_include)
+  env_changed,          // NVCC_APPEND_FLAGS and friends
   path_lookup_changed,  // a program found through PATH (gcc, as) resolves elsewhere under today's PATH
-  inputs_unknown,     // neither traced nor listed by a depfile: a launcher answered from its cache
-                      // and the build asked nvcc for no depfile, so nothing can prove it fresh
+  inputs_unknown,       // neither traced nor listed by a depfile: a launcher answered from its cache
+                        // and the build asked nvcc for no depfile, so nothing can prove it fresh
 };
 
 struct StaleReason {
@@ -61,4 +61,4 @@ private:
   std::map<std::string, std::string> m_compile_env;
 };
 
-} // namespace nvfresh
+}  // namespace nvfresh

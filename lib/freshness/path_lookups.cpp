@@ -24,7 +24,7 @@ std::string join(const std::string& dir, const std::string& name)
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<PathLookup> path_lookups_of(const Record& record)
 {
@@ -86,4 +86,4 @@ std::string resolve_in_path(const std::string& name, const std::string& path, co
   return {};
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

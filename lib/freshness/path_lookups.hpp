@@ -28,4 +28,4 @@ std::vector<PathLookup> path_lookups_of(const Record& record);
 // (an empty entry is `working_dir`); "" when there is none.
 std::string resolve_in_path(const std::string& name, const std::string& path, const std::string& working_dir);
 
-} // namespace nvfresh
+}  // namespace nvfresh

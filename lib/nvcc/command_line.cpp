@@ -54,7 +54,8 @@ bool is_space(char c)
 
 class WordSplitter {
 public:
-  WordSplitter(std::string_view text, QuoteRules rules) : m_text(text), m_rules(rules) {}
+  WordSplitter(std::string_view text, QuoteRules rules)
+    : m_text(text), m_rules(rules) {}
 
   std::vector<std::string> split()
   {
@@ -181,8 +182,8 @@ std::vector<std::string> env_flags(const Environment& env, const std::string& na
 
 struct OptionWord {
   OptionMatch match;
-  std::string value;       // empty for flags
-  std::size_t words = 1;   // 1, or 2 when the value was the next word
+  std::string value;      // empty for flags
+  std::size_t words = 1;  // 1, or 2 when the value was the next word
 };
 
 // Reads the option at words[i] and its value. Throws when a value is missing.
@@ -270,7 +271,10 @@ private:
 // Step 3: one pass over the words.
 
 // gcc preprocessor options nvfresh reads inside -Xcompiler values.
-enum class HostOptionKind { include_dir, define, undefine, pre_include };
+enum class HostOptionKind { include_dir,
+                            define,
+                            undefine,
+                            pre_include };
 
 struct HostOption {
   std::string_view spelling;
@@ -295,10 +299,17 @@ struct SourceExtension {
 };
 
 constexpr std::array k_source_extensions{
-  SourceExtension{".cu", "cu"},   SourceExtension{".c", "c"},         SourceExtension{".cc", "c++"},
-  SourceExtension{".cpp", "c++"}, SourceExtension{".cxx", "c++"},     SourceExtension{".i", "i"},
-  SourceExtension{".ii", "ii"},   SourceExtension{".gpu", "gpu"},     SourceExtension{".ptx", "ptx"},
-  SourceExtension{".cubin", "cubin"}, SourceExtension{".fatbin", "fatbin"},
+  SourceExtension{".cu", "cu"},
+  SourceExtension{".c", "c"},
+  SourceExtension{".cc", "c++"},
+  SourceExtension{".cpp", "c++"},
+  SourceExtension{".cxx", "c++"},
+  SourceExtension{".i", "i"},
+  SourceExtension{".ii", "ii"},
+  SourceExtension{".gpu", "gpu"},
+  SourceExtension{".ptx", "ptx"},
+  SourceExtension{".cubin", "cubin"},
+  SourceExtension{".fatbin", "fatbin"},
 };
 
 std::optional<std::string_view> language_of_extension(const std::string& path)
@@ -723,7 +734,7 @@ CompileRequest build_request(const std::vector<std::string>& args, const Environ
   return request;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view default_gpu_architecture(int nvcc_major_version)
 {
@@ -753,4 +764,4 @@ std::vector<std::string> split_nvcc_env_flags(const std::string& text)
   return split_words(text, k_env_flags_rules);
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -19,13 +19,13 @@ namespace nvfresh {
 using Environment = std::map<std::string, std::string>;
 
 enum class CompileMode {
-  object,          // -c / --compile (whole-program device code)
-  relocatable,     // -dc, or -c with -rdc=true
-  ptx,             // -ptx
-  cubin,           // -cubin
-  fatbin,          // -fatbin
-  optix_ir,        // -optix-ir
-  ltoir,           // -ltoir (nvcc 12.x and later)
+  object,       // -c / --compile (whole-program device code)
+  relocatable,  // -dc, or -c with -rdc=true
+  ptx,          // -ptx
+  cubin,        // -cubin
+  fatbin,       // -fatbin
+  optix_ir,     // -optix-ir
+  ltoir,        // -ltoir (nvcc 12.x and later)
 };
 
 enum class IncludeKind {
@@ -56,31 +56,31 @@ struct DevicePass {
 
 // What the build system asked for: -MD/-MMD (with -MF, -MT, -MP) or their long forms.
 struct DepfileRequest {
-  bool wanted = false;          // -MD or -MMD (dependency file written as a side effect)
-  bool system_headers = true;   // false with -MMD
-  std::string path;             // -MF; empty = nvcc's default (output with .d)
-  std::string target;           // -MT verbatim; empty = nvcc's default (the output)
-  bool phony_targets = false;   // -MP
+  bool wanted = false;         // -MD or -MMD (dependency file written as a side effect)
+  bool system_headers = true;  // false with -MMD
+  std::string path;            // -MF; empty = nvcc's default (output with .d)
+  std::string target;          // -MT verbatim; empty = nvcc's default (the output)
+  bool phony_targets = false;  // -MP
   bool operator==(const DepfileRequest&) const = default;
 };
 
 struct CompileRequest {
   // NVCC_PREPEND_FLAGS + arguments with --options-file expanded + NVCC_APPEND_FLAGS.
   std::vector<std::string> effective_args;
-  std::string source;                 // as written on the command line
-  std::string output;                 // -o; empty = nvcc's default (source stem + .o, in cwd)
-  std::string language = "cu";        // -x value, or from the source's extension
+  std::string source;           // as written on the command line
+  std::string output;           // -o; empty = nvcc's default (source stem + .o, in cwd)
+  std::string language = "cu";  // -x value, or from the source's extension
   CompileMode mode = CompileMode::object;
   std::vector<DevicePass> device_passes;
-  std::string host_compiler;          // -ccbin value; empty = nvcc's default
+  std::string host_compiler;  // -ccbin value; empty = nvcc's default
   // In the order the host preprocessor receives them: directories given to the host compiler
   // through -Xcompiler (-I, -isystem, -iquote, -idirafter) first, because nvcc places them before
   // its own; then nvcc's -I / -isystem, each in command-line order.
   std::vector<IncludeDir> include_dirs;
-  std::vector<std::string> forced_includes;     // -include / --pre-include, then -Xcompiler's
+  std::vector<std::string> forced_includes;  // -include / --pre-include, then -Xcompiler's
   // "-DNAME=VALUE" / "-DNAME" / "-UNAME": nvcc's in command-line order, then -Xcompiler's.
   std::vector<std::string> defines;
-  std::vector<std::string> options_files;       // every --options-file read (inputs of the compile)
+  std::vector<std::string> options_files;  // every --options-file read (inputs of the compile)
   DepfileRequest depfile;
   // The arguments that decide what the compile produces, normalized (one spelling per option,
   // values attached with '='), in order. Output path and depfile control are left out.
@@ -92,9 +92,9 @@ struct CompileRequest {
 };
 
 struct ParseResult {
-  std::optional<CompileRequest> request;             // set when reason == none
+  std::optional<CompileRequest> request;  // set when reason == none
   FallbackReason reason = FallbackReason::none;
-  std::string detail;                                // e.g. the option that caused the fallback
+  std::string detail;  // e.g. the option that caused the fallback
 };
 
 // The GPU architecture nvcc compiles for when the command line names none. Version dependent:
@@ -121,4 +121,4 @@ std::vector<std::string> split_nvcc_words(const std::string& text);
 // defines Q as "a b" with its quotes); backslashes and single quotes are ordinary characters.
 std::vector<std::string> split_nvcc_env_flags(const std::string& text);
 
-} // namespace nvfresh
+}  // namespace nvfresh

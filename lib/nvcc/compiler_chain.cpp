@@ -15,7 +15,7 @@ bool names_nvcc(const std::string& word)
   return name.find("nvcc") != std::string::npos;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<CompilerChain> split_compiler_chain(const std::vector<std::string>& command)
 {
@@ -35,4 +35,4 @@ std::optional<CompilerChain> split_compiler_chain(const std::vector<std::string>
   return std::nullopt;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -18,4 +18,4 @@ struct CompilerChain {
 // nullopt when no word names nvcc (its file name contains "nvcc").
 std::optional<CompilerChain> split_compiler_chain(const std::vector<std::string>& command);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -136,8 +136,8 @@ constexpr std::array k_options{
   value("--split-compile-extended", "-split-compile-extended", R::hash),
   flag("--fdevice-syntax-only", "-fdevice-syntax-only", R::not_a_compile),
   path("--fdevice-time-trace", "-fdevice-time-trace", R::too_hard),  // writes a trace file
-  flag("--keep", "-keep", R::too_hard),                                // keeps untracked files
-  path("--keep-dir", "-keep-dir", R::pass_only),  // without --keep only names a directory
+  flag("--keep", "-keep", R::too_hard),                              // keeps untracked files
+  path("--keep-dir", "-keep-dir", R::pass_only),                     // without --keep only names a directory
   flag("--save-temps", "-save-temps", R::too_hard),
   flag("--clean-targets", "-clean", R::too_hard),  // deletes instead of compiling
   path("--time", "-time", R::too_hard),            // appends to a timing file
@@ -257,7 +257,7 @@ std::optional<OptionMatch> match_joined(std::string_view word)
   return best;
 }
 
-} // namespace
+}  // namespace
 
 std::span<const NvccOption> nvcc_options()
 {
@@ -313,4 +313,4 @@ std::string_view describe(OptionRole role)
   return "unknown";
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -49,9 +49,9 @@ enum class OptionRole {
 };
 
 enum class ValueKind {
-  none,       // a flag
-  single,     // one value
-  comma_list, // nvcc splits the value on commas
+  none,        // a flag
+  single,      // one value
+  comma_list,  // nvcc splits the value on commas
 };
 
 enum class JoinedValue {
@@ -63,9 +63,9 @@ enum class JoinedValue {
 // Which phase a compile_mode option selects; mirrors CompileMode plus the -dw/-rdc nuance.
 enum class ModeKind {
   none,
-  compile,          // -c
-  device_c,         // -dc: -c with relocatable device code
-  device_w,         // -dw: -c with relocatable device code off
+  compile,   // -c
+  device_c,  // -dc: -c with relocatable device code
+  device_w,  // -dw: -c with relocatable device code off
   ptx,
   cubin,
   fatbin,
@@ -73,7 +73,9 @@ enum class ModeKind {
   ltoir,
 };
 
-enum class IncludeDirKind { none, normal, system };
+enum class IncludeDirKind { none,
+                            normal,
+                            system };
 
 struct NvccOption {
   std::string_view long_name;   // "--output-file"; empty when nvcc has only one spelling
@@ -96,7 +98,7 @@ std::span<const NvccOption> nvcc_options();
 // One argv word matched against the table.
 struct OptionMatch {
   const NvccOption* option = nullptr;
-  std::string_view spelling;          // the spelling that matched
+  std::string_view spelling;              // the spelling that matched
   std::optional<std::string_view> value;  // set when the value was in the same word ("=v" or joined)
 };
 
@@ -106,4 +108,4 @@ std::optional<OptionMatch> match_nvcc_option(std::string_view word);
 
 std::string_view describe(OptionRole role);
 
-} // namespace nvfresh
+}  // namespace nvfresh

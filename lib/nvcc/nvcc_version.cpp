@@ -20,4 +20,4 @@ std::string query_nvcc_version(const std::string& nvcc, const Environment& env)
   return text ? release_line(*text) : std::string();
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

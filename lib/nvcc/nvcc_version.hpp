@@ -13,4 +13,4 @@ std::string query_nvcc_version(const std::string& nvcc, const Environment& env);
 // The line of `text` (nvcc --version's output) that names the release; empty when there is none.
 std::string release_line(const std::string& text);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -8,17 +8,17 @@
 namespace nvfresh {
 
 enum class FallbackReason {
-  none,                 // not a fallback: the compile is handled by nvfresh
-  disabled,             // NVFRESH_DISABLE is set
-  nested_call,          // nvfresh is already running above us (e.g. -ccbin or PATH leads back)
-  no_compiler,          // the command line names no compiler to run
-  not_a_compile,        // --version, link, -dlink, -E, -M, ... : nothing nvfresh records
-  no_source,            // a compile without a source file
-  several_sources,      // more than one source: nvcc compiles them one after the other
-  unsupported_option,   // an option nvfresh cannot account for (-save-temps, -time, ...)
+  none,                // not a fallback: the compile is handled by nvfresh
+  disabled,            // NVFRESH_DISABLE is set
+  nested_call,         // nvfresh is already running above us (e.g. -ccbin or PATH leads back)
+  no_compiler,         // the command line names no compiler to run
+  not_a_compile,       // --version, link, -dlink, -E, -M, ... : nothing nvfresh records
+  no_source,           // a compile without a source file
+  several_sources,     // more than one source: nvcc compiles them one after the other
+  unsupported_option,  // an option nvfresh cannot account for (-save-temps, -time, ...)
   unreadable_options_file,
-  bad_command_line,     // a value is missing, an option is malformed
-  internal_error,       // a bug or an environment problem inside nvfresh
+  bad_command_line,  // a value is missing, an option is malformed
+  internal_error,    // a bug or an environment problem inside nvfresh
 };
 
 constexpr std::string_view describe(FallbackReason reason)
@@ -39,4 +39,4 @@ constexpr std::string_view describe(FallbackReason reason)
   return "unknown";
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -34,7 +34,7 @@ class Evaluator {
 public:
   Evaluator(const BuildGraph& graph, const ObjectIndex& objects, const std::string& root,
             FileHasher& hasher)
-      : m_graph(graph), m_objects(objects), m_root(root), m_hasher(hasher)
+    : m_graph(graph), m_objects(objects), m_root(root), m_hasher(hasher)
   {
   }
 
@@ -145,7 +145,7 @@ void Evaluator::judge_static_library(const std::string& library,
   }
 }
 
-} // namespace
+}  // namespace
 
 std::string_view issue_name(ArtifactIssue issue)
 {
@@ -235,4 +235,4 @@ ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
   return tree;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

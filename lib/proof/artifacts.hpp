@@ -6,8 +6,8 @@
 // artifact's mtime is compared with the time the object's current version was written.
 #pragma once
 
-#include "proof/build_graph.hpp"
 #include "freshness/file_hasher.hpp"
+#include "proof/build_graph.hpp"
 #include "proof/tree_status.hpp"
 
 #include <string>
@@ -16,10 +16,10 @@
 namespace nvfresh {
 
 enum class ArtifactIssue {
-  not_linked,        // the artifact does not exist (its target was not built)
-  object_stale,      // it contains an object that is itself stale: recompile, then relink
-  relink_pending,    // an object or static library it contains is newer than / differs from what it linked
-  library_not_fresh, // a static library it links is not fresh itself
+  not_linked,         // the artifact does not exist (its target was not built)
+  object_stale,       // it contains an object that is itself stale: recompile, then relink
+  relink_pending,     // an object or static library it contains is newer than / differs from what it linked
+  library_not_fresh,  // a static library it links is not fresh itself
 };
 
 std::string_view issue_name(ArtifactIssue issue);
@@ -64,4 +64,4 @@ struct ProvenTree {
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
                       const TreeProgress& progress = {});
 
-} // namespace nvfresh
+}  // namespace nvfresh

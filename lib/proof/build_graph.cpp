@@ -179,7 +179,7 @@ void keep_known_libraries(BuildGraph& graph)
   }
 }
 
-} // namespace
+}  // namespace
 
 BuildGraph parse_ninja_manifest(std::string_view text, const std::string& build_dir)
 {
@@ -233,7 +233,7 @@ std::optional<LinkEdge> describe_archive(const std::vector<std::string>& words, 
   return edge;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<LinkEdge> describe_link_command(const std::vector<std::string>& words,
                                               const std::string& run_dir)
@@ -372,7 +372,7 @@ BuildGraph load_make_graph(const std::string& build_dir)
   return graph;
 }
 
-} // namespace
+}  // namespace
 
 BuildGraph load_build_graph(const std::string& build_dir)
 {
@@ -428,4 +428,4 @@ std::vector<const LinkEdge*> BuildGraph::containing(const std::string& object) c
   return result;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -18,8 +18,8 @@
 namespace nvfresh {
 
 struct LinkEdge {
-  std::string artifact;                // absolute path of what the step writes
-  std::string target;                  // the CMake target name ("" when not known)
+  std::string artifact;  // absolute path of what the step writes
+  std::string target;    // the CMake target name ("" when not known)
   ArtifactKind kind = ArtifactKind::unknown;
   std::vector<std::string> objects;    // object files it reads (.o, .obj)
   std::vector<std::string> libraries;  // other artifacts of this tree it links
@@ -56,4 +56,4 @@ std::optional<LinkEdge> describe_link_command(const std::vector<std::string>& wo
 // Reads the build graph of a CMake build directory (either generator); empty when none is found.
 BuildGraph load_build_graph(const std::string& build_dir);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -27,7 +27,7 @@ std::string salvage_field(const std::string& text, const std::string& key)
   return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
@@ -79,7 +79,7 @@ ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
   return status;
 }
 
-} // namespace
+}  // namespace
 
 ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker)
 {
@@ -109,4 +109,4 @@ std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, Freshnes
   return statuses;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -30,4 +30,4 @@ std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, Freshnes
 
 ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker);
 
-} // namespace nvfresh
+}  // namespace nvfresh

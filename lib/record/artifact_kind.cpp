@@ -17,7 +17,7 @@ constexpr KindName k_kind_names[] = {
   {ArtifactKind::unknown, "unknown"},
 };
 
-} // namespace
+}  // namespace
 
 std::string_view artifact_kind_name(ArtifactKind kind)
 {
@@ -39,4 +39,4 @@ ArtifactKind artifact_kind_from_name(std::string_view name)
   return ArtifactKind::unknown;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

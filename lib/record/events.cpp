@@ -24,7 +24,7 @@ std::string events_file(const std::string& record_root)
   return record_root + "/events.log";
 }
 
-} // namespace
+}  // namespace
 
 void append_event(const std::string& record_root, const BuildEvent& event, std::int64_t rotate_bytes)
 {
@@ -71,4 +71,4 @@ std::vector<BuildEvent> read_events(const std::string& record_root)
   return events;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

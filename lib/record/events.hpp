@@ -24,6 +24,6 @@ inline constexpr std::int64_t k_events_rotate_bytes = 8 << 20;
 
 void append_event(const std::string& record_root, const BuildEvent& event,
                   std::int64_t rotate_bytes = k_events_rotate_bytes);  // never throws
-std::vector<BuildEvent> read_events(const std::string& record_root);        // skips bad lines
+std::vector<BuildEvent> read_events(const std::string& record_root);   // skips bad lines
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -19,9 +19,9 @@
 // A file that fails the header, version or checksum check is ignored (as if no link was recorded).
 #include "record/link_record.hpp"
 
-#include "util/hasher.hpp"
 #include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
+#include "util/hasher.hpp"
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
@@ -112,7 +112,7 @@ bool apply_line(const Fields& f, LinkRecord& r)
   return false;
 }
 
-} // namespace
+}  // namespace
 
 const FileFingerprint* LinkRecord::read_of(const std::string& path) const
 {
@@ -187,7 +187,7 @@ std::optional<LinkRecord> read_link_record_file(const std::string& file)
   }
 }
 
-} // namespace
+}  // namespace
 
 std::optional<LinkRecord> load_link_record(const std::string& record_root, const std::string& artifact)
 {
@@ -213,4 +213,4 @@ void save_link_record(const std::string& record_root, const LinkRecord& record)
   write_compressed_file(file, serialize_link_record(record));
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -20,9 +20,9 @@ struct LinkRecord {
   std::string working_dir;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  bool trusted = true;          // false when an input changed while the link ran
+  bool trusted = true;  // false when an input changed while the link ran
   std::string untrusted_reason;
-  FileFingerprint output;       // the artifact as the link (and a following ranlib) left it
+  FileFingerprint output;              // the artifact as the link (and a following ranlib) left it
   std::vector<FileFingerprint> reads;  // objects and libraries of this link, at link time
   bool operator==(const LinkRecord&) const = default;
 
@@ -39,4 +39,4 @@ std::optional<LinkRecord> load_link_record(const std::string& record_root, const
 std::vector<LinkRecord> load_all_link_records(const std::string& record_root);
 void save_link_record(const std::string& record_root, const LinkRecord& record);  // atomic; throws
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -112,7 +112,7 @@ void write_fingerprint_line(LineWriter& out, std::string_view key, const FileFin
   out.line(key, file.hash, file.size, file.mtime_ns, file.ctime_ns, file.inode, file.path);
 }
 
-} // namespace
+}  // namespace
 
 std::string_view role_name(InputRole role)
 {
@@ -406,7 +406,7 @@ RecordedInput parse_input_line(std::string_view line)
   return input;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<Record> parse_record(const std::string& text, std::string* error)
 {
@@ -440,4 +440,4 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
   }
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

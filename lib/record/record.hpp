@@ -47,10 +47,10 @@ struct HistoryEntry {
 };
 
 struct Record {
-  std::string object;       // absolute path of the output
-  std::string source;       // absolute path of the translation unit
-  std::string working_dir;  // where the compile ran
-  std::string compiler;     // the nvcc that ran (absolute)
+  std::string object;                        // absolute path of the output
+  std::string source;                        // absolute path of the translation unit
+  std::string working_dir;                   // where the compile ran
+  std::string compiler;                      // the nvcc that ran (absolute)
   std::vector<std::string> launcher_prefix;  // e.g. ccache, between nvfresh and nvcc
   std::vector<std::string> signature_args;   // normalized arguments (command_line.hpp)
   std::map<std::string, std::string> env;    // the compile-relevant environment (set ones only)
@@ -60,12 +60,12 @@ struct Record {
   std::vector<std::string> missing;          // lookups that found nothing (probes)
   bool inputs_from_trace = true;             // false: only nvcc's depfile was available
   FileFingerprint output;
-  std::string depfile_path;                  // where the build asked for a depfile ("" = none)
+  std::string depfile_path;  // where the build asked for a depfile ("" = none)
   std::string depfile_target;
   bool depfile_phony = false;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  bool trusted = true;                       // false when an input changed while it compiled
+  bool trusted = true;  // false when an input changed while it compiled
   std::string untrusted_reason;
   std::vector<HistoryEntry> history;
   // What the compile printed, replayed when a later build skips nvcc. "none": not captured (too
@@ -74,9 +74,9 @@ struct Record {
   std::string console_mode = "none";
   std::string console_out;
   std::string console_err;
-  std::string console_terminals;  // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
+  std::string console_terminals;                            // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
   std::map<std::string, std::string> console_terminal_env;  // TERM & co. when a stream was a terminal
-  std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
+  std::vector<std::string> depfile_prerequisites;           // as written to the build's depfile
   // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
   // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.
   std::map<std::string, Digest> components;
@@ -97,4 +97,4 @@ std::optional<Record> parse_record(const std::string& text, std::string* error =
 
 std::string_view role_name(InputRole role);
 
-} // namespace nvfresh
+}  // namespace nvfresh

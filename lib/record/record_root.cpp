@@ -1,8 +1,8 @@
 #include "record/record_root.hpp"
 
-#include "util/hasher.hpp"
 #include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
+#include "util/hasher.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -24,7 +24,7 @@ bool is_build_tree_top(const fs::path& dir)
   });
 }
 
-} // namespace
+}  // namespace
 
 std::string find_record_root(const std::string& configured_dir, const std::string& working_dir)
 {
@@ -112,4 +112,4 @@ std::vector<std::string> list_record_files(const std::string& record_root)
   return files;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

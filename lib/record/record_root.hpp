@@ -36,4 +36,4 @@ void remove_record(const std::string& record_file);                      // no e
 
 std::vector<std::string> list_record_files(const std::string& record_root);
 
-} // namespace nvfresh
+}  // namespace nvfresh

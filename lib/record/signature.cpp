@@ -5,15 +5,27 @@ namespace nvfresh {
 namespace {
 
 constexpr const char* k_compile_env_names[] = {
-  "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN",      "CPATH",           "C_INCLUDE_PATH",
-  "CPLUS_INCLUDE_PATH", "GCC_EXEC_PREFIX",   "COMPILER_PATH",   "SOURCE_DATE_EPOCH",
+  "NVCC_PREPEND_FLAGS",
+  "NVCC_APPEND_FLAGS",
+  "NVCC_CCBIN",
+  "CPATH",
+  "C_INCLUDE_PATH",
+  "CPLUS_INCLUDE_PATH",
+  "GCC_EXEC_PREFIX",
+  "COMPILER_PATH",
+  "SOURCE_DATE_EPOCH",
   // nvcc finds its host compiler (and the host compiler its assembler) through PATH. Recorded, but
   // not in the signature: what matters is what the lookups resolve to (lib/path_lookups.hpp).
   "PATH",
 };
 
 constexpr const char* k_terminal_env_names[] = {
-  "TERM", "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "NO_COLOR",
+  "TERM",
+  "COLUMNS",
+  "GCC_COLORS",
+  "GCC_URLS",
+  "TERM_URLS",
+  "NO_COLOR",
 };
 
 template <std::size_t N>
@@ -29,7 +41,7 @@ std::map<std::string, std::string> variables_set(const Environment& env, const c
   return set;
 }
 
-} // namespace
+}  // namespace
 
 std::map<std::string, std::string> compile_environment(const Environment& env)
 {
@@ -61,4 +73,4 @@ Digest command_signature(const std::vector<std::string>& signature_args,
   return hasher.digest();
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -28,4 +28,4 @@ Digest command_signature(const std::vector<std::string>& signature_args,
                          const std::map<std::string, std::string>& compile_env,
                          const std::string& working_dir);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -17,19 +17,23 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { k_max_blocks = 512, k_max_small = 2048, k_max_large = 64 * 1024 };
+enum { k_max_blocks = 512,
+       k_max_small = 2048,
+       k_max_large = 64 * 1024 };
 
 static uint64_t g_state;
 
 // xorshift64*: enough randomness for layout noise, no allocation, no libc state touched.
-static uint64_t next_random(void) {
+static uint64_t next_random(void)
+{
   g_state ^= g_state >> 12;
   g_state ^= g_state << 25;
   g_state ^= g_state >> 27;
   return g_state * 0x2545F4914F6CDD1DULL;
 }
 
-static uint64_t parse_seed(const char* text) {
+static uint64_t parse_seed(const char* text)
+{
   uint64_t value = 0;
   for (; text != NULL && *text >= '0' && *text <= '9'; ++text) {
     value = value * 10 + (uint64_t)(*text - '0');
@@ -37,7 +41,8 @@ static uint64_t parse_seed(const char* text) {
   return value;
 }
 
-static size_t noise_size(void) {
+static size_t noise_size(void)
+{
   // Mostly small blocks (the sizes compilers allocate most), now and then a larger one.
   if (next_random() % 16 == 0) {
     return (size_t)(next_random() % k_max_large) + 1;
@@ -45,7 +50,8 @@ static size_t noise_size(void) {
   return (size_t)(next_random() % k_max_small) + 1;
 }
 
-__attribute__((constructor)) static void make_heap_noise(void) {
+__attribute__((constructor)) static void make_heap_noise(void)
+{
   uint64_t seed = parse_seed(getenv("NVFRESH_HEAP_NOISE"));
   if (seed == 0) {
     return;

@@ -64,8 +64,8 @@ EnvList trim_and_arenas(Rng& rng)
 }
 
 constexpr std::array k_heap_variants{HeapVariant{malloc_perturb}, HeapVariant{mmap_threshold},
-                                     HeapVariant{arena_max},      HeapVariant{top_pad},
-                                     HeapVariant{no_tcache},      HeapVariant{trim_and_arenas}};
+                                     HeapVariant{arena_max}, HeapVariant{top_pad},
+                                     HeapVariant{no_tcache}, HeapVariant{trim_and_arenas}};
 
 constexpr std::size_t k_max_env_pad = 32 * 1024;
 
@@ -75,8 +75,8 @@ struct ModeExtension {
   std::string_view extension;
 };
 constexpr std::array k_mode_extensions{
-  ModeExtension{CompileMode::object, ".o"},    ModeExtension{CompileMode::relocatable, ".o"},
-  ModeExtension{CompileMode::ptx, ".ptx"},     ModeExtension{CompileMode::cubin, ".cubin"},
+  ModeExtension{CompileMode::object, ".o"}, ModeExtension{CompileMode::relocatable, ".o"},
+  ModeExtension{CompileMode::ptx, ".ptx"}, ModeExtension{CompileMode::cubin, ".cubin"},
   ModeExtension{CompileMode::fatbin, ".fatbin"}};
 
 const ModeExtension* find_mode(CompileMode mode)
@@ -108,7 +108,7 @@ std::vector<std::string> without_output_options(const std::vector<std::string>& 
   return kept;
 }
 
-} // namespace
+}  // namespace
 
 std::string Perturbation::describe() const
 {
@@ -288,4 +288,4 @@ std::vector<std::string> differing_components(const Variant& a, const Variant& b
   return keys;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -33,7 +33,7 @@ struct Perturbation {
   bool aslr_off = false;
   std::vector<std::pair<std::string, std::string>> heap_env;  // variables set for this run
   std::size_t env_pad_bytes = 0;                              // length of NVFRESH_REPRO_PAD
-  std::uint64_t heap_noise_seed = 0;  // NVFRESH_HEAP_NOISE for libnvfresh_heap_noise.so; 0: none
+  std::uint64_t heap_noise_seed = 0;                          // NVFRESH_HEAP_NOISE for libnvfresh_heap_noise.so; 0: none
 
   std::string describe() const;  // "control: ASLR off" / "MALLOC_PERTURB_=77, env +1234 B"
   // `base` with the heap variables, the padding and TMPDIR/TMP/TEMP set to `tmp_dir`; with the
@@ -47,10 +47,10 @@ std::vector<Perturbation> plan_perturbations(std::size_t runs, std::uint64_t see
 
 // A single-source compile that repro can run many times.
 struct ReproTarget {
-  std::string compiler;                 // argv[0]: "nvcc" or a path
-  std::vector<std::string> base_args;   // the arguments without -o and -MF (and their values)
-  std::string output_name;              // file name of the output (the user's, or nvcc's default)
-  bool explicit_depfile = false;        // the user gave -MF: each run gets its own
+  std::string compiler;                // argv[0]: "nvcc" or a path
+  std::vector<std::string> base_args;  // the arguments without -o and -MF (and their values)
+  std::string output_name;             // file name of the output (the user's, or nvcc's default)
+  bool explicit_depfile = false;       // the user gave -MF: each run gets its own
 };
 
 // `command` is "nvcc <args...>". Returns the target, or a message saying why repro cannot run it.
@@ -90,4 +90,4 @@ std::vector<Variant> group_variants(const std::vector<RunDigests>& runs);
 // Keys of the components whose digests differ between two variants (or exist in only one).
 std::vector<std::string> differing_components(const Variant& a, const Variant& b);
 
-} // namespace nvfresh
+}  // namespace nvfresh

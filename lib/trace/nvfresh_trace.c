@@ -29,24 +29,27 @@
 
 #define NVFRESH_EXPORT __attribute__((visibility("default")))
 
-enum { k_line_max = 4096, k_pass_max = 64 };
+enum { k_line_max = 4096,
+       k_pass_max = 64 };
 
 static char g_trace_file[PATH_MAX];
-static int g_enabled = -1; // -1: not yet decided
+static int g_enabled = -1;  // -1: not yet decided
 static __thread int t_busy;
 
 // ---- output -------------------------------------------------------------------------------------
 
-static size_t append_text(char* buf, size_t used, const char* text) {
+static size_t append_text(char* buf, size_t used, const char* text)
+{
   size_t len = strlen(text);
   if (used + len >= k_line_max) {
-    return k_line_max; // marks overflow
+    return k_line_max;  // marks overflow
   }
   memcpy(buf + used, text, len);
   return used + len;
 }
 
-static size_t append_number(char* buf, size_t used, long value) {
+static size_t append_number(char* buf, size_t used, long value)
+{
   char digits[24];
   int n = 0;
   unsigned long v = value < 0 ? (unsigned long)(-value) : (unsigned long)value;
@@ -66,7 +69,8 @@ static size_t append_number(char* buf, size_t used, long value) {
   return append_text(buf, used, text);
 }
 
-static void write_line(const char* line, size_t len) {
+static void write_line(const char* line, size_t len)
+{
   int fd = (int)syscall(SYS_openat, AT_FDCWD, g_trace_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return;
@@ -76,7 +80,8 @@ static void write_line(const char* line, size_t len) {
   syscall(SYS_close, fd);
 }
 
-static void decide_enabled(void) {
+static void decide_enabled(void)
+{
   if (g_enabled != -1) {
     return;
   }
@@ -89,7 +94,8 @@ static void decide_enabled(void) {
   g_enabled = 1;
 }
 
-static size_t event_head(char* line, char letter) {
+static size_t event_head(char* line, char letter)
+{
   char head[3] = {letter, ' ', '\0'};
   size_t used = append_text(line, 0, head);
   used = append_number(line, used, (long)getpid());
@@ -97,7 +103,8 @@ static size_t event_head(char* line, char letter) {
 }
 
 // "<letter> <pid> <path>\n"; a path that does not fit or holds a newline becomes a lost line.
-static void emit_path_event(char letter, const char* path) {
+static void emit_path_event(char letter, const char* path)
+{
   char line[k_line_max];
   size_t used = event_head(line, letter);
   used = append_text(line, used, path);
@@ -112,7 +119,8 @@ static void emit_path_event(char letter, const char* path) {
 // ---- path resolution ----------------------------------------------------------------------------
 
 // Makes path absolute against dirfd (AT_FDCWD: the cwd). Returns NULL when it cannot.
-static const char* resolve(int dirfd, const char* path, char* out, size_t out_size) {
+static const char* resolve(int dirfd, const char* path, char* out, size_t out_size)
+{
   if (path == NULL) {
     return NULL;
   }
@@ -122,7 +130,7 @@ static const char* resolve(int dirfd, const char* path, char* out, size_t out_si
   long len;
   if (dirfd == AT_FDCWD) {
     len = syscall(SYS_getcwd, out, out_size);
-    len = len > 0 ? len - 1 : -1; // the syscall counts the terminating NUL
+    len = len > 0 ? len - 1 : -1;  // the syscall counts the terminating NUL
   } else {
     char link[40] = "/proc/self/fd/";
     size_t used = append_number(link, strlen(link), dirfd);
@@ -137,7 +145,8 @@ static const char* resolve(int dirfd, const char* path, char* out, size_t out_si
   return out;
 }
 
-static void record(char letter, int dirfd, const char* path) {
+static void record(char letter, int dirfd, const char* path)
+{
   char buf[PATH_MAX * 2];
   const char* full = resolve(dirfd, path, buf, sizeof buf);
   if (full == NULL) {
@@ -147,37 +156,44 @@ static void record(char letter, int dirfd, const char* path) {
   emit_path_event(letter, full);
 }
 
-static int tracing(void) {
+static int tracing(void)
+{
   decide_enabled();
   return g_enabled == 1 && !t_busy;
 }
 
-static int lookup_failed(int saved_errno) {
+static int lookup_failed(int saved_errno)
+{
   return saved_errno == ENOENT || saved_errno == ENOTDIR;
 }
 
-static int raw_is_directory_fd(int fd) {
+static int raw_is_directory_fd(int fd)
+{
   struct stat st;
   return syscall(SYS_fstat, fd, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static char letter_for_mode(mode_t mode) {
+static char letter_for_mode(mode_t mode)
+{
   return S_ISDIR(mode) ? 'D' : 'R';
 }
 
 // ---- process start ------------------------------------------------------------------------------
 
-static int starts_with(const char* text, const char* prefix) {
+static int starts_with(const char* text, const char* prefix)
+{
   return strncmp(text, prefix, strlen(prefix)) == 0;
 }
 
-static const char* base_name(const char* path) {
+static const char* base_name(const char* path)
+{
   const char* slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
 
 // "-D__CUDA_ARCH__=900" as "900" ("-D" and the define may also be two words).
-static const char* define_value(int argc, char** argv, int i, const char* name) {
+static const char* define_value(int argc, char** argv, int i, const char* name)
+{
   const char* word = argv[i];
   if (strcmp(word, "-D") == 0 && i + 1 < argc) {
     word = argv[i + 1];
@@ -195,7 +211,8 @@ static const char* define_value(int argc, char** argv, int i, const char* name) 
 
 // A device preprocessing pass: "-E" with "-D__CUDA_ARCH__=<n>" (gcc and its cc1plus). 900 is
 // compute_90; __CUDA_ARCH_SPECIFIC__ makes it compute_90a, __CUDA_ARCH_FAMILY_SPECIFIC__ _100f.
-static int preprocess_arch(int argc, char** argv, char* pass, size_t size) {
+static int preprocess_arch(int argc, char** argv, char* pass, size_t size)
+{
   int has_e = 0;
   const char* arch = NULL;
   const char* suffix = "";
@@ -220,7 +237,8 @@ static int preprocess_arch(int argc, char** argv, char* pass, size_t size) {
 
 // cicc "-arch compute_80", ptxas "-arch=sm_80" / "--gpu-name sm_80". nvcc's own -arch is not a pass,
 // nor is that of a shell running an nvcc wrapper script (invoked as .../nvcc).
-static int tool_arch(int argc, char** argv, const char* exe, const char* invoked, char* pass, size_t size) {
+static int tool_arch(int argc, char** argv, const char* exe, const char* invoked, char* pass, size_t size)
+{
   if (strcmp(base_name(exe), "nvcc") == 0 || (invoked != NULL && strcmp(base_name(invoked), "nvcc") == 0)) {
     return 0;
   }
@@ -241,11 +259,12 @@ static int tool_arch(int argc, char** argv, const char* exe, const char* invoked
   return 0;
 }
 
-static void emit_process(int argc, char** argv) {
+static void emit_process(int argc, char** argv)
+{
   char exe[PATH_MAX];
   long len = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
   exe[len > 0 ? len : 0] = '\0';
-  const char* execfn = (const char*)getauxval(AT_EXECFN); // the path execve named
+  const char* execfn = (const char*)getauxval(AT_EXECFN);  // the path execve named
   char pass[k_pass_max] = "-";
   if (argv != NULL && !preprocess_arch(argc, argv, pass, sizeof pass)) {
     tool_arch(argc, argv, exe, execfn, pass, sizeof pass);
@@ -271,7 +290,7 @@ static void emit_process(int argc, char** argv) {
   if (invoked != NULL && strcmp(invoked, exe) != 0 && strchr(invoked, '\n') == NULL) {
     char* next = line + used;
     size_t added = append_text(next, event_head(next, 'I'), invoked);
-    if (added < k_line_max - 1) { // else too long to name: the X line alone
+    if (added < k_line_max - 1) {  // else too long to name: the X line alone
       next[added] = '\n';
       used += added + 1;
     }
@@ -279,7 +298,8 @@ static void emit_process(int argc, char** argv) {
   write_line(line, used);
 }
 
-__attribute__((constructor)) static void nvfresh_trace_start(int argc, char** argv, char** envp) {
+__attribute__((constructor)) static void nvfresh_trace_start(int argc, char** argv, char** envp)
+{
   (void)envp;
   int saved = errno;
   ++t_busy;
@@ -294,7 +314,8 @@ __attribute__((constructor)) static void nvfresh_trace_start(int argc, char** ar
 // ---- the real functions -------------------------------------------------------------------------
 
 // Looks the next definition up once; the legacy __xstat family exists only as versioned symbols.
-static void* real_symbol(void** slot, const char* name) {
+static void* real_symbol(void** slot, const char* name)
+{
   if (*slot == NULL) {
     ++t_busy;
     void* found = dlsym(RTLD_NEXT, name);
@@ -310,17 +331,19 @@ static void* real_symbol(void** slot, const char* name) {
   return *slot;
 }
 
-#define REAL(ret, name, ...)                                                                       \
-  static void* s_##name;                                                                           \
+#define REAL(ret, name, ...) \
+  static void* s_##name;     \
   ret (*real_##name)(__VA_ARGS__) = (ret(*)(__VA_ARGS__))real_symbol(&s_##name, #name)
 
 // ---- opens ----------------------------------------------------------------------------------------
 
-static int open_mode_wanted(int flags) {
+static int open_mode_wanted(int flags)
+{
   return (flags & O_CREAT) != 0 || (flags & __O_TMPFILE) == __O_TMPFILE;
 }
 
-static void after_open(int dirfd, const char* path, int flags, int result, int saved_errno) {
+static void after_open(int dirfd, const char* path, int flags, int result, int saved_errno)
+{
   if (!tracing()) {
     errno = saved_errno;
     return;
@@ -339,32 +362,35 @@ static void after_open(int dirfd, const char* path, int flags, int result, int s
   errno = saved_errno;
 }
 
-static mode_t mode_argument(int flags, va_list args) {
+static mode_t mode_argument(int flags, va_list args)
+{
   return open_mode_wanted(flags) ? (mode_t)va_arg(args, int) : 0;
 }
 
-#define DEFINE_OPEN(name)                                                                          \
-  NVFRESH_EXPORT int name(const char* path, int flags, ...) {                                      \
-    va_list args;                                                                                  \
-    va_start(args, flags);                                                                         \
-    mode_t mode = mode_argument(flags, args);                                                      \
-    va_end(args);                                                                                  \
-    REAL(int, name, const char*, int, ...);                                                        \
-    int result = real_##name(path, flags, mode);                                                   \
-    after_open(AT_FDCWD, path, flags, result, errno);                                              \
-    return result;                                                                                 \
+#define DEFINE_OPEN(name)                                   \
+  NVFRESH_EXPORT int name(const char* path, int flags, ...) \
+  {                                                         \
+    va_list args;                                           \
+    va_start(args, flags);                                  \
+    mode_t mode = mode_argument(flags, args);               \
+    va_end(args);                                           \
+    REAL(int, name, const char*, int, ...);                 \
+    int result = real_##name(path, flags, mode);            \
+    after_open(AT_FDCWD, path, flags, result, errno);       \
+    return result;                                          \
   }
 
-#define DEFINE_OPENAT(name)                                                                        \
-  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags, ...) {                           \
-    va_list args;                                                                                  \
-    va_start(args, flags);                                                                         \
-    mode_t mode = mode_argument(flags, args);                                                      \
-    va_end(args);                                                                                  \
-    REAL(int, name, int, const char*, int, ...);                                                   \
-    int result = real_##name(dirfd, path, flags, mode);                                            \
-    after_open(dirfd, path, flags, result, errno);                                                 \
-    return result;                                                                                 \
+#define DEFINE_OPENAT(name)                                            \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags, ...) \
+  {                                                                    \
+    va_list args;                                                      \
+    va_start(args, flags);                                             \
+    mode_t mode = mode_argument(flags, args);                          \
+    va_end(args);                                                      \
+    REAL(int, name, int, const char*, int, ...);                       \
+    int result = real_##name(dirfd, path, flags, mode);                \
+    after_open(dirfd, path, flags, result, errno);                     \
+    return result;                                                     \
   }
 
 DEFINE_OPEN(open)
@@ -373,20 +399,22 @@ DEFINE_OPENAT(openat)
 DEFINE_OPENAT(openat64)
 
 // The _FORTIFY_SOURCE entry points take no mode (they are only called without O_CREAT).
-#define DEFINE_OPEN_2(name)                                                                        \
-  NVFRESH_EXPORT int name(const char* path, int flags) {                                           \
-    REAL(int, name, const char*, int);                                                             \
-    int result = real_##name(path, flags);                                                         \
-    after_open(AT_FDCWD, path, flags, result, errno);                                              \
-    return result;                                                                                 \
+#define DEFINE_OPEN_2(name)                            \
+  NVFRESH_EXPORT int name(const char* path, int flags) \
+  {                                                    \
+    REAL(int, name, const char*, int);                 \
+    int result = real_##name(path, flags);             \
+    after_open(AT_FDCWD, path, flags, result, errno);  \
+    return result;                                     \
   }
 
-#define DEFINE_OPENAT_2(name)                                                                      \
-  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags) {                                \
-    REAL(int, name, int, const char*, int);                                                        \
-    int result = real_##name(dirfd, path, flags);                                                  \
-    after_open(dirfd, path, flags, result, errno);                                                 \
-    return result;                                                                                 \
+#define DEFINE_OPENAT_2(name)                                     \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags) \
+  {                                                               \
+    REAL(int, name, int, const char*, int);                       \
+    int result = real_##name(dirfd, path, flags);                 \
+    after_open(dirfd, path, flags, result, errno);                \
+    return result;                                                \
   }
 
 DEFINE_OPEN_2(__open_2)
@@ -394,14 +422,16 @@ DEFINE_OPEN_2(__open64_2)
 DEFINE_OPENAT_2(__openat_2)
 DEFINE_OPENAT_2(__openat64_2)
 
-NVFRESH_EXPORT int creat(const char* path, mode_t mode) {
+NVFRESH_EXPORT int creat(const char* path, mode_t mode)
+{
   REAL(int, creat, const char*, mode_t);
   int result = real_creat(path, mode);
   after_open(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, result, errno);
   return result;
 }
 
-NVFRESH_EXPORT int creat64(const char* path, mode_t mode) {
+NVFRESH_EXPORT int creat64(const char* path, mode_t mode)
+{
   REAL(int, creat64, const char*, mode_t);
   int result = real_creat64(path, mode);
   after_open(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, result, errno);
@@ -409,7 +439,8 @@ NVFRESH_EXPORT int creat64(const char* path, mode_t mode) {
 }
 
 // fopen's mode string as open flags: 'r' alone reads, anything with 'w', 'a' or '+' writes.
-static int fopen_flags(const char* mode) {
+static int fopen_flags(const char* mode)
+{
   if (mode == NULL) {
     return O_RDONLY;
   }
@@ -419,29 +450,32 @@ static int fopen_flags(const char* mode) {
   return strchr(mode, '+') ? O_RDWR : O_RDONLY;
 }
 
-static void after_fopen(const char* path, const char* mode, FILE* result, int saved_errno) {
+static void after_fopen(const char* path, const char* mode, FILE* result, int saved_errno)
+{
   after_open(AT_FDCWD, path, fopen_flags(mode), result ? fileno(result) : -1, saved_errno);
 }
 
-#define DEFINE_FOPEN(name)                                                                         \
-  NVFRESH_EXPORT FILE* name(const char* path, const char* mode) {                                  \
-    REAL(FILE*, name, const char*, const char*);                                                   \
-    FILE* result = real_##name(path, mode);                                                        \
-    after_fopen(path, mode, result, errno);                                                        \
-    return result;                                                                                 \
+#define DEFINE_FOPEN(name)                                      \
+  NVFRESH_EXPORT FILE* name(const char* path, const char* mode) \
+  {                                                             \
+    REAL(FILE*, name, const char*, const char*);                \
+    FILE* result = real_##name(path, mode);                     \
+    after_fopen(path, mode, result, errno);                     \
+    return result;                                              \
   }
 
 DEFINE_FOPEN(fopen)
 DEFINE_FOPEN(fopen64)
 
-#define DEFINE_FREOPEN(name)                                                                       \
-  NVFRESH_EXPORT FILE* name(const char* path, const char* mode, FILE* stream) {                    \
-    REAL(FILE*, name, const char*, const char*, FILE*);                                            \
-    FILE* result = real_##name(path, mode, stream);                                                \
-    if (path != NULL) {                                                                            \
-      after_fopen(path, mode, result, errno);                                                      \
-    }                                                                                              \
-    return result;                                                                                 \
+#define DEFINE_FREOPEN(name)                                                  \
+  NVFRESH_EXPORT FILE* name(const char* path, const char* mode, FILE* stream) \
+  {                                                                           \
+    REAL(FILE*, name, const char*, const char*, FILE*);                       \
+    FILE* result = real_##name(path, mode, stream);                           \
+    if (path != NULL) {                                                       \
+      after_fopen(path, mode, result, errno);                                 \
+    }                                                                         \
+    return result;                                                            \
   }
 
 DEFINE_FREOPEN(freopen)
@@ -449,7 +483,8 @@ DEFINE_FREOPEN(freopen64)
 
 // ---- stat and access ------------------------------------------------------------------------------
 
-static void after_lookup(int dirfd, const char* path, int result, int saved_errno, char found) {
+static void after_lookup(int dirfd, const char* path, int result, int saved_errno, char found)
+{
   if (!tracing()) {
     errno = saved_errno;
     return;
@@ -465,16 +500,18 @@ static void after_lookup(int dirfd, const char* path, int result, int saved_errn
 }
 
 // An empty path with AT_EMPTY_PATH is an fstat of dirfd itself: nothing was looked up.
-static int is_name_lookup(const char* path) {
+static int is_name_lookup(const char* path)
+{
   return path != NULL && path[0] != '\0';
 }
 
-#define DEFINE_STAT(name, type)                                                                    \
-  NVFRESH_EXPORT int name(const char* path, struct type* buf) {                                    \
-    REAL(int, name, const char*, struct type*);                                                    \
-    int result = real_##name(path, buf);                                                           \
+#define DEFINE_STAT(name, type)                                                                     \
+  NVFRESH_EXPORT int name(const char* path, struct type* buf)                                       \
+  {                                                                                                 \
+    REAL(int, name, const char*, struct type*);                                                     \
+    int result = real_##name(path, buf);                                                            \
     after_lookup(AT_FDCWD, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
-    return result;                                                                                 \
+    return result;                                                                                  \
   }
 
 DEFINE_STAT(stat, stat)
@@ -483,11 +520,12 @@ DEFINE_STAT(lstat, stat)
 DEFINE_STAT(lstat64, stat64)
 
 #define DEFINE_FSTATAT(name, type)                                                                 \
-  NVFRESH_EXPORT int name(int dirfd, const char* path, struct type* buf, int flags) {              \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, struct type* buf, int flags)                \
+  {                                                                                                \
     REAL(int, name, int, const char*, struct type*, int);                                          \
     int result = real_##name(dirfd, path, buf, flags);                                             \
     if (is_name_lookup(path)) {                                                                    \
-      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R');  \
+      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
     }                                                                                              \
     return result;                                                                                 \
   }
@@ -496,12 +534,13 @@ DEFINE_FSTATAT(fstatat, stat)
 DEFINE_FSTATAT(fstatat64, stat64)
 
 // Binaries built against glibc < 2.33 call these (the CUDA tools do).
-#define DEFINE_XSTAT(name, type)                                                                   \
-  NVFRESH_EXPORT int name(int ver, const char* path, struct type* buf) {                           \
-    REAL(int, name, int, const char*, struct type*);                                               \
-    int result = real_##name(ver, path, buf);                                                      \
+#define DEFINE_XSTAT(name, type)                                                                    \
+  NVFRESH_EXPORT int name(int ver, const char* path, struct type* buf)                              \
+  {                                                                                                 \
+    REAL(int, name, int, const char*, struct type*);                                                \
+    int result = real_##name(ver, path, buf);                                                       \
     after_lookup(AT_FDCWD, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
-    return result;                                                                                 \
+    return result;                                                                                  \
   }
 
 DEFINE_XSTAT(__xstat, stat)
@@ -510,11 +549,12 @@ DEFINE_XSTAT(__lxstat, stat)
 DEFINE_XSTAT(__lxstat64, stat64)
 
 #define DEFINE_FXSTATAT(name, type)                                                                \
-  NVFRESH_EXPORT int name(int ver, int dirfd, const char* path, struct type* buf, int flags) {     \
+  NVFRESH_EXPORT int name(int ver, int dirfd, const char* path, struct type* buf, int flags)       \
+  {                                                                                                \
     REAL(int, name, int, int, const char*, struct type*, int);                                     \
     int result = real_##name(ver, dirfd, path, buf, flags);                                        \
     if (is_name_lookup(path)) {                                                                    \
-      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R');  \
+      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
     }                                                                                              \
     return result;                                                                                 \
   }
@@ -522,7 +562,8 @@ DEFINE_XSTAT(__lxstat64, stat64)
 DEFINE_FXSTATAT(__fxstatat, stat)
 DEFINE_FXSTATAT(__fxstatat64, stat64)
 
-NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* buf) {
+NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* buf)
+{
   REAL(int, statx, int, const char*, int, unsigned int, struct statx*);
   int result = real_statx(dirfd, path, flags, mask, buf);
   if (is_name_lookup(path)) {
@@ -533,7 +574,8 @@ NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int ma
 }
 
 // access() does not say what it found; ask the kernel directly (no wrapper, no allocation).
-static char found_letter(int dirfd, const char* path) {
+static char found_letter(int dirfd, const char* path)
+{
   struct stat st;
   if (syscall(SYS_newfstatat, dirfd, path, &st, 0) == 0) {
     return letter_for_mode(st.st_mode);
@@ -541,7 +583,8 @@ static char found_letter(int dirfd, const char* path) {
   return 'R';
 }
 
-NVFRESH_EXPORT int access(const char* path, int mode) {
+NVFRESH_EXPORT int access(const char* path, int mode)
+{
   REAL(int, access, const char*, int);
   int result = real_access(path, mode);
   int saved = errno;
@@ -552,7 +595,8 @@ NVFRESH_EXPORT int access(const char* path, int mode) {
   return result;
 }
 
-NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
+NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags)
+{
   REAL(int, faccessat, int, const char*, int, int);
   int result = real_faccessat(dirfd, path, mode, flags);
   int saved = errno;
@@ -567,7 +611,8 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
 
 // A shell's PATH search tries execve in each directory: the failures are lookups too. (A success
 // does not return; the new program's constructor records it.)
-NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp[])
+{
   REAL(int, execve, const char*, char* const*, char* const*);
   int result = real_execve(path, argv, envp);
   after_lookup(AT_FDCWD, path, result, errno, 'R');

@@ -48,7 +48,12 @@ constexpr int k_max_ancestry = 64;
 
 // Where nothing a compile reads can be an input, or where the C library looks for its own data.
 constexpr std::string_view k_never_input_prefixes[] = {
-  "/proc/", "/dev/", "/sys/", "/usr/lib/locale/", "/usr/share/locale/", "/etc/ld.so.",
+  "/proc/",
+  "/dev/",
+  "/sys/",
+  "/usr/lib/locale/",
+  "/usr/share/locale/",
+  "/etc/ld.so.",
 };
 constexpr std::string_view k_never_input_parts[] = {"/gconv/"};
 constexpr std::string_view k_never_input_suffixes[] = {".mo"};
@@ -228,7 +233,7 @@ std::set<std::string> written_paths(const Trace& trace)
   return written;
 }
 
-} // namespace
+}  // namespace
 
 Trace read_trace(const std::string& trace_path)
 {
@@ -238,7 +243,7 @@ Trace read_trace(const std::string& trace_path)
   while (!rest.empty()) {
     size_t end = rest.find('\n');
     if (end == std::string_view::npos) {
-      trace.complete = false; // a torn last line: the writer did not finish
+      trace.complete = false;  // a torn last line: the writer did not finish
       break;
     }
     if (!parse_line(rest.substr(0, end), trace)) {
@@ -253,7 +258,7 @@ std::map<int, std::string> resolve_passes(const Trace& trace)
 {
   std::map<int, const TracedProcess*> by_pid;
   for (const TracedProcess& process : trace.processes) {
-    by_pid[process.pid] = &process; // a reused pid: the later process wins
+    by_pid[process.pid] = &process;  // a reused pid: the later process wins
   }
   std::map<int, std::string> passes;
   for (const TracedProcess& process : trace.processes) {
@@ -277,7 +282,9 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   // An image that a member image execs is a member too (an nvcc wrapper script's `exec nvcc`).
   // A compiler cache inside the tree (ccache masquerading as gcc on PATH, or as nvcc itself) is
   // transparent: what it runs belongs, what it reads and writes itself (its cache) does not.
-  enum class Image { outside, member, transparent };
+  enum class Image { outside,
+                     member,
+                     transparent };
   std::map<int, Image> image_of;                    // pid -> its current image
   std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
   std::size_t next_process = 0;
@@ -293,9 +300,9 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
       const bool first_image = previous == image_of.end();
       const bool in_tree = is_root || parent_image != Image::outside ||
                            (!first_image && previous->second != Image::outside);
-      const Image image = !in_tree                             ? Image::outside
+      const Image image = !in_tree                                ? Image::outside
                           : is_compiler_cache(process.executable) ? Image::transparent
-                                                                : Image::member;
+                                                                  : Image::member;
       image_of[process.pid] = image;
       if (image != Image::outside) {
         subtree.processes.push_back(process);
@@ -338,9 +345,9 @@ TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_
     }
   }
   for (const auto& [path, readers] : inputs.files_read) {
-    inputs.missing.erase(path); // appeared during the compile: its content is what counts now
+    inputs.missing.erase(path);  // appeared during the compile: its content is what counts now
   }
   return inputs;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

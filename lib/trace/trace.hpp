@@ -43,8 +43,8 @@ struct Trace {
 // The inputs of a compile as the record needs them.
 struct TracedInputs {
   std::map<std::string, std::set<std::string>> files_read;  // path -> passes that read it
-  std::set<std::string> missing;                             // lookups that found nothing
-  std::set<std::string> executables;                         // every program the compile ran
+  std::set<std::string> missing;                            // lookups that found nothing
+  std::set<std::string> executables;                        // every program the compile ran
 };
 
 // Throws std::runtime_error when the file cannot be read; malformed lines are skipped and make
@@ -69,4 +69,4 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
 // a file that could later appear (see trace.cpp).
 TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_dir);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -22,7 +22,7 @@ bool is_zstd_frame(const std::string& bytes)
   return bytes.size() >= sizeof k_zstd_magic && std::memcmp(bytes.data(), k_zstd_magic, sizeof k_zstd_magic) == 0;
 }
 
-} // namespace
+}  // namespace
 
 void write_compressed_file(const std::string& path, std::string_view text)
 {
@@ -92,4 +92,4 @@ std::optional<std::string> try_read_compressed_file(const std::string& path)
   return decompress_if_compressed(std::move(*bytes), path);
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

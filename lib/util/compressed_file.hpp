@@ -25,4 +25,4 @@ std::optional<std::string> try_read_compressed_file(const std::string& path);
 // The same for bytes already in memory.
 std::string decompress_if_compressed(std::string bytes, const std::string& what);
 
-} // namespace nvfresh
+}  // namespace nvfresh

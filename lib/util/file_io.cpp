@@ -61,7 +61,7 @@ void write_all(int fd, std::string_view content, const std::string& path)
   }
 }
 
-} // namespace
+}  // namespace
 
 bool FileStat::same_content_stamp(const FileStat& other) const
 {
@@ -213,4 +213,4 @@ std::string current_directory()
   return real;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

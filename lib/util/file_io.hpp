@@ -46,4 +46,4 @@ std::string absolute_path(const std::string& path, const std::string& base_dir);
 std::string lexically_normal(const std::string& path);
 std::string current_directory();  // $PWD when it names the cwd (keeps symlinks), else getcwd
 
-} // namespace nvfresh
+}  // namespace nvfresh

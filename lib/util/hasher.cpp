@@ -46,7 +46,7 @@ int hex_value(char c)
   return k_hex_table[static_cast<unsigned char>(c)];
 }
 
-} // namespace
+}  // namespace
 
 std::string Digest::to_hex() const
 {
@@ -75,7 +75,8 @@ std::optional<Digest> Digest::from_hex(std::string_view hex)
   return digest;
 }
 
-Hasher::Hasher() : m_state(XXH3_createState())
+Hasher::Hasher()
+  : m_state(XXH3_createState())
 {
   XXH3_128bits_reset(static_cast<XXH3_state_t*>(m_state));
 }
@@ -140,4 +141,4 @@ std::optional<Digest> hash_file(const std::string& path)
   return hasher.digest();
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

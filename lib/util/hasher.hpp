@@ -27,9 +27,9 @@ public:
   Hasher(const Hasher&) = delete;
   Hasher& operator=(const Hasher&) = delete;
 
-  Hasher& add(std::string_view data);      // raw bytes, no delimiter
-  Hasher& field(std::string_view value);   // length-prefixed: fields never run into each other
-  Hasher& tag(std::string_view name);      // starts a named section ("args", "env", ...)
+  Hasher& add(std::string_view data);     // raw bytes, no delimiter
+  Hasher& field(std::string_view value);  // length-prefixed: fields never run into each other
+  Hasher& tag(std::string_view name);     // starts a named section ("args", "env", ...)
   Digest digest() const;
 
 private:
@@ -41,4 +41,4 @@ Digest hash_bytes(std::string_view data);
 // Hashes a file's content in chunks. nullopt when it cannot be opened or read.
 std::optional<Digest> hash_file(const std::string& path);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -21,4 +21,4 @@ std::string locate_installed_library(std::string_view file_name)
   return {};
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -11,4 +11,4 @@ namespace nvfresh {
 // where <bin> holds the running nvfresh; empty when it is in none of them.
 std::string locate_installed_library(std::string_view file_name);
 
-} // namespace nvfresh
+}  // namespace nvfresh

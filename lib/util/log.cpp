@@ -27,7 +27,7 @@ std::string timestamp()
   return fmt::format("{}.{:06}", buffer, now.tv_nsec / 1000);
 }
 
-} // namespace
+}  // namespace
 
 void set_file(const std::string& path)
 {
@@ -50,4 +50,4 @@ void write_line(std::string_view message)
   ::close(fd);
 }
 
-} // namespace nvfresh::log
+}  // namespace nvfresh::log

@@ -21,4 +21,4 @@ void info(fmt::format_string<Args...> format, Args&&... args)
   }
 }
 
-} // namespace nvfresh::log
+}  // namespace nvfresh::log

@@ -15,8 +15,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -72,7 +72,7 @@ public:
   SignalForwarding& operator=(const SignalForwarding&) = delete;
 
 private:
-  struct sigaction m_previous[std::size(k_forwarded_signals)] {};
+  struct sigaction m_previous[std::size(k_forwarded_signals)]{};
 };
 
 std::string self_executable()
@@ -88,7 +88,6 @@ bool is_self(const std::string& candidate, const std::string& self)
   auto resolved = std::filesystem::canonical(candidate, error);
   return !error && resolved.string() == self;
 }
-
 
 std::vector<std::string> environment_strings(const Environment& env)
 {
@@ -182,7 +181,7 @@ ProcessResult to_result(int status)
   return result;
 }
 
-} // namespace
+}  // namespace
 
 bool write_fully(int fd, std::string_view data)
 {
@@ -265,7 +264,7 @@ std::string resolve_program(const std::vector<std::string>& argv, const Environm
   return program;
 }
 
-} // namespace
+}  // namespace
 
 ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, const Environment& env)
 {
@@ -360,7 +359,7 @@ private:
   int m_fd;
 };
 
-} // namespace
+}  // namespace
 
 ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
                              const std::string& stdout_path, const std::string& stderr_path)
@@ -422,7 +421,9 @@ std::string terminal_streams()
 {
   const bool out = ::isatty(STDOUT_FILENO) != 0;
   const bool err = ::isatty(STDERR_FILENO) != 0;
-  return out && err ? "stdout,stderr" : out ? "stdout" : err ? "stderr" : "";
+  return out && err ? "stdout,stderr" : out ? "stdout"
+                                      : err ? "stderr"
+                                            : "";
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -5,8 +5,8 @@
 
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvfresh {
@@ -27,7 +27,7 @@ struct CapturedOutput {
   // captured through a pseudo-terminal of the same size, so that the compiler still sees a terminal
   // (gcc's colours, its line width) and its bytes reach the real one unchanged.
   std::string terminals;
-  std::string out;        // stdout, or both streams when combined
+  std::string out;  // stdout, or both streams when combined
   std::string err;
   bool overflow = false;  // more than k_capture_limit bytes: not kept
 };
@@ -92,4 +92,4 @@ bool is_executable_file(const std::string& path);
 // Ends nvfresh the way the child ended: same exit status, or the same signal re-raised.
 [[noreturn]] void exit_like(const ProcessResult& result);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -62,4 +62,4 @@ std::optional<std::vector<std::string>> split_fields(std::string_view line)
   return fields;
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -24,4 +24,4 @@ bool parse_number(std::string_view text, Number& value)
 // Splits one line at TABs and unescapes every field; nullopt when a field has a bad escape.
 std::optional<std::vector<std::string>> split_fields(std::string_view line);
 
-} // namespace nvfresh
+}  // namespace nvfresh

@@ -19,4 +19,4 @@ std::string format_local_time(std::int64_t time_ns, bool with_date)
   return fmt::format("{}.{:03}", buffer, (time_ns / 1'000'000) % 1000);
 }
 
-} // namespace nvfresh
+}  // namespace nvfresh

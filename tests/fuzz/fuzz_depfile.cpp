@@ -11,7 +11,8 @@
 
 namespace {
 
-bool all_representable(const nvfresh::Depfile& depfile) {
+bool all_representable(const nvfresh::Depfile& depfile)
+{
   for (const std::string& path : depfile.prerequisites) {
     if (!nvfresh::depfile_can_represent(path)) {
       return false;
@@ -20,9 +21,10 @@ bool all_representable(const nvfresh::Depfile& depfile) {
   return true;
 }
 
-} // namespace
+}  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const auto depfile = nvfresh::parse_depfile(text);
   if (!depfile || !all_representable(*depfile)) {

@@ -11,14 +11,15 @@
 #include "compile/depfile.hpp"
 
 #include <iostream>
-#include <string_view>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
 
-bool has_flag(int argc, char** argv, std::string_view flag) {
+bool has_flag(int argc, char** argv, std::string_view flag)
+{
   for (int i = 2; i < argc; ++i) {
     if (argv[i] == flag) {
       return true;
@@ -27,7 +28,8 @@ bool has_flag(int argc, char** argv, std::string_view flag) {
   return false;
 }
 
-std::vector<std::string> read_paths(bool nul_separated) {
+std::vector<std::string> read_paths(bool nul_separated)
+{
   std::vector<std::string> paths;
   std::string path;
   while (std::getline(std::cin, path, nul_separated ? '\0' : '\n')) {
@@ -36,7 +38,8 @@ std::vector<std::string> read_paths(bool nul_separated) {
   return paths;
 }
 
-int run_parse(nvfresh::DepfileDialect dialect) {
+int run_parse(nvfresh::DepfileDialect dialect)
+{
   const std::string text(std::istreambuf_iterator<char>(std::cin), {});
   std::string error;
   const auto depfile = nvfresh::parse_depfile(text, &error, dialect);
@@ -50,16 +53,18 @@ int run_parse(nvfresh::DepfileDialect dialect) {
   return 0;
 }
 
-int run_represent(bool nul_separated) {
+int run_represent(bool nul_separated)
+{
   for (const std::string& path : read_paths(nul_separated)) {
     std::cout << (nvfresh::depfile_can_represent(path) ? "1\n" : "0\n");
   }
   return 0;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
   const std::string mode = argc > 1 ? argv[1] : "";
   const bool nul_separated = has_flag(argc, argv, "-0");
   if (mode == "write" && argc > 2) {

@@ -1,9 +1,9 @@
 // Test tool for bench/check_scale.py: generates a synthetic build tree with real header and object
 // files and one nvfresh record per object, as the launcher would write them.
 // Usage: record_gen_tool <dir> <objects> <headers> <headers-per-object>
-#include "record/signature.hpp"
 #include "freshness/file_hasher.hpp"
 #include "record/record_root.hpp"
+#include "record/signature.hpp"
 #include "util/file_io.hpp"
 
 #include <fmt/format.h>
@@ -28,7 +28,7 @@ std::vector<FileFingerprint> make_files(const std::string& dir, const std::strin
   return files;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

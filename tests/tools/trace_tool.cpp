@@ -37,7 +37,7 @@ void print_inputs(const nvfresh::Trace& trace, const nvfresh::TracedInputs& inpu
   }
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

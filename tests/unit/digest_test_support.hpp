@@ -40,7 +40,8 @@ inline std::string load_compressed_object(const std::string& name)
 // xorshift64*: the same sequence on every platform and run, unlike std:: distributions.
 class Corrupter {
 public:
-  explicit Corrupter(std::uint64_t seed) : m_state(seed) {}
+  explicit Corrupter(std::uint64_t seed)
+    : m_state(seed) {}
 
   std::uint64_t next()
   {
@@ -76,4 +77,4 @@ inline void put_le(std::string& bytes, std::size_t offset, std::uint64_t value, 
   }
 }
 
-} // namespace nvfresh::test
+}  // namespace nvfresh::test

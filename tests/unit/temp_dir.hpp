@@ -40,4 +40,4 @@ private:
   std::string m_path;
 };
 
-} // namespace nvfresh::test
+}  // namespace nvfresh::test

@@ -14,7 +14,8 @@ namespace {
 
 using Paths = std::vector<std::string>;
 
-nvfresh::Depfile parse_ok(std::string_view text) {
+nvfresh::Depfile parse_ok(std::string_view text)
+{
   std::string error;
   std::optional<nvfresh::Depfile> depfile = nvfresh::parse_depfile(text, &error);
   INFO("parse error: " << error);
@@ -22,7 +23,8 @@ nvfresh::Depfile parse_ok(std::string_view text) {
   return *depfile;
 }
 
-std::string parse_error(std::string_view text) {
+std::string parse_error(std::string_view text)
+{
   std::string error;
   const std::optional<nvfresh::Depfile> depfile = nvfresh::parse_depfile(text, &error);
   REQUIRE_FALSE(depfile.has_value());
@@ -30,28 +32,45 @@ std::string parse_error(std::string_view text) {
   return error;
 }
 
-std::string data_file(const std::string& name) {
+std::string data_file(const std::string& name)
+{
   return nvfresh::read_file(std::string(NVFRESH_TEST_DATA_DIR) + "/depfiles/" + name);
 }
 
 // The awkward names a real tree can hold; each is representable for ninja 1.11 and GNU make 4.3.
 const Paths k_awkward_paths = {
-    "inc dir/sp ace.h",  "inc dir/ha#sh.h",     "inc dir/dol$lar.h", "inc dir/pa(re)n.h",
-    "inc dir/co:lon.h",  "inc dir/per%cent.h",  "inc dir/n\xc3\xb6\xc3\xb1-ascii.h",
-    "two  spaces.h",     "#leading-hash.h",     "$leading-dollar.h", "dollar-end$",
-    "$$double.h",        "back\\slash.h",       "C:/drive/path.h",   "x/y@v",
-    "bang!.h",           "cur{l}y.h",           "co,mma+plus.h",     "tilde~mid.h",
+  "inc dir/sp ace.h",
+  "inc dir/ha#sh.h",
+  "inc dir/dol$lar.h",
+  "inc dir/pa(re)n.h",
+  "inc dir/co:lon.h",
+  "inc dir/per%cent.h",
+  "inc dir/n\xc3\xb6\xc3\xb1-ascii.h",
+  "two  spaces.h",
+  "#leading-hash.h",
+  "$leading-dollar.h",
+  "dollar-end$",
+  "$$double.h",
+  "back\\slash.h",
+  "C:/drive/path.h",
+  "x/y@v",
+  "bang!.h",
+  "cur{l}y.h",
+  "co,mma+plus.h",
+  "tilde~mid.h",
 };
 
-} // namespace
+}  // namespace
 
-TEST_CASE("parse_depfile: basic gcc rule", "[depfile]") {
+TEST_CASE("parse_depfile: basic gcc rule", "[depfile]")
+{
   const auto depfile = parse_ok("build/ninja.o: ninja.cc ninja.h eval_env.h manifest_parser.h\n");
   CHECK(depfile.targets == Paths{"build/ninja.o"});
   CHECK(depfile.prerequisites == Paths{"ninja.cc", "ninja.h", "eval_env.h", "manifest_parser.h"});
 }
 
-TEST_CASE("parse_depfile: continuations with LF and CRLF, early newline", "[depfile]") {
+TEST_CASE("parse_depfile: continuations with LF and CRLF, early newline", "[depfile]")
+{
   CHECK(parse_ok("foo.o: \\\n  bar.h baz.h\n").prerequisites == Paths{"bar.h", "baz.h"});
   const auto crlf = parse_ok("foo.o: \\\r\n  bar.h \\\r\n  baz.h\r\n");
   CHECK(crlf.targets == Paths{"foo.o"});
@@ -60,13 +79,15 @@ TEST_CASE("parse_depfile: continuations with LF and CRLF, early newline", "[depf
   CHECK(parse_ok("\n\nfoo.o: bar.h\n\n").prerequisites == Paths{"bar.h"});
 }
 
-TEST_CASE("parse_depfile: nvcc's space before the colon", "[depfile]") {
+TEST_CASE("parse_depfile: nvcc's space before the colon", "[depfile]")
+{
   const auto depfile = parse_ok("obj/a.o : a.cu \\\n    inc/b.h \\\n    inc/c.h\n");
   CHECK(depfile.targets == Paths{"obj/a.o"});
   CHECK(depfile.prerequisites == Paths{"a.cu", "inc/b.h", "inc/c.h"});
 }
 
-TEST_CASE("parse_depfile: Windows-style backslashes stay literal", "[depfile]") {
+TEST_CASE("parse_depfile: Windows-style backslashes stay literal", "[depfile]")
+{
   const auto depfile = parse_ok("Project\\Dir\\Build\\Release8\\Foo\\Foo.res : \\\n"
                                 "  Dir\\Library\\Foo.rc \\\n"
                                 "  Dir\\Library\\Version\\Bar.h \\\n"
@@ -77,13 +98,15 @@ TEST_CASE("parse_depfile: Windows-style backslashes stay literal", "[depfile]") 
                                        "Dir\\Library\\Foo.ico", "Project\\Thing\\Bar.tlb"});
 }
 
-TEST_CASE("parse_depfile: escaped spaces", "[depfile]") {
+TEST_CASE("parse_depfile: escaped spaces", "[depfile]")
+{
   const auto depfile = parse_ok("a\\ bc\\ def:   a\\ b c d");
   CHECK(depfile.targets == Paths{"a bc def"});
   CHECK(depfile.prerequisites == Paths{"a b", "c", "d"});
 }
 
-TEST_CASE("parse_depfile: runs of backslashes before space and hash", "[depfile]") {
+TEST_CASE("parse_depfile: runs of backslashes before space and hash", "[depfile]")
+{
   // 2N+1 backslashes + space = N backslashes + space; 2N backslashes + space end the word with
   // 2N backslashes; one backslash before '#' is removed, others before it stay.
   const auto depfile = parse_ok("a\\ b\\#c.h: \\\\\\\\\\  \\\\\\\\ \\\\share\\info\\\\#1");
@@ -91,13 +114,15 @@ TEST_CASE("parse_depfile: runs of backslashes before space and hash", "[depfile]
   CHECK(depfile.prerequisites == Paths{"\\\\ ", "\\\\\\\\", "\\\\share\\info\\#1"});
 }
 
-TEST_CASE("parse_depfile: backslash before other characters is literal", "[depfile]") {
+TEST_CASE("parse_depfile: backslash before other characters is literal", "[depfile]")
+{
   const auto depfile = parse_ok("\\!\\@\\#$$\\%\\^\\&\\[\\]\\\\:");
   CHECK(depfile.targets == Paths{"\\!\\@#$\\%\\^\\&\\[\\]\\\\"});
   CHECK(depfile.prerequisites.empty());
 }
 
-TEST_CASE("parse_depfile: escaped colons and drive letters", "[depfile]") {
+TEST_CASE("parse_depfile: escaped colons and drive letters", "[depfile]")
+{
   const auto depfile = parse_ok("c\\:\\gcc\\x86_64-w64-mingw32\\include\\stddef.o: \\\n"
                                 " c:\\gcc\\x86_64-w64-mingw32\\include\\stddef.h \\\n"
                                 " inc/co\\:lon.h inc/co:lon2.h\n");
@@ -106,13 +131,15 @@ TEST_CASE("parse_depfile: escaped colons and drive letters", "[depfile]") {
                                        "inc/co:lon.h", "inc/co:lon2.h"});
 }
 
-TEST_CASE("parse_depfile: backslash-colon before whitespace ends a target", "[depfile]") {
+TEST_CASE("parse_depfile: backslash-colon before whitespace ends a target", "[depfile]")
+{
   const auto depfile = parse_ok("foo1\\: x\nfoo1\\:\nfoo1\\:\r\nfoo1\\:\t\nfoo1\\:");
   CHECK(depfile.targets == Paths{"foo1\\"});
   CHECK(depfile.prerequisites == Paths{"x"});
 }
 
-TEST_CASE("parse_depfile: special characters from ninja's tests", "[depfile]") {
+TEST_CASE("parse_depfile: special characters from ninja's tests", "[depfile]")
+{
   const auto depfile = parse_ok("C:/Program\\ Files\\ (x86)/Microsoft\\ crtdefs.h: \\\n"
                                 " en@quot.header~ t+t-x!=1 \\\n"
                                 " openldap/slapd.d/cn=config/cn=schema/cn={0}core.ldif\\\n"
@@ -124,27 +151,31 @@ TEST_CASE("parse_depfile: special characters from ninja's tests", "[depfile]") {
               "Fu\303\244ball", "a[1]b@2%c"});
 }
 
-TEST_CASE("parse_depfile: ampersand, quotes, dollars and inner hashes", "[depfile]") {
+TEST_CASE("parse_depfile: ampersand, quotes, dollars and inner hashes", "[depfile]")
+{
   const auto depfile =
-      parse_ok("out.o: am&p.h \"dq.h\" 'sq.h' d$$d.h nvcc$raw.h end$ in#ner.h \\#esc.h\n");
+    parse_ok("out.o: am&p.h \"dq.h\" 'sq.h' d$$d.h nvcc$raw.h end$ in#ner.h \\#esc.h\n");
   CHECK(depfile.prerequisites ==
         Paths{"am&p.h", "\"dq.h\"", "'sq.h'", "d$d.h", "nvcc$raw.h", "end$", "in#ner.h", "#esc.h"});
 }
 
-TEST_CASE("parse_depfile: comments at the start of a line", "[depfile]") {
+TEST_CASE("parse_depfile: comments at the start of a line", "[depfile]")
+{
   const auto depfile = parse_ok("# generated\nout.o: a.h \\\n  b.h\n  # trailing comment\n");
   CHECK(depfile.targets == Paths{"out.o"});
   CHECK(depfile.prerequisites == Paths{"a.h", "b.h"});
 }
 
-TEST_CASE("parse_depfile: several targets", "[depfile]") {
+TEST_CASE("parse_depfile: several targets", "[depfile]")
+{
   CHECK(parse_ok("foo foo: x y z").targets == Paths{"foo"});
   const auto depfile = parse_ok("foo bar: x y z");
   CHECK(depfile.targets == Paths{"foo", "bar"});
   CHECK(depfile.prerequisites == Paths{"x", "y", "z"});
 }
 
-TEST_CASE("parse_depfile: later rules for the same targets merge", "[depfile]") {
+TEST_CASE("parse_depfile: later rules for the same targets merge", "[depfile]")
+{
   CHECK(parse_ok("foo: x\nfoo: \nfoo:\n").prerequisites == Paths{"x"});
   CHECK(parse_ok("foo: x\nfoo: y\nfoo \\\nfoo: z\n").prerequisites == Paths{"x", "y", "z"});
   CHECK(parse_ok("foo: x\\\n     y\nfoo \\\nfoo: z\n").prerequisites == Paths{"x", "y", "z"});
@@ -152,7 +183,8 @@ TEST_CASE("parse_depfile: later rules for the same targets merge", "[depfile]") 
   CHECK(parse_ok("foo: x y x\nfoo: y z\n").prerequisites == Paths{"x", "y", "z"});
 }
 
-TEST_CASE("parse_depfile: -MP phony rules are ignored", "[depfile]") {
+TEST_CASE("parse_depfile: -MP phony rules are ignored", "[depfile]")
+{
   const auto depfile = parse_ok("foo: x y z\nx:\ny:\nz:\n");
   CHECK(depfile.targets == Paths{"foo"});
   CHECK(depfile.prerequisites == Paths{"x", "y", "z"});
@@ -160,12 +192,14 @@ TEST_CASE("parse_depfile: -MP phony rules are ignored", "[depfile]") {
   CHECK(parse_ok("foo: x\n\nx:\n\nunrelated:\n").targets == Paths{"foo"});
 }
 
-TEST_CASE("parse_depfile: prerequisites for another target are rejected", "[depfile]") {
+TEST_CASE("parse_depfile: prerequisites for another target are rejected", "[depfile]")
+{
   CHECK_THAT(parse_error("foo: x y\nbar: y z\n"), Catch::Contains("bar"));
   CHECK_THAT(parse_error("foo: x y z\nx: alsoin\ny:\nz:\n"), Catch::Contains("'x'"));
 }
 
-TEST_CASE("parse_depfile: empty depfiles give an empty result", "[depfile]") {
+TEST_CASE("parse_depfile: empty depfiles give an empty result", "[depfile]")
+{
   for (const std::string_view text : {"", "\n", "  \r\n\t\n", "\\\n", "# only a comment\n"}) {
     const auto depfile = parse_ok(text);
     CHECK(depfile.targets.empty());
@@ -173,7 +207,8 @@ TEST_CASE("parse_depfile: empty depfiles give an empty result", "[depfile]") {
   }
 }
 
-TEST_CASE("parse_depfile: malformed input", "[depfile]") {
+TEST_CASE("parse_depfile: malformed input", "[depfile]")
+{
   CHECK_THAT(parse_error("foo bar\n"), Catch::Contains("expected ':'"));
   CHECK_THAT(parse_error("foo.o: a.h\nstray words\n"), Catch::Contains("expected ':'"));
   CHECK_THAT(parse_error(": a.h\n"), Catch::Contains("without a target"));
@@ -181,7 +216,8 @@ TEST_CASE("parse_depfile: malformed input", "[depfile]") {
   CHECK_FALSE(nvfresh::parse_depfile("no colon").has_value());  // error pointer is optional
 }
 
-TEST_CASE("parse_depfile: nvcc 13.0 output with awkward header names", "[depfile][nvcc]") {
+TEST_CASE("parse_depfile: nvcc 13.0 output with awkward header names", "[depfile][nvcc]")
+{
   const auto depfile = parse_ok(data_file("nvcc13_special_chars.d"));
   // nvcc writes the -MT value verbatim, so its space splits it into two targets.
   CHECK(depfile.targets == Paths{"obj", "dir/a.o"});
@@ -196,14 +232,16 @@ TEST_CASE("parse_depfile: nvcc 13.0 output with awkward header names", "[depfile
                       "inc dir/per%cent.h", "inc dir/quo'te.h"});
 }
 
-TEST_CASE("parse_depfile: nvcc 13.0 -MP output reads like the plain one", "[depfile][nvcc]") {
+TEST_CASE("parse_depfile: nvcc 13.0 -MP output reads like the plain one", "[depfile][nvcc]")
+{
   const auto plain = parse_ok(data_file("nvcc13_special_chars.d"));
   const auto with_phony = parse_ok(data_file("nvcc13_special_chars_mp.d"));
   CHECK(with_phony.targets == plain.targets);
   CHECK(with_phony.prerequisites == plain.prerequisites);
 }
 
-TEST_CASE("parse_depfile: the nvcc dialect keeps $$, \\# and \\: literal", "[depfile][nvcc]") {
+TEST_CASE("parse_depfile: the nvcc dialect keeps $$, \\# and \\: literal", "[depfile][nvcc]")
+{
   const std::string_view text = "a.o : x$$y.h \\\n    b\\#c.h d\\:e.h f\\ g.h h$i.h j#k.h\n";
   const auto nvcc = nvfresh::parse_depfile(text, nullptr, nvfresh::DepfileDialect::k_nvcc);
   REQUIRE(nvcc.has_value());
@@ -217,7 +255,8 @@ TEST_CASE("parse_depfile: the nvcc dialect keeps $$, \\# and \\: literal", "[dep
   CHECK(real_nvcc->prerequisites == parse_ok(real).prerequisites);
 }
 
-TEST_CASE("escape_depfile_path: gcc's escapes plus the colon", "[depfile]") {
+TEST_CASE("escape_depfile_path: gcc's escapes plus the colon", "[depfile]")
+{
   CHECK(nvfresh::escape_depfile_path("plain/path.h") == "plain/path.h");
   CHECK(nvfresh::escape_depfile_path("a b") == "a\\ b");
   CHECK(nvfresh::escape_depfile_path("a#b") == "a\\#b");
@@ -228,16 +267,17 @@ TEST_CASE("escape_depfile_path: gcc's escapes plus the colon", "[depfile]") {
   CHECK(nvfresh::escape_depfile_path("a&(b)%!") == "a&(b)%!");
 }
 
-TEST_CASE("depfile_can_represent", "[depfile]") {
+TEST_CASE("depfile_can_represent", "[depfile]")
+{
   for (const std::string& path : k_awkward_paths) {
     INFO(path);
     CHECK(nvfresh::depfile_can_represent(path));
   }
-  const Paths unrepresentable = {"",         "tab\there", "new\nline", "cr\rx",     "am&p.h",
-                                 "q'uote.h", "q\"uote.h", "st*r.h",    "qu?.h",     "semi;c.h",
-                                 "pi|pe.h",  "lt<.h",     "hat^.h",    "back`.h",   "eq=.h",
-                                 "br[1].h",  "~/home.h",  "colon-end:", "lib.a(m.o)", "end\\",
-                                 "a\\ b",    "a\\#b",     "a\\:b",     "a\\$b",     "a\\\\b",
+  const Paths unrepresentable = {"", "tab\there", "new\nline", "cr\rx", "am&p.h",
+                                 "q'uote.h", "q\"uote.h", "st*r.h", "qu?.h", "semi;c.h",
+                                 "pi|pe.h", "lt<.h", "hat^.h", "back`.h", "eq=.h",
+                                 "br[1].h", "~/home.h", "colon-end:", "lib.a(m.o)", "end\\",
+                                 "a\\ b", "a\\#b", "a\\:b", "a\\$b", "a\\\\b",
                                  std::string("nul\0byte", 8)};
   for (const std::string& path : unrepresentable) {
     INFO(path);
@@ -245,7 +285,8 @@ TEST_CASE("depfile_can_represent", "[depfile]") {
   }
 }
 
-TEST_CASE("format_depfile: nvcc's layout, target verbatim", "[depfile]") {
+TEST_CASE("format_depfile: nvcc's layout, target verbatim", "[depfile]")
+{
   CHECK(nvfresh::format_depfile("obj dir/a.o", {"a.cu", "inc/b c.h", "x$.h"}, false) ==
         "obj dir/a.o : a.cu \\\n    inc/b\\ c.h \\\n    x$$.h\n");
   CHECK(nvfresh::format_depfile("a.o", {}, false) == "a.o :\n");
@@ -253,14 +294,16 @@ TEST_CASE("format_depfile: nvcc's layout, target verbatim", "[depfile]") {
         "a.o : a.cu \\\n    b.h\n");
 }
 
-TEST_CASE("format_depfile: phony rules like -MP", "[depfile]") {
+TEST_CASE("format_depfile: phony rules like -MP", "[depfile]")
+{
   CHECK(nvfresh::format_depfile("a.o", {"a.cu", "b.h", "c d.h"}, true) ==
         "a.o : a.cu \\\n    b.h \\\n    c\\ d.h\n\nb.h:\n\nc\\ d.h:\n");
   // A '%' would turn the phony rule into a pattern rule in make: no phony rule for it.
   CHECK(nvfresh::format_depfile("a.o", {"a.cu", "p%c.h"}, true) == "a.o : a.cu \\\n    p%c.h\n");
 }
 
-TEST_CASE("round trip: writer -> parser gives the same list", "[depfile][roundtrip]") {
+TEST_CASE("round trip: writer -> parser gives the same list", "[depfile][roundtrip]")
+{
   Paths prerequisites = {"src/a.cu"};
   prerequisites.insert(prerequisites.end(), k_awkward_paths.begin(), k_awkward_paths.end());
   for (const bool phony : {false, true}) {
@@ -272,7 +315,8 @@ TEST_CASE("round trip: writer -> parser gives the same list", "[depfile][roundtr
   }
 }
 
-TEST_CASE("round trip: each awkward path alone and as the first entry", "[depfile][roundtrip]") {
+TEST_CASE("round trip: each awkward path alone and as the first entry", "[depfile][roundtrip]")
+{
   for (const std::string& path : k_awkward_paths) {
     INFO(path);
     CHECK(parse_ok(nvfresh::format_depfile("t.o", {path}, true)).prerequisites == Paths{path});
@@ -284,7 +328,8 @@ TEST_CASE("round trip: each awkward path alone and as the first entry", "[depfil
 namespace {
 
 // Pseudo-random depfile-like text, biased towards the bytes the grammar cares about.
-std::string random_depfile_text(std::mt19937& engine) {
+std::string random_depfile_text(std::mt19937& engine)
+{
   static constexpr std::string_view k_alphabet = "ab.h/: \\\\\\#$$\n\r\t%&()'\"~=[]\x80\xff";
   std::uniform_int_distribution<std::size_t> length(0, 40);
   std::uniform_int_distribution<std::size_t> pick(0, k_alphabet.size() - 1);
@@ -296,10 +341,11 @@ std::string random_depfile_text(std::mt19937& engine) {
   return text;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("parse_depfile: pseudo-random input never crashes and round trips",
-          "[depfile][random]") {
+          "[depfile][random]")
+{
   std::mt19937 engine(20240611u);  // fixed seed: the same inputs on every run
   int parsed = 0;
   int round_tripped = 0;

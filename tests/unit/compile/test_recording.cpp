@@ -1,7 +1,7 @@
 // make_record's race guard: an input written at or after the compile's start makes the record
 // untrusted (the next build compiles again); an mtime set into the future by hand does not.
-#include "freshness/freshness.hpp"
 #include "compile/recording.hpp"
+#include "freshness/freshness.hpp"
 #include "temp_dir.hpp"
 #include "util/file_io.hpp"
 
@@ -43,7 +43,7 @@ struct Fixture {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("recorder: inputs older than the compile are trusted", "[recorder]")
 {
@@ -154,14 +154,23 @@ struct ScriptHostCompile {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a tool", "[recorder]")
 {
   ScriptHostCompile c;
-  SECTION("-ccbin, absolute") { c.request.host_compiler = c.script; }
-  SECTION("-ccbin, relative to the working directory") { c.request.host_compiler = "../hostcc/g++"; }
-  SECTION("NVCC_CCBIN") { c.plan.child_env["NVCC_CCBIN"] = c.script; }
+  SECTION("-ccbin, absolute")
+  {
+    c.request.host_compiler = c.script;
+  }
+  SECTION("-ccbin, relative to the working directory")
+  {
+    c.request.host_compiler = "../hostcc/g++";
+  }
+  SECTION("NVCC_CCBIN")
+  {
+    c.plan.child_env["NVCC_CCBIN"] = c.script;
+  }
   Record record = c.record();
   REQUIRE(record.inputs_from_trace);
   CHECK(c.role_of(record, c.script) == InputRole::tool);

@@ -1,7 +1,7 @@
 // decide_skip over synthetic records and temporary files: it may skip only when every input is
 // unchanged in content, and says why not otherwise.
-#include "record/signature.hpp"
 #include "compile/skip.hpp"
+#include "record/signature.hpp"
 #include "temp_dir.hpp"
 #include "util/file_io.hpp"
 
@@ -77,7 +77,7 @@ void keep_mtime_write(const Fixture& f, const std::string& relative, const std::
   set_mtime_ns(f.dir.path(relative), old.mtime_ns);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("skip: nothing changed", "[skip]")
 {
@@ -266,7 +266,6 @@ TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the term
 
 TEST_CASE("skip: the terminal environment holds only what renders messages", "[skip]")
 {
-  auto env = terminal_environment({{"TERM", "xterm"}, {"COLUMNS", "120"}, {"NO_COLOR", "1"},
-                                   {"PATH", "/usr/bin"}, {"LANG", "C.UTF-8"}});
+  auto env = terminal_environment({{"TERM", "xterm"}, {"COLUMNS", "120"}, {"NO_COLOR", "1"}, {"PATH", "/usr/bin"}, {"LANG", "C.UTF-8"}});
   CHECK(env == std::map<std::string, std::string>{{"COLUMNS", "120"}, {"NO_COLOR", "1"}, {"TERM", "xterm"}});
 }

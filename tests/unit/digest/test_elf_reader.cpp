@@ -38,7 +38,7 @@ std::string error_of(const std::string& bytes)
   return "no error";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("elf_reader reads sections and symbols of a real nvcc object")
 {

@@ -51,7 +51,7 @@ std::string error_of(const std::string& bytes)
   return "no error";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("fatbin_reader splits a real object's fatbin into a cubin and zstd PTX")
 {

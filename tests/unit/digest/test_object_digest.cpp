@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-using nvfresh::ComponentKind;
 using nvfresh::compare_digests;
+using nvfresh::ComponentKind;
 using nvfresh::digest_bytes;
 using nvfresh::DigestError;
 using nvfresh::ObjectDigests;
@@ -50,7 +50,7 @@ std::string error_of(const std::string& bytes)
   return "no error";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("object_digest splits a host object into host, cubin and PTX components")
 {

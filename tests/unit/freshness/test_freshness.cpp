@@ -32,7 +32,7 @@ struct Fixture {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("an untouched build is fresh", "[freshness]")
 {

@@ -16,7 +16,7 @@ RecordedInput input_at(const std::string& path)
   return input;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("path_lookups_of reads PATH walks back from probes and the file found", "[path_lookups]")
 {
@@ -30,11 +30,11 @@ TEST_CASE("path_lookups_of reads PATH walks back from probes and the file found"
   for (const auto& lookup : lookups) {
     by_name[lookup.name] = lookup.resolved;
   }
-  CHECK(by_name.at("gcc") == "/c/gcc");          // probed in /a and /b, found in /c
-  CHECK(by_name.at("as").empty());                 // probed everywhere, found nowhere
-  CHECK(by_name.at("first") == "/a/first");       // found in the first directory
+  CHECK(by_name.at("gcc") == "/c/gcc");                // probed in /a and /b, found in /c
+  CHECK(by_name.at("as").empty());                     // probed everywhere, found nowhere
+  CHECK(by_name.at("first") == "/a/first");            // found in the first directory
   CHECK(by_name.count("header_in_a_bin_dir.h") == 0);  // /a was never searched for it
-  CHECK(by_name.count("ld") == 0);                 // the walk stopped: /b was not searched
+  CHECK(by_name.count("ld") == 0);                     // the walk stopped: /b was not searched
   record.env.erase("PATH");
   CHECK(path_lookups_of(record).empty());
 }

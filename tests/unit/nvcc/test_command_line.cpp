@@ -94,7 +94,7 @@ TEST_CASE("CMake 3.25 Ninja line of a separable-compilation library")
   CHECK(request.source == "/tmp/cmk/src/kern.cu");
   CHECK(request.output == "CMakeFiles/kern.dir/kern.cu.o");
   CHECK(request.language == "cu");
-  CHECK(request.mode == CompileMode::relocatable); // -rdc=true -c
+  CHECK(request.mode == CompileMode::relocatable);  // -rdc=true -c
   CHECK(request.device_passes == k_cmake_passes);
   CHECK(request.host_compiler.empty());
   CHECK(request.include_dirs ==
@@ -326,7 +326,7 @@ TEST_CASE("device passes from -arch, -code and -gencode")
      {{"compute_80", {"sm_80"}}, {"compute_90", {"sm_90"}}}},
     {{"-arch=sm_80", "-gencode=arch=compute_90,code=sm_90"},
      {{"compute_80", {"sm_80", "compute_80"}}, {"compute_90", {"sm_90"}}}},
-    {{}, {{"compute_75", {"sm_75", "compute_75"}}}}, // nvcc 13.x's default
+    {{}, {{"compute_75", {"sm_75", "compute_75"}}}},  // nvcc 13.x's default
   };
   for (const Case& c : cases) {
     Args args{"-c", "a.cu"};
@@ -394,7 +394,7 @@ TEST_CASE("depfile requests")
   };
   const std::vector<Case> cases{
     {{}, {false, true, "", "", false}},
-    {{"-MD"}, {true, true, "", "", false}}, // nvcc's default path: the output with .d
+    {{"-MD"}, {true, true, "", "", false}},  // nvcc's default path: the output with .d
     {{"-MMD", "-MF", "d.d"}, {true, false, "d.d", "", false}},
     {{"--generate-nonsystem-dependencies-with-compile", "--dependency-output=d.d"},
      {true, false, "d.d", "", false}},
@@ -589,20 +589,20 @@ void check_same_outcome(const ParseResult& a, const ParseResult& b)
 std::string sample_value(const NvccOption& option)
 {
   switch (option.role) {
-    case OptionRole::gpu_architecture:
-      return "compute_80";
-    case OptionRole::gpu_code:
-      return "sm_80";
-    case OptionRole::generate_code:
-      return "arch=compute_80,code=sm_80";
-    case OptionRole::relocatable:
-      return "true";
-    case OptionRole::language:
-      return "cu";
-    case OptionRole::options_file:
-      return "opts.rsp";
-    default:
-      return option.joined == JoinedValue::digits ? "4" : "v1";
+  case OptionRole::gpu_architecture:
+    return "compute_80";
+  case OptionRole::gpu_code:
+    return "sm_80";
+  case OptionRole::generate_code:
+    return "arch=compute_80,code=sm_80";
+  case OptionRole::relocatable:
+    return "true";
+  case OptionRole::language:
+    return "cu";
+  case OptionRole::options_file:
+    return "opts.rsp";
+  default:
+    return option.joined == JoinedValue::digits ? "4" : "v1";
   }
 }
 
@@ -660,25 +660,25 @@ TEST_CASE("every row's role shows in the parse result")
     const ParseResult result = parse(line_with(option, form), {}, dir.path());
     INFO("option " << option.canonical_name() << " (" << describe(option.role) << ")");
     switch (option.role) {
-      case OptionRole::not_a_compile:
-        CHECK(result.reason == FallbackReason::not_a_compile);
-        break;
-      case OptionRole::too_hard:
-        CHECK(result.reason == FallbackReason::unsupported_option);
-        break;
-      case OptionRole::pass_only:
-        CHECK(require_request(result).signature_args == plain);
-        break;
-      case OptionRole::hash:
-      case OptionRole::host_options:
-        CHECK(require_request(result).signature_args.size() > plain.size());
-        break;
-      default:
-        CHECK(result.reason == FallbackReason::none);
-        break;
+    case OptionRole::not_a_compile:
+      CHECK(result.reason == FallbackReason::not_a_compile);
+      break;
+    case OptionRole::too_hard:
+      CHECK(result.reason == FallbackReason::unsupported_option);
+      break;
+    case OptionRole::pass_only:
+      CHECK(require_request(result).signature_args == plain);
+      break;
+    case OptionRole::hash:
+    case OptionRole::host_options:
+      CHECK(require_request(result).signature_args.size() > plain.size());
+      break;
+    default:
+      CHECK(result.reason == FallbackReason::none);
+      break;
     }
   }
 }
 
-} // namespace
-} // namespace nvfresh
+}  // namespace
+}  // namespace nvfresh

@@ -96,7 +96,7 @@ TEST_CASE("value forms: joined, '=', and the words nvcc 13.0 rejects")
 {
   struct Case {
     std::string word;
-    std::string_view expected_spelling; // empty: not an nvcc option
+    std::string_view expected_spelling;  // empty: not an nvcc option
     std::optional<std::string_view> expected_value;
   };
   const std::vector<Case> cases{
@@ -233,7 +233,7 @@ TEST_CASE("comma lists and paths are marked as nvcc treats them")
   CHECK(option_named("-o").value == ValueKind::single);
   CHECK(option_named("-o").value_is_path);
   CHECK(option_named("-MF").value_is_path);
-  CHECK(option_named("-arch").value == ValueKind::single); // nvcc 13.0 rejects -arch=a,b
+  CHECK(option_named("-arch").value == ValueKind::single);  // nvcc 13.0 rejects -arch=a,b
   CHECK(option_named("-isystem").include_kind == IncludeDirKind::system);
   CHECK(option_named("--include-path").include_kind == IncludeDirKind::normal);
   CHECK(option_named("-dc").mode == ModeKind::device_c);
@@ -270,7 +270,7 @@ TEST_CASE("the table covers every option of nvcc 13.0's --help with the same val
 {
   const std::string help = read_file(NVFRESH_TEST_DATA_DIR "/nvcc_help/nvcc-13.0.txt");
   const std::vector<HelpEntry> entries = read_help(help);
-  REQUIRE(entries.size() == 143); // the file lists 143 options; fewer means the regex broke
+  REQUIRE(entries.size() == 143);  // the file lists 143 options; fewer means the regex broke
   // --help prints no value placeholder for --dependency-output, yet -MF takes a file.
   const std::set<std::string> value_without_placeholder{"--dependency-output"};
   for (const HelpEntry& entry : entries) {
@@ -288,5 +288,5 @@ TEST_CASE("the table covers every option of nvcc 13.0's --help with the same val
   }
 }
 
-} // namespace
-} // namespace nvfresh
+}  // namespace
+}  // namespace nvfresh

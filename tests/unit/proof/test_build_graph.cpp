@@ -21,7 +21,7 @@ build st: phony libst.a
 build u: phony sub/u
 )";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("ninja link edges give artifacts, objects, libraries and target names", "[build_graph]")
 {
@@ -67,7 +67,8 @@ TEST_CASE("make link.txt lines: linker driver, ar, ranlib, response files, launc
   CHECK(edges[0].objects == std::vector<std::string>{dir.path("CMakeFiles/prov.dir/a.cu.o"),
                                                      dir.path("CMakeFiles/prov.dir/b c.cu.o")});
   auto archive = parse_make_link_commands("/usr/bin/ar qc libst.a CMakeFiles/st.dir/a.cu.o\n"
-                                          "/usr/bin/ranlib libst.a\n", "/b", "st");
+                                          "/usr/bin/ranlib libst.a\n",
+                                          "/b", "st");
   REQUIRE(archive.size() == 1);
   CHECK(archive[0].kind == ArtifactKind::static_library);
   CHECK(archive[0].artifact == "/b/libst.a");
@@ -84,7 +85,8 @@ TEST_CASE("split_command_line follows the shell's quoting", "[build_graph]")
 TEST_CASE("an executable link names its output and other file operands", "[build_graph]")
 {
   auto edge = describe_link_command({"/usr/bin/c++", "main.o", "-o", "t", "-Wl,-rpath,/b", "libp.so",
-                                     "-ldl"}, "/b");
+                                     "-ldl"},
+                                    "/b");
   REQUIRE(edge);
   CHECK(edge->artifact == "/b/t");
   CHECK(edge->kind == ArtifactKind::executable);

@@ -41,7 +41,7 @@ Record sample_record()
   return record;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a record survives serialization unchanged", "[record]")
 {

@@ -1,7 +1,7 @@
 #include "record/record_root.hpp"
+#include "temp_dir.hpp"
 #include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
-#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -36,7 +36,7 @@ std::string problem_of(const std::vector<std::string>& command)
   return std::get<std::string>(result);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("repro: identical runs form one variant", "[repro]")
 {
@@ -52,9 +52,7 @@ TEST_CASE("repro: identical runs form one variant", "[repro]")
 TEST_CASE("repro: variants are ordered by first run, runs ascending", "[repro]")
 {
   // Given out of order, as parallel runs finish.
-  std::vector<RunDigests> runs{{3, components("h", "B")}, {0, components("h", "A")},
-                               {2, components("h", "A")}, {1, components("h", "B")},
-                               {4, components("h2", "A")}};
+  std::vector<RunDigests> runs{{3, components("h", "B")}, {0, components("h", "A")}, {2, components("h", "A")}, {1, components("h", "B")}, {4, components("h2", "A")}};
   auto variants = group_variants(runs);
   REQUIRE(variants.size() == 3);
   CHECK(variants[0].runs == std::vector<std::size_t>{0, 2});

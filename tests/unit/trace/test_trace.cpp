@@ -47,7 +47,8 @@ nvfresh::TracedInputs summary_of(const std::string& text, const std::string& tmp
 
 using Passes = std::set<std::string>;
 
-enum class Execs { included, left_out };
+enum class Execs { included,
+                   left_out };
 
 // The paths of a trace's accesses in trace order; the exec entries (one per program started) too,
 // or not.
@@ -85,7 +86,7 @@ const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
                                  "R 108 /scratch/tmp/x.ptx\n"
                                  "R 108 /cuda/lib/libptx_extra.so\n";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("trace: read_trace parses every kind of line")
 {
@@ -201,7 +202,7 @@ TEST_CASE("trace: summarize_trace drops the private tmp dir, written files, dire
                "R 1 /usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache\nM 1 /etc/ld.so.preload\n"
                "M 1 /scratch/tmp/cc.s\nM 1 /out/a.o\n");
   CHECK(inputs.files_read.size() == 1);
-  CHECK(inputs.files_read.contains("/scratch/tmpfile.h")); // a sibling of the tmp dir stays
+  CHECK(inputs.files_read.contains("/scratch/tmpfile.h"));  // a sibling of the tmp dir stays
   CHECK(inputs.missing.empty());
 }
 
@@ -298,7 +299,7 @@ TEST_CASE("trace: read_trace attaches an I line to the latest process of its pid
   REQUIRE(trace.processes.size() == 2);
   CHECK(trace.processes[0].invoked_as.empty());
   CHECK(trace.processes[1].invoked_as == "/opt/bin/nvcc");
-  CHECK_FALSE(trace_of("I 30 /opt/bin/nvcc\n").complete);     // no process 30 started
+  CHECK_FALSE(trace_of("I 30 /opt/bin/nvcc\n").complete);  // no process 30 started
   CHECK_FALSE(trace_of("X 30 1 - /usr/bin/dash\nI 30 relative/nvcc\n").complete);
 }
 
@@ -315,12 +316,14 @@ TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stay
                         "I 10 /build/exec-launcher\n"
                         "R 10 /build/launcher-state\n"
                         "X 10 1 - /usr/bin/dash\n"
-                        "I 10 " + wrapper + "\n"
-                        "R 10 " + wrapper + "\n"
-                        "X 10 1 - /cuda/bin/nvcc\n"
-                        "R 10 /cuda/bin/nvcc.profile\n"
-                        "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
-                        "R 11 /src/kernel.h\n");
+                        "I 10 " +
+                        wrapper + "\n"
+                                  "R 10 " +
+                        wrapper + "\n"
+                                  "X 10 1 - /cuda/bin/nvcc\n"
+                                  "R 10 /cuda/bin/nvcc.profile\n"
+                                  "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
+                                  "R 11 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, std::filesystem::canonical(wrapper).string());
   std::filesystem::remove_all(dir);
   const std::vector<std::string> paths = accessed_paths(subtree, Execs::left_out);

@@ -1,5 +1,5 @@
-#include "util/hasher.hpp"
 #include "temp_dir.hpp"
+#include "util/hasher.hpp"
 
 #include <catch2/catch.hpp>
 
