@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(cmake ninja-build make g++ python3 ccache
           libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev catch2
           libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev
-          zstd)  # zstd: the tests read records, which nvfresh stores zstd-compressed
+          zstd clang-format clang-tidy)  # zstd: the tests read records (zstd-compressed); clang-*: the lint tests
 
 missing=()
 for package in "${packages[@]}"; do
