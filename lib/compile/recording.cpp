@@ -25,9 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::int64_t k_one_second_ns = 1'000'000'000;
-constexpr std::int64_t k_race_guard_max_wait_ns = 50'000'000;  // a clock tick is 1-10 ms
-constexpr long k_race_guard_poll_ns = 500'000;
 // A trace can be trusted only when it saw the compiler proper run for the source's language: with
 // a launcher that answered from its cache (ccache hit) nvcc's passes never ran and the trace lists
 // only its lookups. CUDA (and PTX) sources: cicc or ptxas. Host sources compiled by nvcc (.cpp,
@@ -218,25 +215,6 @@ void append_history(Record& record, const std::optional<Record>& previous, const
 }
 
 }  // namespace
-
-std::int64_t coarse_now_ns()
-{
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * k_one_second_ns + ts.tv_nsec;
-}
-
-std::int64_t race_guard_start_ns()
-{
-  std::int64_t fine = now_ns();
-  std::int64_t coarse = coarse_now_ns();
-  while (coarse <= fine && now_ns() < fine + k_race_guard_max_wait_ns) {
-    timespec pause{0, k_race_guard_poll_ns};
-    ::nanosleep(&pause, nullptr);
-    coarse = coarse_now_ns();
-  }
-  return coarse;
-}
 
 Record make_record(const RecordingInput& in, FileHasher& hasher)
 {

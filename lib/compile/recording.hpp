@@ -52,15 +52,4 @@ void set_console(Record& record, const CapturedOutput& captured, const Environme
 // than that change, so that make and ninja (any version) rebuild it on the next run.
 void apply_race_guard(Record& record);  // updates record.output's stat fields
 
-std::int64_t coarse_now_ns();
-
-// The start of a compile for the race guard: a CLOCK_REALTIME_COARSE time later than every
-// timestamp a file got before this call, so that only a write after it counts as "during the
-// compile". File systems stamp files with the coarse clock, but with multigrain timestamps (Linux
-// 6.13+) a file whose times were read since its last change gets the fine clock, up to a tick
-// ahead of the coarse one: with coarse_now_ns() alone, a header saved a moment before the compile
-// made it "raced" (and the next build compiled again). Waits for the next tick (1-10 ms; 50 ms at
-// most, then the coarse time as it is).
-std::int64_t race_guard_start_ns();
-
 }  // namespace nvfresh

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "outcome/fallback.hpp"
+#include "util/environment.hpp"
 
 #include <map>
 #include <optional>
@@ -15,8 +16,6 @@
 #include <vector>
 
 namespace nvfresh {
-
-using Environment = std::map<std::string, std::string>;
 
 enum class CompileMode {
   object,       // -c / --compile (whole-program device code)

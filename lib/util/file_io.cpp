@@ -175,13 +175,6 @@ void touch_file(const std::string& path)
   }
 }
 
-std::int64_t now_ns()
-{
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return to_ns(ts);
-}
-
 std::string lexically_normal(const std::string& path)
 {
   std::string normal = std::filesystem::path(path).lexically_normal().string();

@@ -1,6 +1,8 @@
 // Generic file helpers: whole-file reads, atomic writes, stat. Knows nothing about nvcc.
 #pragma once
 
+#include "util/clock.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,8 +41,6 @@ void set_mtime_ns(const std::string& path, std::int64_t mtime_ns);
 // (UTIME_NOW): comparable with every other timestamp the build tool sees, unlike a time taken
 // from CLOCK_REALTIME, which can be a clock tick ahead of the file system's. Throws on failure.
 void touch_file(const std::string& path);
-
-std::int64_t now_ns();  // CLOCK_REALTIME, the clock file systems stamp files with
 
 std::string absolute_path(const std::string& path, const std::string& base_dir);  // lexical
 std::string lexically_normal(const std::string& path);

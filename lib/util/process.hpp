@@ -3,6 +3,8 @@
 // child. The one implementation uses Boost.Process v2.
 #pragma once
 
+#include "util/environment.hpp"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -10,8 +12,6 @@
 #include <vector>
 
 namespace nvfresh {
-
-using Environment = std::map<std::string, std::string>;
 
 struct ProcessResult {
   int exit_code = 0;    // the child's exit status when it exited
