@@ -30,9 +30,10 @@ constexpr std::int64_t k_progress_interval_ns = 100'000'000;
 // The answer to "does the target I build pull in the library I changed?".
 struct TargetAnswer {
   const LinkEdge* edge = nullptr;
-  std::vector<std::string> links;                 // artifacts with recorded objects it links
-  std::vector<const ArtifactStatus*> not_linked;  // artifacts with recorded objects it does not link
-  std::vector<std::string> mentioned;             // of those, the ones whose file name its binary contains
+  std::vector<std::string> links;  // artifacts with recorded objects it links
+  std::vector<const ArtifactStatus*>
+    not_linked;                        // artifacts with recorded objects it does not link
+  std::vector<std::string> mentioned;  // of those, the ones whose file name its binary contains
 };
 
 bool file_mentions(const std::string& file, const std::string& name)
@@ -67,8 +68,9 @@ TargetAnswer answer_target(const ProvenTree& tree, const std::string& wanted)
   return answer;
 }
 
-nlohmann::json reason_json(std::string_view kind, const std::string& path, const std::string& before,
-                           const std::string& after, const std::string& text)
+nlohmann::json reason_json(std::string_view kind, const std::string& path,
+                           const std::string& before, const std::string& after,
+                           const std::string& text)
 {
   return {{"kind", kind}, {"path", path}, {"before", before}, {"after", after}, {"text", text}};
 }
@@ -79,7 +81,10 @@ nlohmann::json object_json(const ObjectStatus& status)
   for (const auto& r : status.verdict.reasons) {
     reasons.push_back(reason_json(kind_name(r.kind), r.path, r.before, r.after, r.describe()));
   }
-  return {{"object", status.object}, {"source", status.source}, {"fresh", status.verdict.fresh()}, {"reasons", reasons}};
+  return {{"object", status.object},
+          {"source", status.source},
+          {"fresh", status.verdict.fresh()},
+          {"reasons", reasons}};
 }
 
 nlohmann::json artifact_json(const ArtifactStatus& status)
@@ -88,7 +93,14 @@ nlohmann::json artifact_json(const ArtifactStatus& status)
   for (const auto& r : status.reasons) {
     reasons.push_back(reason_json(issue_name(r.kind), r.path, r.before, r.after, r.describe()));
   }
-  return {{"artifact", status.edge.artifact}, {"target", status.edge.target}, {"kind", artifact_kind_name(status.edge.kind)}, {"fresh", status.fresh()}, {"proof", status.proof}, {"objects", status.recorded_objects}, {"links", status.edge.libraries}, {"reasons", reasons}};
+  return {{"artifact", status.edge.artifact},
+          {"target", status.edge.target},
+          {"kind", artifact_kind_name(status.edge.kind)},
+          {"fresh", status.fresh()},
+          {"proof", status.proof},
+          {"objects", status.recorded_objects},
+          {"links", status.edge.libraries},
+          {"reasons", reasons}};
 }
 
 nlohmann::json target_json(const TargetAnswer& answer)
@@ -97,14 +109,21 @@ nlohmann::json target_json(const TargetAnswer& answer)
   for (const auto* status : answer.not_linked) {
     bool mentioned = std::find(answer.mentioned.begin(), answer.mentioned.end(),
                                status->edge.artifact) != answer.mentioned.end();
-    not_linked.push_back({{"artifact", status->edge.artifact}, {"target", status->edge.target}, {"fresh", status->fresh()}, {"named_in_binary", mentioned}});
+    not_linked.push_back({{"artifact", status->edge.artifact},
+                          {"target", status->edge.target},
+                          {"fresh", status->fresh()},
+                          {"named_in_binary", mentioned}});
   }
-  return {{"artifact", answer.edge->artifact}, {"target", answer.edge->target}, {"links", answer.links}, {"does_not_link", not_linked}};
+  return {{"artifact", answer.edge->artifact},
+          {"target", answer.edge->target},
+          {"links", answer.links},
+          {"does_not_link", not_linked}};
 }
 
 std::string artifact_label(const LinkEdge& edge)
 {
-  return edge.target.empty() ? edge.artifact : fmt::format("{} (target {})", edge.artifact, edge.target);
+  return edge.target.empty() ? edge.artifact
+                             : fmt::format("{} (target {})", edge.artifact, edge.target);
 }
 
 void print_objects(const std::vector<ObjectStatus>& statuses)
@@ -135,9 +154,10 @@ void print_artifacts(const ArtifactReport& report)
 
 void print_target(const TargetAnswer& answer)
 {
-  const std::string& name = answer.edge->target.empty() ? answer.edge->artifact : answer.edge->target;
-  fmt::print("target {} links {} artifact(s) with recorded objects{}{}\n", name, answer.links.size(),
-             answer.links.empty() ? "" : ": ", fmt::join(answer.links, ", "));
+  const std::string& name =
+    answer.edge->target.empty() ? answer.edge->artifact : answer.edge->target;
+  fmt::print("target {} links {} artifact(s) with recorded objects{}{}\n", name,
+             answer.links.size(), answer.links.empty() ? "" : ": ", fmt::join(answer.links, ", "));
   for (const auto* status : answer.not_linked) {
     bool mentioned = std::find(answer.mentioned.begin(), answer.mentioned.end(),
                                status->edge.artifact) != answer.mentioned.end();
@@ -153,8 +173,7 @@ void print_target(const TargetAnswer& answer)
 
 class ProgressLine {
 public:
-  ProgressLine()
-    : m_enabled(::isatty(STDERR_FILENO) == 1), m_start(now_ns()) {}
+  ProgressLine() : m_enabled(::isatty(STDERR_FILENO) == 1), m_start(now_ns()) {}
   ~ProgressLine()
   {
     if (m_drawn) {
@@ -190,8 +209,9 @@ int run_check(const std::vector<std::string>& args)
   std::string target;
   bool json = false;
   app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
-  app.add_option("--target", target,
-                 "a target or artifact you build/run: also say which recorded artifacts it does not link");
+  app.add_option(
+    "--target", target,
+    "a target or artifact you build/run: also say which recorded artifacts it does not link");
   app.add_flag("--json", json, "machine-readable output");
   try {
     app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
@@ -223,7 +243,13 @@ int run_check(const std::vector<std::string>& args)
     for (const auto& status : tree.artifacts.artifacts) {
       artifacts.push_back(artifact_json(status));
     }
-    nlohmann::json out = {{"record_root", tree.record_root}, {"objects", objects}, {"stale", stale}, {"build_graph", tree.artifacts.graph_source}, {"artifacts", artifacts}, {"relink_pending", pending}, {"exit_status", exit_status}};
+    nlohmann::json out = {{"record_root", tree.record_root},
+                          {"objects", objects},
+                          {"stale", stale},
+                          {"build_graph", tree.artifacts.graph_source},
+                          {"artifacts", artifacts},
+                          {"relink_pending", pending},
+                          {"exit_status", exit_status}};
     if (answer.edge != nullptr) {
       out["target"] = target_json(answer);
     }
@@ -240,11 +266,13 @@ int run_check(const std::vector<std::string>& args)
   if (answer.edge != nullptr) {
     print_target(answer);
   } else if (!target.empty()) {
-    fmt::print(stderr, "nvfresh check: no target or artifact named {} in the build graph\n", target);
+    fmt::print(stderr, "nvfresh check: no target or artifact named {} in the build graph\n",
+               target);
   }
-  fmt::print("nvfresh check: {} of {} recorded objects stale; {} of {} linked artifacts relink pending{}\n",
-             stale, tree.objects.size(), pending, tree.artifacts.artifacts.size(),
-             tree.artifacts.graph_source.empty() ? " (no build graph or link records found)" : "");
+  fmt::print(
+    "nvfresh check: {} of {} recorded objects stale; {} of {} linked artifacts relink pending{}\n",
+    stale, tree.objects.size(), pending, tree.artifacts.artifacts.size(),
+    tree.artifacts.graph_source.empty() ? " (no build graph or link records found)" : "");
   return exit_status;
 }
 

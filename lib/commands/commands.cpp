@@ -13,11 +13,14 @@ const std::vector<Command>& commands()
      run_explain},
     {"compare", "compare two objects/fatbins/cubins/PTX by normalized per-component digests",
      run_compare},
-    {"rdeps", "list the objects that depend on a file, through which pass, and the artifacts holding them",
+    {"rdeps",
+     "list the objects that depend on a file, through which pass, and the artifacts holding them",
      run_rdeps},
-    {"link-record", "link launcher: run a link unchanged and record what it read (set by nvfresh.cmake)",
+    {"link-record",
+     "link launcher: run a link unchanged and record what it read (set by nvfresh.cmake)",
      run_link_record},
-    {"repro", "compile one TU N times under perturbation and report the distinct outputs (-- nvcc ...)",
+    {"repro",
+     "compile one TU N times under perturbation and report the distinct outputs (-- nvcc ...)",
      run_repro},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},
@@ -44,13 +47,15 @@ int run_help(const std::vector<std::string>& args)
   if (!args.empty() && find_command(args[0]) != nullptr && args[0] != "help") {
     return find_command(args[0])->run({"--help"});
   }
-  fmt::print("usage: nvfresh <compiler> <args...>     compile through nvfresh (e.g. nvfresh nvcc -c a.cu)\n"
-             "       nvfresh <command> [options]\n\ncommands:\n");
+  fmt::print(
+    "usage: nvfresh <compiler> <args...>     compile through nvfresh (e.g. nvfresh nvcc -c a.cu)\n"
+    "       nvfresh <command> [options]\n\ncommands:\n");
   for (const auto& command : commands()) {
     fmt::print("  {:<10} {}\n", command.name, command.summary);
   }
-  fmt::print("\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
-             "NVFRESH_CONFIG (see README)\n");
+  fmt::print(
+    "\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
+    "NVFRESH_CONFIG (see README)\n");
   return 0;
 }
 

@@ -42,7 +42,8 @@ int run_compare(const std::vector<std::string>& args)
     return status == 0 ? k_exit_same : k_exit_unreadable;
   }
   try {
-    const Comparison comparison = compare_digests(digest_artifact(options.a), digest_artifact(options.b));
+    const Comparison comparison =
+      compare_digests(digest_artifact(options.a), digest_artifact(options.b));
     if (options.json) {
       fmt::print("{}\n", comparison_json(options.a, options.b, comparison).dump(2));
     } else {

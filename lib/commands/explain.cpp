@@ -45,9 +45,10 @@ void print_inputs(const Record& record, FileHasher& hasher, bool all)
     bool same = hasher.unchanged(input.file);
     changed += same ? 0 : 1;
     if (all || !same) {
-      std::string passes = input.passes.empty() ? "-" : fmt::format("{}", fmt::join(input.passes, ","));
-      fmt::print("  {:<9} {:<12} {:<24} {}\n", same ? "unchanged" : "CHANGED", role_name(input.role),
-                 passes, input.file.path);
+      std::string passes =
+        input.passes.empty() ? "-" : fmt::format("{}", fmt::join(input.passes, ","));
+      fmt::print("  {:<9} {:<12} {:<24} {}\n", same ? "unchanged" : "CHANGED",
+                 role_name(input.role), passes, input.file.path);
     }
   }
   fmt::print("inputs: {} recorded, {} changed{}\n", record.inputs.size(), changed,
@@ -66,9 +67,10 @@ void print_toolchain(const Record& record)
   }
   size_t tools = std::count_if(record.inputs.begin(), record.inputs.end(),
                                [](const RecordedInput& i) { return i.role == InputRole::tool; });
-  fmt::print("  {} tool binaries recorded (nvcc, cicc, ptxas, host compiler, ...); a replaced one is "
-             "listed above as 'tool ... changed'\n",
-             tools);
+  fmt::print(
+    "  {} tool binaries recorded (nvcc, cicc, ptxas, host compiler, ...); a replaced one is "
+    "listed above as 'tool ... changed'\n",
+    tools);
 }
 
 void print_artifacts(const ObjectStatus& status, const ProvenTree& tree)
@@ -94,7 +96,8 @@ void print_record(const ObjectStatus& status, bool all)
     fmt::print("  - {}\n", reason.describe());
   }
   print_toolchain(record);
-  fmt::print("built     {} in {:.1f} s; inputs from {}; {}\n", format_local_time(record.end_ns, true),
+  fmt::print("built     {} in {:.1f} s; inputs from {}; {}\n",
+             format_local_time(record.end_ns, true),
              static_cast<double>(record.end_ns - record.start_ns) / 1e9,
              record.inputs_from_trace ? "every pass (traced)" : "nvcc's depfile only",
              record.trusted ? "trusted" : "NOT trusted: " + record.untrusted_reason);
@@ -118,9 +121,11 @@ void print_record(const ObjectStatus& status, bool all)
   FileHasher hasher;
   print_inputs(record, hasher, all);
   fmt::print("probes: {} lookups that found nothing are watched\n", record.missing.size());
-  fmt::print("history (last {} builds: compiled, skipped, raced, marked-stale):\n", record.history.size());
+  fmt::print("history (last {} builds: compiled, skipped, raced, marked-stale):\n",
+             record.history.size());
   for (const auto& entry : record.history) {
-    fmt::print("  {}  {:<13} {}\n", format_local_time(entry.time_ns, true), entry.event, entry.reason);
+    fmt::print("  {}  {:<13} {}\n", format_local_time(entry.time_ns, true), entry.event,
+               entry.reason);
   }
 }
 

@@ -82,7 +82,8 @@ void finish_link(PendingLink& pending)
 // "ranlib <archive>" rewrites an archive that "ar" just wrote: keep its record's fingerprint current.
 void refresh_after_ranlib(const std::vector<std::string>& command)
 {
-  if (command.size() != 2 || fs::path(command[0]).filename().string().find("ranlib") == std::string::npos) {
+  if (command.size() != 2 ||
+      fs::path(command[0]).filename().string().find("ranlib") == std::string::npos) {
     return;
   }
   std::string cwd = current_directory();
@@ -101,7 +102,8 @@ void refresh_after_ranlib(const std::vector<std::string>& command)
 
 int run_link_record(const std::vector<std::string>& args)
 {
-  std::vector<std::string> command(args.begin() + (!args.empty() && args[0] == "--" ? 1 : 0), args.end());
+  std::vector<std::string> command(args.begin() + (!args.empty() && args[0] == "--" ? 1 : 0),
+                                   args.end());
   if (command.empty()) {
     fmt::print(stderr, "usage: nvfresh link-record -- <link command...>\n");
     return 2;
@@ -109,7 +111,8 @@ int run_link_record(const std::vector<std::string>& args)
   std::optional<PendingLink> pending;
   try {
     FileHasher hasher;
-    pending = load_config(current_environment()).disabled ? std::nullopt : prepare_link(command, hasher);
+    pending =
+      load_config(current_environment()).disabled ? std::nullopt : prepare_link(command, hasher);
   } catch (const std::exception& error) {
     log::info("link-record: not recorded: {}", error.what());
   }

@@ -31,8 +31,7 @@ class PathMatcher {
 public:
   explicit PathMatcher(const std::string& wanted)
     : m_wanted(canonical(absolute_path(wanted, current_directory())))
-  {
-  }
+  {}
   bool matches(const std::string& path)
   {
     auto memo = m_memo.find(path);
@@ -54,7 +53,8 @@ private:
   std::unordered_map<std::string, bool> m_memo;
 };
 
-std::vector<Dependent> find_dependents(const std::vector<ObjectStatus>& objects, PathMatcher& matcher)
+std::vector<Dependent> find_dependents(const std::vector<ObjectStatus>& objects,
+                                       PathMatcher& matcher)
 {
   std::vector<Dependent> found;
   for (const auto& status : objects) {
@@ -76,7 +76,8 @@ std::vector<Dependent> find_dependents(const std::vector<ObjectStatus>& objects,
 }
 
 // Artifacts holding the objects: directly, then every artifact that links one of those.
-std::vector<std::string> holding_artifacts(const ProvenTree& tree, const std::vector<Dependent>& deps)
+std::vector<std::string> holding_artifacts(const ProvenTree& tree,
+                                           const std::vector<Dependent>& deps)
 {
   std::vector<std::string> artifacts;
   for (const auto& dep : deps) {
@@ -91,7 +92,8 @@ std::vector<std::string> holding_artifacts(const ProvenTree& tree, const std::ve
     bool links_one = std::any_of(closure.begin(), closure.end(), [&](const std::string& lib) {
       return std::find(artifacts.begin(), artifacts.end(), lib) != artifacts.end();
     });
-    if (links_one && std::find(artifacts.begin(), artifacts.end(), edge.artifact) == artifacts.end()) {
+    if (links_one &&
+        std::find(artifacts.begin(), artifacts.end(), edge.artifact) == artifacts.end()) {
       artifacts.push_back(edge.artifact);
     }
   }
@@ -104,14 +106,16 @@ void print_text(const std::string& file, const std::vector<Dependent>& deps,
   fmt::print("{}: {} dependent object(s)\n", file, deps.size());
   for (const auto& dep : deps) {
     fmt::print("  {:<8} {:<24} {}\n", dep.role,
-               dep.passes.empty() ? std::string("-") : fmt::format("{}", fmt::join(dep.passes, ",")),
+               dep.passes.empty() ? std::string("-")
+                                  : fmt::format("{}", fmt::join(dep.passes, ",")),
                dep.object);
   }
   fmt::print("artifacts containing them: {}\n", artifacts.size());
   for (const auto& artifact : artifacts) {
     const LinkEdge* edge = tree.graph.find(artifact);
     bool direct = edge != nullptr && std::any_of(deps.begin(), deps.end(), [&](const Dependent& d) {
-                    return std::find(edge->objects.begin(), edge->objects.end(), d.object) != edge->objects.end();
+                    return std::find(edge->objects.begin(), edge->objects.end(), d.object) !=
+                           edge->objects.end();
                   });
     fmt::print("  {:<15} {}{}{}\n", edge ? artifact_kind_name(edge->kind) : "unknown", artifact,
                edge && !edge->target.empty() ? " (target " + edge->target + ")" : "",
@@ -146,7 +150,10 @@ int run_rdeps(const std::vector<std::string>& args)
     for (const auto& dep : deps) {
       objects.push_back({{"object", dep.object}, {"role", dep.role}, {"passes", dep.passes}});
     }
-    fmt::print("{}\n", nlohmann::json{{"file", matcher.wanted()}, {"objects", objects}, {"artifacts", artifacts}, {"exit_status", exit_status}}
+    fmt::print("{}\n", nlohmann::json{{"file", matcher.wanted()},
+                                      {"objects", objects},
+                                      {"artifacts", artifacts},
+                                      {"exit_status", exit_status}}
                          .dump(2));
   } else if (tree.objects.empty()) {
     fmt::print(stderr, "nvfresh rdeps: no records under {}\n", tree.record_root);

@@ -90,14 +90,19 @@ std::optional<int> parse_options(const std::vector<std::string>& args, ReproOpti
   auto separator = std::find(args.begin(), args.end(), "--");
   options.command.assign(separator == args.end() ? separator : separator + 1, args.end());
   options.seed = std::random_device{}();
-  CLI::App app("Compile one TU N times under perturbation (ASLR, heap layout, environment size, private "
-               "temp dirs) and report the distinct outputs by normalized digests. Exit status: 0 all "
-               "identical, 1 several variants, 2 a run failed.",
-               "nvfresh repro [options] -- nvcc <args...>");
-  app.add_option("-n,--runs", options.runs, "number of compiles (default 8)")->check(CLI::Range(1, 10000));
-  app.add_option("-j,--jobs", options.jobs, "compiles at a time (default 2)")->check(CLI::Range(1, 256));
-  app.add_option("--out", options.out_dir, "where to keep artifacts and diffs (default ./nvfresh-repro-<time>)");
-  app.add_option("--seed", options.seed, "seed of the perturbation values (printed; to replay a run)");
+  CLI::App app(
+    "Compile one TU N times under perturbation (ASLR, heap layout, environment size, private "
+    "temp dirs) and report the distinct outputs by normalized digests. Exit status: 0 all "
+    "identical, 1 several variants, 2 a run failed.",
+    "nvfresh repro [options] -- nvcc <args...>");
+  app.add_option("-n,--runs", options.runs, "number of compiles (default 8)")
+    ->check(CLI::Range(1, 10000));
+  app.add_option("-j,--jobs", options.jobs, "compiles at a time (default 2)")
+    ->check(CLI::Range(1, 256));
+  app.add_option("--out", options.out_dir,
+                 "where to keep artifacts and diffs (default ./nvfresh-repro-<time>)");
+  app.add_option("--seed", options.seed,
+                 "seed of the perturbation values (printed; to replay a run)");
   app.add_flag("--json", options.json, "machine-readable report on stdout");
   try {
     app.parse(std::vector<std::string>(std::make_reverse_iterator(separator), args.rend()));
@@ -106,7 +111,8 @@ std::optional<int> parse_options(const std::vector<std::string>& args, ReproOpti
     return status == 0 ? k_exit_identical : k_exit_failed;
   }
   if (options.command.empty()) {
-    fmt::print(stderr, "nvfresh repro: give the compile after \"--\", e.g. nvfresh repro -- nvcc -c k.cu\n");
+    fmt::print(
+      stderr, "nvfresh repro: give the compile after \"--\", e.g. nvfresh repro -- nvcc -c k.cu\n");
     return k_exit_failed;
   }
   if (options.out_dir.empty()) {
@@ -132,7 +138,9 @@ AslrControl probe_aslr_control(const Environment& env, const fs::path& scratch)
   const bool ran = run_redirected(probe, env, out, out + ".stderr").succeeded();
   const std::string personality = "0" + try_read_file(out).value_or("");
   if (!ran || (std::strtoul(personality.c_str(), nullptr, 16) & k_addr_no_randomize) == 0) {
-    return {{}, "unavailable: setarch -R did not set ADDR_NO_RANDOMIZE here; run 0 is an unperturbed ASLR-on run"};
+    return {{},
+            "unavailable: setarch -R did not set ADDR_NO_RANDOMIZE here; run 0 is an unperturbed "
+            "ASLR-on run"};
   }
   return {prefix, "run 0 is the control with ASLR off (setarch -R); the others run with ASLR on"};
 }
@@ -179,8 +187,7 @@ std::vector<RunRecord> plan_runs(const ReproOptions& options, const ReproTarget&
 // "3/8 done, 2 running, 1 failed" on one rewritten terminal line; silent when stderr is no terminal.
 class Progress {
 public:
-  explicit Progress(std::size_t total)
-    : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0) {}
+  explicit Progress(std::size_t total) : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0) {}
   void started() { update(1, 0, 0); }
   void finished(bool failed) { update(-1, 1, failed ? 1 : 0); }
   void clear()
@@ -198,8 +205,8 @@ private:
     m_done += done;
     m_failed += failed;
     if (m_enabled) {
-      fmt::print(stderr, "\r\033[Knvfresh repro: {}/{} done, {} running, {} failed", m_done, m_total,
-                 m_running, m_failed);
+      fmt::print(stderr, "\r\033[Knvfresh repro: {}/{} done, {} running, {} failed", m_done,
+                 m_total, m_running, m_failed);
       std::fflush(stderr);
     }
   }
@@ -294,7 +301,8 @@ std::vector<KeptVariant> keep_variants(const fs::path& out, const std::vector<Va
     if (v > 0) {
       entry.versus_first = compare_digests(*runs[variants[0].runs.front()].digests, *run.digests);
       entry.diff = (out / fmt::format("variant-{}.diff", v + 1)).string();
-      std::ofstream(entry.diff) << format_comparison(kept[0].artifact, entry.artifact, *entry.versus_first);
+      std::ofstream(entry.diff) << format_comparison(kept[0].artifact, entry.artifact,
+                                                     *entry.versus_first);
     }
     kept.push_back(std::move(entry));
   }
@@ -336,7 +344,8 @@ void show_failures(const fs::path& out, const std::vector<RunRecord>& runs)
     const fs::path kept = out / fmt::format("run-{}.stderr", run.index);
     std::ofstream(kept) << text << (run.error.empty() ? "" : "nvfresh repro: " + run.error + "\n");
     if (text.size() > k_max_stderr_shown) {
-      text = text.substr(0, k_max_stderr_shown) + "\n[... cut; all of it in " + kept.string() + "]\n";
+      text =
+        text.substr(0, k_max_stderr_shown) + "\n[... cut; all of it in " + kept.string() + "]\n";
     }
     fmt::print(stderr, "nvfresh repro: run {} {}{}; its stderr:\n{}", run.index, run_status(run),
                run.error.empty() ? "" : ": " + run.error, text);
@@ -347,7 +356,8 @@ std::string heap_noise_note(const std::string& library)
 {
   return library.empty()
            ? "off: libnvfresh_heap_noise.so is not installed next to nvfresh"
-           : fmt::format("{} preloaded into the perturbed runs (random allocations before main)", library);
+           : fmt::format("{} preloaded into the perturbed runs (random allocations before main)",
+                         library);
 }
 
 struct Report {
@@ -370,7 +380,8 @@ void print_variant(const Report& report, std::size_t v)
   if (!kept.versus_first) {
     return;
   }
-  fmt::print("    differs from variant 1 in: {}\n", fmt::join(differing_components(report.variants[0], variant), ", "));
+  fmt::print("    differs from variant 1 in: {}\n",
+             fmt::join(differing_components(report.variants[0], variant), ", "));
   const auto kernels = differing_kernels(*kept.versus_first);
   if (!kernels.empty()) {
     fmt::print("    kernels: {}\n", fmt::join(kernels, ", "));
@@ -387,20 +398,23 @@ void print_human(const Report& report)
   if (!report.system_note.empty()) {
     fmt::print("{}\n", report.system_note);
   }
-  fmt::print("every run: private TMPDIR (its path, written into host debug info, is factored out of the "
-             "digests) and output path\n{:>5}  {:<18} perturbations\n",
-             "run", "result");
+  fmt::print(
+    "every run: private TMPDIR (its path, written into host debug info, is factored out of the "
+    "digests) and output path\n{:>5}  {:<18} perturbations\n",
+    "run", "result");
   for (const auto& run : report.runs) {
     fmt::print("{:>5}  {:<18} {}\n", run.index, run_status(run), run.perturbation.describe());
   }
-  const auto ok = std::count_if(report.runs.begin(), report.runs.end(), [](const auto& r) { return !r.failed(); });
-  fmt::print("variants: {} in {} successful run{}\n", report.variants.size(), ok, ok == 1 ? "" : "s");
+  const auto ok = std::count_if(report.runs.begin(), report.runs.end(),
+                                [](const auto& r) { return !r.failed(); });
+  fmt::print("variants: {} in {} successful run{}\n", report.variants.size(), ok,
+             ok == 1 ? "" : "s");
   for (std::size_t v = 0; v < report.variants.size(); ++v) {
     print_variant(report, v);
   }
-  static constexpr std::string_view k_verdicts[] = {"deterministic: all successful runs are identical",
-                                                    "NOT deterministic: several variants",
-                                                    "runs failed"};
+  static constexpr std::string_view k_verdicts[] = {
+    "deterministic: all successful runs are identical", "NOT deterministic: several variants",
+    "runs failed"};
   fmt::print("result: {} (exit {})\n", k_verdicts[report.exit_code], report.exit_code);
 }
 
@@ -408,25 +422,40 @@ nlohmann::json report_json(const Report& report)
 {
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& run : report.runs) {
-    runs.push_back({{"run", run.index}, {"perturbations", run.perturbation.describe()}, {"aslr_off", run.perturbation.aslr_off}, {"exit_code", run.result.exit_code}, {"signal", run.result.term_signal}, {"error", run.error}, {"failed", run.failed()}, {"variant", run.variant ? nlohmann::json(*run.variant + 1) : nlohmann::json(nullptr)}});
+    runs.push_back(
+      {{"run", run.index},
+       {"perturbations", run.perturbation.describe()},
+       {"aslr_off", run.perturbation.aslr_off},
+       {"exit_code", run.result.exit_code},
+       {"signal", run.result.term_signal},
+       {"error", run.error},
+       {"failed", run.failed()},
+       {"variant", run.variant ? nlohmann::json(*run.variant + 1) : nlohmann::json(nullptr)}});
   }
   nlohmann::json variants = nlohmann::json::array();
   for (std::size_t v = 0; v < report.variants.size(); ++v) {
     const auto& kept = report.kept[v];
-    nlohmann::json entry{{"variant", v + 1}, {"runs", report.variants[v].runs}, {"artifact", kept.artifact}};
+    nlohmann::json entry{
+      {"variant", v + 1}, {"runs", report.variants[v].runs}, {"artifact", kept.artifact}};
     if (kept.versus_first) {
       entry["diff"] = kept.diff;
       entry["differing_components"] = differing_components(report.variants[0], report.variants[v]);
-      entry["comparison"] = comparison_json(report.kept[0].artifact, kept.artifact, *kept.versus_first);
+      entry["comparison"] =
+        comparison_json(report.kept[0].artifact, kept.artifact, *kept.versus_first);
     }
     variants.push_back(std::move(entry));
   }
-  return {{"command", report.options.command}, {"seed", report.options.seed}, {"jobs", report.options.jobs}, {"aslr_control", report.aslr.note}, {"heap_noise", report.heap_noise}, {"system_aslr", report.system_note}, {"runs", std::move(runs)}, {"variants", std::move(variants)}, {"exit_code", report.exit_code}};
+  return {{"command", report.options.command}, {"seed", report.options.seed},
+          {"jobs", report.options.jobs},       {"aslr_control", report.aslr.note},
+          {"heap_noise", report.heap_noise},   {"system_aslr", report.system_note},
+          {"runs", std::move(runs)},           {"variants", std::move(variants)},
+          {"exit_code", report.exit_code}};
 }
 
 int exit_code_of(const std::vector<RunRecord>& runs, const std::vector<Variant>& variants)
 {
-  const bool any_failed = std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.failed(); });
+  const bool any_failed =
+    std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.failed(); });
   if (any_failed) {
     return k_exit_failed;
   }
@@ -462,15 +491,16 @@ int repro(const ReproOptions& options, const ReproTarget& target, const Environm
   ScratchDir scratch;
   const AslrControl aslr = probe_aslr_control(env, scratch.path());
   const std::string noise_library = locate_installed_library("libnvfresh_heap_noise.so");
-  std::vector<RunRecord> runs = plan_runs(options, target, aslr, noise_library, env, scratch.path());
+  std::vector<RunRecord> runs =
+    plan_runs(options, target, aslr, noise_library, env, scratch.path());
   execute_runs(runs, options.jobs);
   const std::vector<Variant> variants = assign_variants(runs);
   const fs::path out = fs::absolute(options.out_dir);
   fs::create_directories(out);
   const std::vector<KeptVariant> kept = keep_variants(out, variants, runs, target.output_name);
   show_failures(out, runs);
-  const Report report{options, aslr, heap_noise_note(noise_library), system_aslr_note(), runs, variants, kept,
-                      exit_code_of(runs, variants)};
+  const Report report{options,  aslr, heap_noise_note(noise_library), system_aslr_note(), runs,
+                      variants, kept, exit_code_of(runs, variants)};
   const nlohmann::json document = report_json(report);
   std::ofstream(out / "report.json") << document.dump(2) << "\n";
   if (options.json) {

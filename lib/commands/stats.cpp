@@ -66,7 +66,8 @@ nlohmann::json to_json(const std::map<std::string, EventSummary>& summary, size_
 
 int run_stats(const std::vector<std::string>& args)
 {
-  CLI::App app{"What nvfresh did in a build tree: compiles, skips and their reasons", "nvfresh stats"};
+  CLI::App app{"What nvfresh did in a build tree: compiles, skips and their reasons",
+               "nvfresh stats"};
   std::string build_dir = ".";
   bool json = false;
   app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
@@ -76,7 +77,8 @@ int run_stats(const std::vector<std::string>& args)
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   }
-  std::string root = record_root_of_build_dir(load_config(current_environment()).record_dir, build_dir);
+  std::string root =
+    record_root_of_build_dir(load_config(current_environment()).record_dir, build_dir);
   auto events = read_events(root);
   auto summary = summarize(events);
   if (json) {

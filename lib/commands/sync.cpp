@@ -112,7 +112,8 @@ int run_sync(const std::vector<std::string>& args)
     std::fflush(stdout);
     return 0;
   } catch (const std::exception& error) {
-    fmt::print(stderr, "nvfresh: sync failed: {} (the build goes on; run 'nvfresh check' after it)\n",
+    fmt::print(stderr,
+               "nvfresh: sync failed: {} (the build goes on; run 'nvfresh check' after it)\n",
                error.what());
     return 0;
   }

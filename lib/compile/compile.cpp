@@ -105,8 +105,8 @@ std::optional<Prepared> prepare(const std::vector<std::string>& command, const E
   Config config = load_config(env);
   log::set_file(config.log_file);
   if (config.disabled || env.count(k_nested_marker) != 0) {
-    log::info("passthrough: {}", describe(config.disabled ? FallbackReason::disabled
-                                                          : FallbackReason::nested_call));
+    log::info("passthrough: {}",
+              describe(config.disabled ? FallbackReason::disabled : FallbackReason::nested_call));
     return std::nullopt;
   }
   auto chain = split_compiler_chain(command);
@@ -146,12 +146,14 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
                                     fmt::format("nvcc exited with status {}", result.exit_code)});
   } else {
     try {
-      Record record = record_compile(prepared.request, prepared.chain, plan, run, captured, previous);
+      Record record =
+        record_compile(prepared.request, prepared.chain, plan, run, captured, previous);
       append_event(plan.record_root, {run.end_ns, record.history.back().event, duration,
                                       plan.object, record.history.back().reason});
     } catch (const std::exception& error) {
       remove_record(plan.record_file);
-      append_event(plan.record_root, {run.end_ns, "not-recorded", duration, plan.object, error.what()});
+      append_event(plan.record_root,
+                   {run.end_ns, "not-recorded", duration, plan.object, error.what()});
       warn(fmt::format("the object was built, but nvfresh could not record it: {}", error.what()));
     }
   }

@@ -25,12 +25,9 @@ struct ModeSuffix {
 };
 
 constexpr ModeSuffix k_mode_suffixes[] = {
-  {CompileMode::object, ".o"},
-  {CompileMode::relocatable, ".o"},
-  {CompileMode::ptx, ".ptx"},
-  {CompileMode::cubin, ".cubin"},
-  {CompileMode::fatbin, ".fatbin"},
-  {CompileMode::optix_ir, ".optixir"},
+  {CompileMode::object, ".o"},      {CompileMode::relocatable, ".o"},
+  {CompileMode::ptx, ".ptx"},       {CompileMode::cubin, ".cubin"},
+  {CompileMode::fatbin, ".fatbin"}, {CompileMode::optix_ir, ".optixir"},
 };
 
 std::string make_private_dir(const Environment& env)
@@ -39,8 +36,8 @@ std::string make_private_dir(const Environment& env)
   std::string base = tmp != env.end() && !tmp->second.empty() ? tmp->second : "/tmp";
   std::string pattern = base + "/nvfresh.XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot create a temporary directory in {}: {}", base,
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+      fmt::format("cannot create a temporary directory in {}: {}", base, std::strerror(errno)));
   }
   return pattern;
 }
@@ -71,8 +68,8 @@ std::string locate_trace_library(const Config& config)
 {
   if (!config.trace_lib.empty()) {
     if (!stat_file(config.trace_lib).is_regular) {
-      throw std::runtime_error(fmt::format("NVFRESH_TRACE_LIB names {}, which does not exist",
-                                           config.trace_lib));
+      throw std::runtime_error(
+        fmt::format("NVFRESH_TRACE_LIB names {}, which does not exist", config.trace_lib));
     }
     return config.trace_lib;
   }
@@ -87,7 +84,8 @@ std::string locate_trace_library(const Config& config)
 }
 
 CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
-                         const Config& config, const Environment& env, const std::string& working_dir)
+                         const Config& config, const Environment& env,
+                         const std::string& working_dir)
 {
   CompilePlan plan;
   plan.working_dir = working_dir;

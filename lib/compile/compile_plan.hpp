@@ -29,7 +29,8 @@ struct CompilePlan {
 
 // Throws std::runtime_error when the plan cannot be made (no tracer, no temporary directory).
 CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
-                         const Config& config, const Environment& env, const std::string& working_dir);
+                         const Config& config, const Environment& env,
+                         const std::string& working_dir);
 
 // nvcc's default output for a compile without -o: the source's stem + ".o" (".ptx", ...), in cwd.
 std::string default_output(const CompileRequest& request);

@@ -27,7 +27,8 @@ bool is_blank(char c)
 class Scanner {
 public:
   Scanner(std::string_view text, DepfileDialect dialect)
-    : m_text(text), m_escapes(dialect == DepfileDialect::k_make) {}
+    : m_text(text), m_escapes(dialect == DepfileDialect::k_make)
+  {}
 
   bool at_end() const { return m_pos >= m_text.size(); }
 

@@ -44,8 +44,7 @@ struct Depfile {
 // How '$$', '\#' and '\:' are read. gcc/clang (and our writer) use them as escapes; nvcc never
 // escapes anything but a space, so in a depfile written by nvcc they are literal bytes of a path
 // (a header named "x$$y.h" appears as "x$$y.h"). Parse nvcc's own output with k_nvcc.
-enum class DepfileDialect { k_make,
-                            k_nvcc };
+enum class DepfileDialect { k_make, k_nvcc };
 
 // nullopt on malformed input, with a human-readable reason in *error when error != nullptr.
 std::optional<Depfile> parse_depfile(std::string_view text, std::string* error = nullptr,

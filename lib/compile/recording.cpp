@@ -111,18 +111,20 @@ void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
   // interpreter as a program (/proc/self/exe) and sees the script itself read like a header. It is
   // a tool all the same; a binary host compiler is already a traced program.
   std::string host = in.request.host_compiler;
-  if (auto ccbin = in.plan.child_env.find("NVCC_CCBIN"); host.empty() && ccbin != in.plan.child_env.end()) {
+  if (auto ccbin = in.plan.child_env.find("NVCC_CCBIN");
+      host.empty() && ccbin != in.plan.child_env.end()) {
     host = ccbin->second;
   }
-  if (auto script = candidates.find(absolute_path(host, cwd)); !host.empty() && script != candidates.end()) {
+  if (auto script = candidates.find(absolute_path(host, cwd));
+      !host.empty() && script != candidates.end()) {
     script->second.role = InputRole::tool;
   }
 }
 
 std::string race_reason(const std::string& path, const FileStat& stat, std::int64_t start_ns)
 {
-  return fmt::format("{} changed while the object compiled (ctime {} >= start {}, mtime {})",
-                     path, stat.ctime_ns, start_ns, stat.mtime_ns);
+  return fmt::format("{} changed while the object compiled (ctime {} >= start {}, mtime {})", path,
+                     stat.ctime_ns, start_ns, stat.mtime_ns);
 }
 
 // A write at or after start_ns stamps ctime (and mtime) with a time >= start_ns. An mtime beyond

@@ -47,7 +47,8 @@ std::string record_doubt(const Record& record, const CompileRequest& request,
   if (record.console_mode == "none") {
     return "the last compile's output was not captured, so it could not be replayed";
   }
-  if (std::string doubt = console_replay_doubt(record, terminal_streams(), plan.child_env); !doubt.empty()) {
+  if (std::string doubt = console_replay_doubt(record, terminal_streams(), plan.child_env);
+      !doubt.empty()) {
     return doubt;
   }
   if (!plan.depfile_path.empty() && record.depfile_prerequisites.empty()) {
@@ -107,14 +108,14 @@ std::string console_replay_doubt(const Record& previous, const std::string& term
   if (now_env != then_env) {
     return fmt::format("the terminal's settings changed ({} then, {} now): the compiler may print "
                        "its messages differently",
-                       describe_variables(then_env),
-                       describe_variables(now_env));
+                       describe_variables(then_env), describe_variables(now_env));
   }
   return {};
 }
 
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
-                         const CompilerChain& /*chain*/, const CompilePlan& plan, FileHasher& hasher)
+                         const CompilerChain& /*chain*/, const CompilePlan& plan,
+                         FileHasher& hasher)
 {
   if (!previous) {
     return {false, "no record of an earlier compile"};

@@ -25,8 +25,10 @@ const std::array<Setting, 3> k_string_settings = {{
 
 std::string trim(const std::string& text)
 {
-  auto begin = std::find_if_not(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c); });
-  auto end = std::find_if_not(text.rbegin(), text.rend(), [](unsigned char c) { return std::isspace(c); });
+  auto begin =
+    std::find_if_not(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c); });
+  auto end =
+    std::find_if_not(text.rbegin(), text.rend(), [](unsigned char c) { return std::isspace(c); });
   return begin < end.base() ? std::string(begin, end.base()) : std::string();
 }
 

@@ -18,10 +18,9 @@ struct VerdictNameRow {
   Verdict verdict;
   std::string_view name;
 };
-constexpr std::array k_verdict_names{VerdictNameRow{Verdict::same, "same"},
-                                     VerdictNameRow{Verdict::different, "different"},
-                                     VerdictNameRow{Verdict::only_in_a, "only in A"},
-                                     VerdictNameRow{Verdict::only_in_b, "only in B"}};
+constexpr std::array k_verdict_names{
+  VerdictNameRow{Verdict::same, "same"}, VerdictNameRow{Verdict::different, "different"},
+  VerdictNameRow{Verdict::only_in_a, "only in A"}, VerdictNameRow{Verdict::only_in_b, "only in B"}};
 
 std::vector<std::string_view> split_lines(std::string_view text)
 {
@@ -46,7 +45,8 @@ std::vector<KernelChange> kernel_changes(const ComponentDigest& a, const Compone
     changes[kernel.name] = KernelChange{kernel.name, Verdict::only_in_a, kernel, std::nullopt};
   }
   for (const auto& kernel : b.kernels) {
-    auto [it, inserted] = changes.try_emplace(kernel.name, KernelChange{kernel.name, Verdict::only_in_b, std::nullopt, kernel});
+    auto [it, inserted] = changes.try_emplace(
+      kernel.name, KernelChange{kernel.name, Verdict::only_in_b, std::nullopt, kernel});
     if (!inserted) {
       it->second.b = kernel;
       it->second.verdict = same_kernel(*it->second.a, kernel) ? Verdict::same : Verdict::different;

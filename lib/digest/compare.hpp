@@ -11,10 +11,7 @@
 
 namespace nvfresh {
 
-enum class Verdict { same,
-                     different,
-                     only_in_a,
-                     only_in_b };
+enum class Verdict { same, different, only_in_a, only_in_b };
 
 std::string_view to_string(Verdict verdict);  // "same", "different", "only in A", "only in B"
 
@@ -31,7 +28,8 @@ struct ComponentComparison {
   std::optional<Digest> a;
   std::optional<Digest> b;
   std::vector<KernelChange> kernels;  // differing cubins only
-  std::vector<std::string> ptx_diff;  // differing PTX only: "-line" / "+line", register numbers as %r#
+  std::vector<std::string>
+    ptx_diff;  // differing PTX only: "-line" / "+line", register numbers as %r#
   bool ptx_differs_only_in_register_numbers = false;
 };
 

@@ -27,7 +27,8 @@ std::string kernel_line(const KernelChange& change)
 {
   if (change.verdict != Verdict::different) {
     const KernelInfo& kernel = change.a ? *change.a : *change.b;
-    return fmt::format("    kernel {}: {} ({})", change.name, to_string(change.verdict), kernel_summary(kernel));
+    return fmt::format("    kernel {}: {} ({})", change.name, to_string(change.verdict),
+                       kernel_summary(kernel));
   }
   const auto registers = [](const KernelInfo& k) {
     return k.register_count ? std::to_string(*k.register_count) : std::string("?");
@@ -41,9 +42,10 @@ std::string kernel_line(const KernelChange& change)
 
 void format_component(std::string& out, const ComponentComparison& component)
 {
-  std::string digests = component.verdict == Verdict::different
-                          ? fmt::format("{} -> {}", optional_hex(component.a), optional_hex(component.b))
-                          : optional_hex(component.a ? component.a : component.b);
+  std::string digests =
+    component.verdict == Verdict::different
+      ? fmt::format("{} -> {}", optional_hex(component.a), optional_hex(component.b))
+      : optional_hex(component.a ? component.a : component.b);
   auto to = std::back_inserter(out);
   fmt::format_to(to, "{:<10} {:<24} {}\n", to_string(component.verdict), component.key, digests);
   for (const auto& change : component.kernels) {
@@ -66,17 +68,26 @@ nlohmann::json kernel_json(const std::optional<KernelInfo>& kernel)
                         {"code_size", kernel->code_size},
                         {"entry", kernel->is_entry},
                         {"digest", kernel->code.to_hex()}};
-  result["registers"] = kernel->register_count ? nlohmann::json(*kernel->register_count) : nlohmann::json(nullptr);
+  result["registers"] =
+    kernel->register_count ? nlohmann::json(*kernel->register_count) : nlohmann::json(nullptr);
   return result;
 }
 
 nlohmann::json component_json(const ComponentComparison& component)
 {
-  const auto hex = [](const std::optional<Digest>& d) { return d ? nlohmann::json(d->to_hex()) : nlohmann::json(nullptr); };
-  nlohmann::json result{{"key", component.key}, {"status", to_string(component.verdict)}, {"a", hex(component.a)}, {"b", hex(component.b)}};
+  const auto hex = [](const std::optional<Digest>& d) {
+    return d ? nlohmann::json(d->to_hex()) : nlohmann::json(nullptr);
+  };
+  nlohmann::json result{{"key", component.key},
+                        {"status", to_string(component.verdict)},
+                        {"a", hex(component.a)},
+                        {"b", hex(component.b)}};
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& change : component.kernels) {
-    kernels.push_back({{"name", change.name}, {"status", to_string(change.verdict)}, {"a", kernel_json(change.a)}, {"b", kernel_json(change.b)}});
+    kernels.push_back({{"name", change.name},
+                       {"status", to_string(change.verdict)},
+                       {"a", kernel_json(change.a)},
+                       {"b", kernel_json(change.b)}});
   }
   result["kernels"] = std::move(kernels);
   result["ptx_diff"] = component.ptx_diff;
@@ -86,16 +97,19 @@ nlohmann::json component_json(const ComponentComparison& component)
 
 }  // namespace
 
-std::string format_comparison(const std::string& a, const std::string& b, const Comparison& comparison)
+std::string format_comparison(const std::string& a, const std::string& b,
+                              const Comparison& comparison)
 {
   std::string out = fmt::format("A: {}\nB: {}\n", a, b);
   for (const auto& component : comparison.components) {
     format_component(out, component);
   }
-  const auto differing = std::count_if(comparison.components.begin(), comparison.components.end(),
-                                       [](const ComponentComparison& c) { return c.verdict != Verdict::same; });
+  const auto differing =
+    std::count_if(comparison.components.begin(), comparison.components.end(),
+                  [](const ComponentComparison& c) { return c.verdict != Verdict::same; });
   if (differing == 0) {
-    fmt::format_to(std::back_inserter(out), "same: all {} components are equal\n", comparison.components.size());
+    fmt::format_to(std::back_inserter(out), "same: all {} components are equal\n",
+                   comparison.components.size());
   } else {
     fmt::format_to(std::back_inserter(out), "different: {} of {} components differ\n", differing,
                    comparison.components.size());
@@ -103,13 +117,15 @@ std::string format_comparison(const std::string& a, const std::string& b, const 
   return out;
 }
 
-nlohmann::json comparison_json(const std::string& a, const std::string& b, const Comparison& comparison)
+nlohmann::json comparison_json(const std::string& a, const std::string& b,
+                               const Comparison& comparison)
 {
   nlohmann::json components = nlohmann::json::array();
   for (const auto& component : comparison.components) {
     components.push_back(component_json(component));
   }
-  return nlohmann::json{{"a", a}, {"b", b}, {"same", comparison.same()}, {"components", std::move(components)}};
+  return nlohmann::json{
+    {"a", a}, {"b", b}, {"same", comparison.same()}, {"components", std::move(components)}};
 }
 
 }  // namespace nvfresh

@@ -11,7 +11,9 @@
 
 namespace nvfresh {
 
-std::string format_comparison(const std::string& a, const std::string& b, const Comparison& comparison);
-nlohmann::json comparison_json(const std::string& a, const std::string& b, const Comparison& comparison);
+std::string format_comparison(const std::string& a, const std::string& b,
+                              const Comparison& comparison);
+nlohmann::json comparison_json(const std::string& a, const std::string& b,
+                               const Comparison& comparison);
 
 }  // namespace nvfresh

@@ -33,17 +33,19 @@ constexpr std::uint8_t k_unit_partial = 0x03;
 constexpr std::size_t k_max_type_chain = 16;
 
 // How the value of a form is laid out.
-enum class FormLayout { fixed,
-                        address,
-                        offset,
-                        ref_addr,
-                        uleb,
-                        sleb,
-                        string,
-                        block1,
-                        block2,
-                        block4,
-                        block_uleb };
+enum class FormLayout {
+  fixed,
+  address,
+  offset,
+  ref_addr,
+  uleb,
+  sleb,
+  string,
+  block1,
+  block2,
+  block4,
+  block_uleb
+};
 
 struct FormRow {
   std::uint64_t form;
@@ -52,28 +54,28 @@ struct FormRow {
 };
 
 constexpr std::array k_forms{
-  FormRow{0x01, FormLayout::address, 0}, FormRow{0x03, FormLayout::block2, 0},
-  FormRow{0x04, FormLayout::block4, 0}, FormRow{0x05, FormLayout::fixed, 2},
-  FormRow{0x06, FormLayout::fixed, 4}, FormRow{0x07, FormLayout::fixed, 8},
-  FormRow{0x08, FormLayout::string, 0}, FormRow{0x09, FormLayout::block_uleb, 0},
-  FormRow{0x0a, FormLayout::block1, 0}, FormRow{0x0b, FormLayout::fixed, 1},
-  FormRow{0x0c, FormLayout::fixed, 1}, FormRow{0x0d, FormLayout::sleb, 0},
-  FormRow{0x0e, FormLayout::offset, 0}, FormRow{0x0f, FormLayout::uleb, 0},
+  FormRow{0x01, FormLayout::address, 0},  FormRow{0x03, FormLayout::block2, 0},
+  FormRow{0x04, FormLayout::block4, 0},   FormRow{0x05, FormLayout::fixed, 2},
+  FormRow{0x06, FormLayout::fixed, 4},    FormRow{0x07, FormLayout::fixed, 8},
+  FormRow{0x08, FormLayout::string, 0},   FormRow{0x09, FormLayout::block_uleb, 0},
+  FormRow{0x0a, FormLayout::block1, 0},   FormRow{0x0b, FormLayout::fixed, 1},
+  FormRow{0x0c, FormLayout::fixed, 1},    FormRow{0x0d, FormLayout::sleb, 0},
+  FormRow{0x0e, FormLayout::offset, 0},   FormRow{0x0f, FormLayout::uleb, 0},
   FormRow{0x10, FormLayout::ref_addr, 0}, FormRow{0x11, FormLayout::fixed, 1},
-  FormRow{0x12, FormLayout::fixed, 2}, FormRow{0x13, FormLayout::fixed, 4},
-  FormRow{0x14, FormLayout::fixed, 8}, FormRow{0x15, FormLayout::uleb, 0},
-  FormRow{0x17, FormLayout::offset, 0}, FormRow{0x18, FormLayout::block_uleb, 0},
-  FormRow{0x19, FormLayout::fixed, 0}, FormRow{0x1a, FormLayout::uleb, 0},
-  FormRow{0x1b, FormLayout::uleb, 0}, FormRow{0x1c, FormLayout::fixed, 4},
-  FormRow{0x1d, FormLayout::offset, 0}, FormRow{0x1e, FormLayout::fixed, 16},
-  FormRow{0x1f, FormLayout::offset, 0}, FormRow{0x20, FormLayout::fixed, 8},
-  FormRow{0x21, FormLayout::fixed, 0}, FormRow{0x22, FormLayout::uleb, 0},
-  FormRow{0x23, FormLayout::uleb, 0}, FormRow{0x24, FormLayout::fixed, 8},
-  FormRow{0x25, FormLayout::fixed, 1}, FormRow{0x26, FormLayout::fixed, 2},
-  FormRow{0x27, FormLayout::fixed, 3}, FormRow{0x28, FormLayout::fixed, 4},
-  FormRow{0x29, FormLayout::fixed, 1}, FormRow{0x2a, FormLayout::fixed, 2},
-  FormRow{0x2b, FormLayout::fixed, 3}, FormRow{0x2c, FormLayout::fixed, 4},
-  FormRow{0x1f01, FormLayout::uleb, 0}, FormRow{0x1f02, FormLayout::uleb, 0},
+  FormRow{0x12, FormLayout::fixed, 2},    FormRow{0x13, FormLayout::fixed, 4},
+  FormRow{0x14, FormLayout::fixed, 8},    FormRow{0x15, FormLayout::uleb, 0},
+  FormRow{0x17, FormLayout::offset, 0},   FormRow{0x18, FormLayout::block_uleb, 0},
+  FormRow{0x19, FormLayout::fixed, 0},    FormRow{0x1a, FormLayout::uleb, 0},
+  FormRow{0x1b, FormLayout::uleb, 0},     FormRow{0x1c, FormLayout::fixed, 4},
+  FormRow{0x1d, FormLayout::offset, 0},   FormRow{0x1e, FormLayout::fixed, 16},
+  FormRow{0x1f, FormLayout::offset, 0},   FormRow{0x20, FormLayout::fixed, 8},
+  FormRow{0x21, FormLayout::fixed, 0},    FormRow{0x22, FormLayout::uleb, 0},
+  FormRow{0x23, FormLayout::uleb, 0},     FormRow{0x24, FormLayout::fixed, 8},
+  FormRow{0x25, FormLayout::fixed, 1},    FormRow{0x26, FormLayout::fixed, 2},
+  FormRow{0x27, FormLayout::fixed, 3},    FormRow{0x28, FormLayout::fixed, 4},
+  FormRow{0x29, FormLayout::fixed, 1},    FormRow{0x2a, FormLayout::fixed, 2},
+  FormRow{0x2b, FormLayout::fixed, 3},    FormRow{0x2c, FormLayout::fixed, 4},
+  FormRow{0x1f01, FormLayout::uleb, 0},   FormRow{0x1f02, FormLayout::uleb, 0},
   FormRow{0x1f20, FormLayout::offset, 0}, FormRow{0x1f21, FormLayout::offset, 0}};
 
 // Reads little-endian DWARF data; once a read would pass `end`, every later read fails.
@@ -81,8 +83,7 @@ class DwarfCursor {
 public:
   DwarfCursor(std::string_view bytes, std::size_t at, std::size_t end)
     : m_bytes(bytes), m_at(at), m_end(std::min(end, bytes.size()))
-  {
-  }
+  {}
 
   bool ok() const { return m_ok; }
   bool at_end() const { return !m_ok || m_at >= m_end; }
@@ -187,7 +188,8 @@ AbbrevTable read_abbrevs(std::string_view abbrev_bytes, std::uint64_t offset)
     Abbrev& abbrev = table[code];
     abbrev.tag = cursor.uleb();
     abbrev.has_children = cursor.fixed(1) != 0;
-    for (AttributeSpec spec{cursor.uleb(), cursor.uleb()}; cursor.ok() && (spec.name != 0 || spec.form != 0);
+    for (AttributeSpec spec{cursor.uleb(), cursor.uleb()};
+         cursor.ok() && (spec.name != 0 || spec.form != 0);
          spec = AttributeSpec{cursor.uleb(), cursor.uleb()}) {
       if (spec.form == k_form_implicit_const) {
         cursor.uleb();  // the constant (SLEB128: same length rules)
@@ -200,21 +202,18 @@ AbbrevTable read_abbrevs(std::string_view abbrev_bytes, std::uint64_t offset)
 
 std::optional<FormRow> form_row(std::uint64_t form)
 {
-  const auto found = std::find_if(k_forms.begin(), k_forms.end(), [&](const FormRow& row) { return row.form == form; });
+  const auto found = std::find_if(k_forms.begin(), k_forms.end(),
+                                  [&](const FormRow& row) { return row.form == form; });
   return found == k_forms.end() ? std::nullopt : std::optional<FormRow>(*found);
 }
 
 std::size_t fixed_size(const FormRow& row, const UnitShape& unit)
 {
   switch (row.layout) {
-  case FormLayout::address:
-    return unit.address_size;
-  case FormLayout::offset:
-    return 4;
-  case FormLayout::ref_addr:
-    return unit.version <= 2 ? unit.address_size : 4;
-  default:
-    return row.size;
+  case FormLayout::address: return unit.address_size;
+  case FormLayout::offset: return 4;
+  case FormLayout::ref_addr: return unit.version <= 2 ? unit.address_size : 4;
+  default: return row.size;
   }
 }
 
@@ -234,24 +233,12 @@ FormValue read_value(DwarfCursor& cursor, std::uint64_t form, const UnitShape& u
   value.layout = row->layout;
   switch (row->layout) {
   case FormLayout::uleb:
-  case FormLayout::sleb:
-    value.number = cursor.uleb();
-    break;
-  case FormLayout::string:
-    value.text = cursor.string();
-    break;
-  case FormLayout::block1:
-    cursor.skip(cursor.fixed(1));
-    break;
-  case FormLayout::block2:
-    cursor.skip(cursor.fixed(2));
-    break;
-  case FormLayout::block4:
-    cursor.skip(cursor.fixed(4));
-    break;
-  case FormLayout::block_uleb:
-    cursor.skip(cursor.uleb());
-    break;
+  case FormLayout::sleb: value.number = cursor.uleb(); break;
+  case FormLayout::string: value.text = cursor.string(); break;
+  case FormLayout::block1: cursor.skip(cursor.fixed(1)); break;
+  case FormLayout::block2: cursor.skip(cursor.fixed(2)); break;
+  case FormLayout::block4: cursor.skip(cursor.fixed(4)); break;
+  case FormLayout::block_uleb: cursor.skip(cursor.uleb()); break;
   default:
     value.number = cursor.fixed(fixed_size(*row, unit));
     value.layout = FormLayout::fixed;
@@ -268,8 +255,8 @@ bool is_reference(std::uint64_t form)
 
 bool is_constant(const FormValue& value)
 {
-  return (value.layout == FormLayout::fixed && value.size <= 8) || value.layout == FormLayout::uleb ||
-         value.layout == FormLayout::sleb;
+  return (value.layout == FormLayout::fixed && value.size <= 8) ||
+         value.layout == FormLayout::uleb || value.layout == FormLayout::sleb;
 }
 
 std::uint64_t relocated(const DebugInfoRelocations& relocations, const FormValue& value)
@@ -278,12 +265,13 @@ std::uint64_t relocated(const DebugInfoRelocations& relocations, const FormValue
   return found != relocations.addends.end() ? found->second : value.number;
 }
 
-void record_attribute(Die& die, const AttributeSpec& spec, const FormValue& value, const UnitShape& unit,
-                      const DebugInfoRelocations& relocations)
+void record_attribute(Die& die, const AttributeSpec& spec, const FormValue& value,
+                      const UnitShape& unit, const DebugInfoRelocations& relocations)
 {
   if (spec.name == k_at_name && spec.form == k_form_string) {
     die.name = std::string(value.text);
-  } else if (spec.name == k_at_name && (spec.form == k_form_strp || spec.form == k_form_line_strp)) {
+  } else if (spec.name == k_at_name &&
+             (spec.form == k_form_strp || spec.form == k_form_line_strp)) {
     const auto found = relocations.strings.find(value.at);
     die.name = found != relocations.strings.end() ? found->second : std::string();
   } else if (spec.name == k_at_type && is_reference(spec.form)) {
@@ -329,7 +317,8 @@ void read_unit_dies(DwarfCursor& cursor, const UnitShape& unit, const AbbrevTabl
 }
 
 // Reads one unit header at `start`; returns the offset of the next unit, or nothing to stop.
-std::optional<std::size_t> read_unit(std::string_view info, std::size_t start, std::string_view abbrev_bytes,
+std::optional<std::size_t> read_unit(std::string_view info, std::size_t start,
+                                     std::string_view abbrev_bytes,
                                      const DebugInfoRelocations& relocations,
                                      std::map<std::uint64_t, Die>& dies)
 {
@@ -363,7 +352,8 @@ std::optional<std::size_t> read_unit(std::string_view info, std::size_t start, s
 }
 
 // The array type `type` names, through const, volatile and typedef; nothing when it is not one.
-std::optional<std::uint64_t> array_type_of(const std::map<std::uint64_t, Die>& dies, std::optional<std::uint64_t> type)
+std::optional<std::uint64_t> array_type_of(const std::map<std::uint64_t, Die>& dies,
+                                           std::optional<std::uint64_t> type)
 {
   for (std::size_t step = 0; type && step < k_max_type_chain; ++step) {
     const auto found = dies.find(*type);
@@ -374,7 +364,8 @@ std::optional<std::uint64_t> array_type_of(const std::map<std::uint64_t, Die>& d
     if (tag == k_tag_array_type) {
       return type;
     }
-    const bool qualifier = tag == k_tag_const_type || tag == k_tag_volatile_type || tag == k_tag_typedef;
+    const bool qualifier =
+      tag == k_tag_const_type || tag == k_tag_volatile_type || tag == k_tag_typedef;
     type = qualifier ? found->second.type : std::nullopt;
   }
   return std::nullopt;
@@ -407,12 +398,13 @@ std::size_t zero_subrange_bounds(std::string& debug_info, const std::map<std::ui
 }
 
 // Zeroes the declaration line of every DIE declared in the same file as `variable_die`.
-std::size_t zero_decl_lines(std::string& debug_info, const std::map<std::uint64_t, Die>& dies, const Die& variable_die)
+std::size_t zero_decl_lines(std::string& debug_info, const std::map<std::uint64_t, Die>& dies,
+                            const Die& variable_die)
 {
   std::size_t count = 0;
   for (const auto& [offset, die] : dies) {
-    if (variable_die.decl_file && die.unit == variable_die.unit && die.decl_file == variable_die.decl_file &&
-        die.decl_line) {
+    if (variable_die.decl_file && die.unit == variable_die.unit &&
+        die.decl_file == variable_die.decl_file && die.decl_line) {
       zero_value(debug_info, *die.decl_line);
       ++count;
     }
@@ -433,7 +425,8 @@ std::map<std::uint64_t, Die> read_dies(std::string_view debug_info, std::string_
 }  // namespace
 
 std::size_t normalize_generated_declaration(std::string& debug_info, std::string_view debug_abbrev,
-                                            const DebugInfoRelocations& relocations, std::string_view variable)
+                                            const DebugInfoRelocations& relocations,
+                                            std::string_view variable)
 {
   const std::map<std::uint64_t, Die> dies = read_dies(debug_info, debug_abbrev, relocations);
   std::set<std::uint64_t> arrays;

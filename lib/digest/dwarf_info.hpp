@@ -28,6 +28,7 @@ struct DebugInfoRelocations {
 // in fatbin.c move with its size: four words a line). Supports 32-bit DWARF 2-5 compile units; stops
 // quietly at anything it cannot parse. Returns how many values were rewritten.
 std::size_t normalize_generated_declaration(std::string& debug_info, std::string_view debug_abbrev,
-                                            const DebugInfoRelocations& relocations, std::string_view variable);
+                                            const DebugInfoRelocations& relocations,
+                                            std::string_view variable);
 
 }  // namespace nvfresh

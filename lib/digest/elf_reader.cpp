@@ -10,7 +10,8 @@ namespace nvfresh {
 
 namespace {
 
-constexpr std::uint64_t k_max_sections = 1'000'000;  // far above any real object; bounds the allocation
+constexpr std::uint64_t k_max_sections =
+  1'000'000;  // far above any real object; bounds the allocation
 
 // True when [offset, offset + length) lies inside an image of `size` bytes (no overflow).
 bool in_range(std::uint64_t offset, std::uint64_t length, std::uint64_t size)
@@ -51,7 +52,8 @@ std::optional<std::uint64_t> elf_image_extent(std::string_view bytes)
   }
   for (std::uint64_t i = 0; header.e_shoff != 0 && i < header.e_shnum; ++i) {
     const auto section = load<Elf64_Shdr>(bytes, header.e_shoff + i * sizeof(Elf64_Shdr));
-    if (section.sh_type != SHT_NOBITS && section.sh_type != SHT_NULL && !cover(section.sh_offset, section.sh_size)) {
+    if (section.sh_type != SHT_NOBITS && section.sh_type != SHT_NULL &&
+        !cover(section.sh_offset, section.sh_size)) {
       return std::nullopt;
     }
   }
@@ -77,9 +79,10 @@ bool ElfReader::looks_like_elf(std::string_view bytes)
 
 void ElfReader::fail(const std::string& problem, std::uint64_t offset) const
 {
-  throw ElfError(fmt::format("{}: malformed ELF: {} (at offset {:#x}, file size {:#x}); the file is "
-                             "truncated or corrupt, rebuild it",
-                             m_what, problem, offset, m_image.size()));
+  throw ElfError(
+    fmt::format("{}: malformed ELF: {} (at offset {:#x}, file size {:#x}); the file is "
+                "truncated or corrupt, rebuild it",
+                m_what, problem, offset, m_image.size()));
 }
 
 void ElfReader::read_header()
@@ -124,7 +127,8 @@ void ElfReader::read_header()
 void ElfReader::read_section_headers(std::uint64_t offset, std::uint64_t count)
 {
   if (count > k_max_sections || !in_range(offset, count * sizeof(Elf64_Shdr), m_image.size())) {
-    fail(fmt::format("section header table ({} entries) runs past the end of the file", count), offset);
+    fail(fmt::format("section header table ({} entries) runs past the end of the file", count),
+         offset);
   }
   m_sections.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {

@@ -19,7 +19,7 @@ constexpr std::uint32_t k_segment_magic = 0x466243B1;
 constexpr std::uint64_t k_container_header_size = 16;
 constexpr std::uint64_t k_entry_header_min_size = 64;
 constexpr std::uint64_t k_max_uncompressed = 4ULL << 30;  // 4 GiB: no real device image is larger
-constexpr std::uint64_t k_max_ratio = 65536;              // bounds allocations claimed by corrupt sizes
+constexpr std::uint64_t k_max_ratio = 65536;  // bounds allocations claimed by corrupt sizes
 
 constexpr std::uint64_t k_flag_lz4 = 0x2000;
 constexpr std::uint64_t k_flag_zstd = 0x8000;
@@ -49,9 +49,10 @@ T load(std::string_view bytes, std::uint64_t offset)
 
 [[noreturn]] void fail(const std::string& what, const std::string& problem, std::uint64_t offset)
 {
-  throw FatbinError(fmt::format("{}: malformed fatbin: {} (at offset {:#x}); the file is truncated or "
-                                "corrupt, rebuild it",
-                                what, problem, offset));
+  throw FatbinError(
+    fmt::format("{}: malformed fatbin: {} (at offset {:#x}); the file is truncated or "
+                "corrupt, rebuild it",
+                what, problem, offset));
 }
 
 struct RawEntryHeader {
@@ -103,19 +104,24 @@ std::string decompress(std::string_view data, FatbinCompression compression, std
                        const std::string& what, std::uint64_t offset)
 {
   if (size > k_max_uncompressed || size / k_max_ratio > data.size()) {
-    fail(what, fmt::format("uncompressed size {} is implausible for {} compressed bytes", size, data.size()),
-         offset + 56);
+    fail(
+      what,
+      fmt::format("uncompressed size {} is implausible for {} compressed bytes", size, data.size()),
+      offset + 56);
   }
   std::string out(size, '\0');
   if (compression == FatbinCompression::zstd) {
     const std::size_t got = ZSTD_decompress(out.data(), out.size(), data.data(), data.size());
     if (ZSTD_isError(got) != 0 || got != size) {
-      fail(what, fmt::format("zstd payload does not decompress to {} bytes ({})", size, ZSTD_isError(got) != 0 ? ZSTD_getErrorName(got) : "size mismatch"),
+      fail(what,
+           fmt::format("zstd payload does not decompress to {} bytes ({})", size,
+                       ZSTD_isError(got) != 0 ? ZSTD_getErrorName(got) : "size mismatch"),
            offset);
     }
     return out;
   }
-  if (data.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE) || size > LZ4_MAX_INPUT_SIZE * 255ULL) {
+  if (data.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE) ||
+      size > LZ4_MAX_INPUT_SIZE * 255ULL) {
     fail(what, "LZ4 payload is larger than LZ4 allows", offset);
   }
   const int got = LZ4_decompress_safe(data.data(), out.data(), static_cast<int>(data.size()),
@@ -133,7 +139,9 @@ std::string header_string(std::string_view header, std::uint64_t offset, std::ui
     return {};
   }
   if (!in_range(offset, length, header.size())) {
-    fail(what, fmt::format("string [{:#x}, +{:#x}) lies outside the {}-byte entry header", offset, length, header.size()),
+    fail(what,
+         fmt::format("string [{:#x}, +{:#x}) lies outside the {}-byte entry header", offset, length,
+                     header.size()),
          entry_offset);
   }
   std::string text(header.substr(offset, length));
@@ -141,14 +149,16 @@ std::string header_string(std::string_view header, std::uint64_t offset, std::ui
   return text;
 }
 
-std::string ptxas_options_of(std::string_view header, const RawEntryHeader& raw, const std::string& what,
-                             std::uint64_t entry_offset)
+std::string ptxas_options_of(std::string_view header, const RawEntryHeader& raw,
+                             const std::string& what, std::uint64_t entry_offset)
 {
   if (raw.kind != 1 || raw.options_descriptor == 0) {
     return {};
   }
   if (!in_range(raw.options_descriptor, 8, header.size())) {
-    fail(what, fmt::format("options descriptor at {:#x} lies outside the {}-byte entry header", raw.options_descriptor, header.size()),
+    fail(what,
+         fmt::format("options descriptor at {:#x} lies outside the {}-byte entry header",
+                     raw.options_descriptor, header.size()),
          entry_offset + 20);
   }
   const auto offset = load<std::uint32_t>(header, raw.options_descriptor);
@@ -156,8 +166,9 @@ std::string ptxas_options_of(std::string_view header, const RawEntryHeader& raw,
   return header_string(header, offset, length, what, entry_offset);
 }
 
-std::string payload_of(std::string_view stored, const RawEntryHeader& raw, FatbinCompression compression,
-                       const std::string& what, std::uint64_t entry_offset)
+std::string payload_of(std::string_view stored, const RawEntryHeader& raw,
+                       FatbinCompression compression, const std::string& what,
+                       std::uint64_t entry_offset)
 {
   if (compression == FatbinCompression::none) {
     std::string plain(stored);
@@ -169,7 +180,9 @@ std::string payload_of(std::string_view stored, const RawEntryHeader& raw, Fatbi
     return plain;
   }
   if (raw.compressed_size > stored.size()) {
-    fail(what, fmt::format("compressed size {} exceeds the payload size {}", raw.compressed_size, stored.size()),
+    fail(what,
+         fmt::format("compressed size {} exceeds the payload size {}", raw.compressed_size,
+                     stored.size()),
          entry_offset + 16);
   }
   std::string plain = decompress(stored.substr(0, raw.compressed_size), compression,
@@ -180,7 +193,8 @@ std::string payload_of(std::string_view stored, const RawEntryHeader& raw, Fatbi
   return plain;
 }
 
-FatbinEntry read_entry(std::string_view bytes, std::uint64_t offset, std::uint64_t end, const std::string& what)
+FatbinEntry read_entry(std::string_view bytes, std::uint64_t offset, std::uint64_t end,
+                       const std::string& what)
 {
   if (!in_range(offset, k_entry_header_min_size, end)) {
     fail(what, "entry header runs past the end of the fatbin", offset);
@@ -191,7 +205,9 @@ FatbinEntry read_entry(std::string_view bytes, std::uint64_t offset, std::uint64
   }
   if (raw.header_size < k_entry_header_min_size || !in_range(offset, raw.header_size, end) ||
       !in_range(offset + raw.header_size, raw.payload_size, end)) {
-    fail(what, fmt::format("entry (header {} bytes, payload {} bytes) runs past the end of the fatbin", raw.header_size, raw.payload_size),
+    fail(what,
+         fmt::format("entry (header {} bytes, payload {} bytes) runs past the end of the fatbin",
+                     raw.header_size, raw.payload_size),
          offset);
   }
   const std::string_view header = bytes.substr(offset, raw.header_size);
@@ -216,14 +232,18 @@ std::uint64_t read_container(std::string_view bytes, std::uint64_t offset, const
     fail(what, "fatbin header is truncated", offset);
   }
   if (load<std::uint32_t>(bytes, offset) != k_fatbin_magic) {
-    fail(what, fmt::format("magic {:#010x} is not {:#010x}", load<std::uint32_t>(bytes, offset), k_fatbin_magic),
+    fail(what,
+         fmt::format("magic {:#010x} is not {:#010x}", load<std::uint32_t>(bytes, offset),
+                     k_fatbin_magic),
          offset);
   }
   const auto header_size = load<std::uint16_t>(bytes, offset + 6);
   const auto body_size = load<std::uint64_t>(bytes, offset + 8);
   if (header_size < k_container_header_size || !in_range(offset, header_size, bytes.size()) ||
       !in_range(offset + header_size, body_size, bytes.size())) {
-    fail(what, fmt::format("fatbin (header {} bytes, body {} bytes) runs past the end of the data", header_size, body_size),
+    fail(what,
+         fmt::format("fatbin (header {} bytes, body {} bytes) runs past the end of the data",
+                     header_size, body_size),
          offset);
   }
   const std::uint64_t end = offset + header_size + body_size;
@@ -296,7 +316,9 @@ std::vector<std::string_view> find_fatbin_sections(const ElfReader& elf, const s
     return found;
   }
   if (segment->data.size() < 4 || load<std::uint32_t>(segment->data, 0) != k_segment_magic) {
-    fail(what, fmt::format(".nvFatBinSegment does not start with the wrapper magic {:#010x}", k_segment_magic),
+    fail(what,
+         fmt::format(".nvFatBinSegment does not start with the wrapper magic {:#010x}",
+                     k_segment_magic),
          segment->offset);
   }
   if (found.empty()) {

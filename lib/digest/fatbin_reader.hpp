@@ -33,12 +33,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class FatbinKind { ptx,
-                        cubin };
+enum class FatbinKind { ptx, cubin };
 
-enum class FatbinCompression { none,
-                               zstd,
-                               lz4 };
+enum class FatbinCompression { none, zstd, lz4 };
 
 struct FatbinEntry {
   FatbinKind kind = FatbinKind::cubin;

@@ -36,7 +36,8 @@ bool tmpxft_stem_at(std::string_view text, std::size_t at)
 class LineHeaderCursor {
 public:
   LineHeaderCursor(std::string& bytes, std::size_t at, std::size_t end)
-    : m_bytes(bytes), m_at(at), m_end(end) {}
+    : m_bytes(bytes), m_at(at), m_end(end)
+  {}
 
   bool ok() const { return m_ok; }
   std::uint8_t byte()
@@ -82,7 +83,8 @@ std::size_t normalize_line_unit(std::string& bytes, std::size_t unit, std::size_
   if (version < 2 || version > 4) {
     return 0;
   }
-  cursor.skip(4 + 1 + (version >= 4 ? 1 : 0) + 3);  // header_length, min_inst_length, [max_ops], ...
+  cursor.skip(4 + 1 + (version >= 4 ? 1 : 0) +
+              3);  // header_length, min_inst_length, [max_ops], ...
   const std::uint8_t opcode_base = cursor.byte();
   cursor.skip(opcode_base > 0 ? opcode_base - 1u : 0u);
   while (cursor.ok() && cursor.byte() != 0) {  // include_directories
@@ -160,7 +162,8 @@ std::size_t normalize_module_id(std::string& bytes, std::string_view module_id)
   }
   const std::string replacement = normalized_module_id(module_id);
   std::size_t count = 0;
-  for (auto at = bytes.find(module_id); at != std::string::npos; at = bytes.find(module_id, at + 1)) {
+  for (auto at = bytes.find(module_id); at != std::string::npos;
+       at = bytes.find(module_id, at + 1)) {
     bytes.replace(at, module_id.size(), replacement);
     ++count;
   }

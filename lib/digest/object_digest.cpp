@@ -27,8 +27,9 @@ constexpr std::uint64_t k_compression_flags = 0x2000 | 0x8000;
 constexpr std::string_view k_fatbin_data_symbol = "fatbinData";  // declared by nvcc's fatbin.c
 
 constexpr std::array k_debug_prefixes{
-  std::string_view{".debug_"}, std::string_view{".zdebug_"}, std::string_view{".rel.debug_"},
-  std::string_view{".rela.debug_"}, std::string_view{".nv_debug_"}, std::string_view{".rel.nv_debug_"},
+  std::string_view{".debug_"},        std::string_view{".zdebug_"},
+  std::string_view{".rel.debug_"},    std::string_view{".rela.debug_"},
+  std::string_view{".nv_debug_"},     std::string_view{".rel.nv_debug_"},
   std::string_view{".rela.nv_debug_"}};
 
 // SASS instruction width by architecture: 16 bytes from Volta on; before, 8-byte words (the count then
@@ -43,10 +44,12 @@ struct KindNameRow {
   ComponentKind kind;
   std::string_view name;
 };
-constexpr std::array k_kind_names{
-  KindNameRow{ComponentKind::host_code, "host code"}, KindNameRow{ComponentKind::host_debug, "host debug"},
-  KindNameRow{ComponentKind::cubin, "cubin"}, KindNameRow{ComponentKind::cubin_debug, "cubin debug"},
-  KindNameRow{ComponentKind::ptx, "ptx"}, KindNameRow{ComponentKind::ptx_debug, "ptx debug"}};
+constexpr std::array k_kind_names{KindNameRow{ComponentKind::host_code, "host code"},
+                                  KindNameRow{ComponentKind::host_debug, "host debug"},
+                                  KindNameRow{ComponentKind::cubin, "cubin"},
+                                  KindNameRow{ComponentKind::cubin_debug, "cubin debug"},
+                                  KindNameRow{ComponentKind::ptx, "ptx"},
+                                  KindNameRow{ComponentKind::ptx_debug, "ptx debug"}};
 
 bool is_debug_section(std::string_view name)
 {
@@ -86,7 +89,8 @@ private:
   std::vector<ComponentDigest> m_components;
 };
 
-ComponentDigest make_component(std::string key, ComponentKind kind, const Hasher& hasher, std::uint64_t size)
+ComponentDigest make_component(std::string key, ComponentKind kind, const Hasher& hasher,
+                               std::uint64_t size)
 {
   ComponentDigest component;
   component.key = std::move(key);
@@ -185,7 +189,8 @@ std::uint64_t instruction_bytes(std::uint32_t arch)
 }
 
 KernelInfo kernel_of(const ElfReader& elf, const ElfSection& text, std::uint32_t arch,
-                     const std::map<std::uint32_t, std::uint32_t>& registers, const Normalizer& normalizer)
+                     const std::map<std::uint32_t, std::uint32_t>& registers,
+                     const Normalizer& normalizer)
 {
   KernelInfo kernel;
   kernel.name = text.name.substr(std::string_view{".text."}.size());
@@ -206,7 +211,8 @@ KernelInfo kernel_of(const ElfReader& elf, const ElfSection& text, std::uint32_t
   return kernel;
 }
 
-std::vector<KernelInfo> kernels_of(const ElfReader& elf, std::uint32_t arch, const Normalizer& normalizer)
+std::vector<KernelInfo> kernels_of(const ElfReader& elf, std::uint32_t arch,
+                                   const Normalizer& normalizer)
 {
   const auto registers = register_counts(elf);
   std::map<std::string, std::uint8_t> other_by_name;
@@ -257,8 +263,10 @@ PtxParts split_ptx(std::string_view ptx)
   for (std::size_t start = 0; start < ptx.size();) {
     const std::size_t end = std::min(ptx.find('\n', start), ptx.size());
     const std::string_view line = ptx.substr(start, end - start);
-    const std::string_view trimmed = line.substr(std::min(line.find_first_not_of(" \t"), line.size()));
-    const bool opens = trimmed.starts_with(".section") && trimmed.find(".debug_") != std::string_view::npos;
+    const std::string_view trimmed =
+      line.substr(std::min(line.find_first_not_of(" \t"), line.size()));
+    const bool opens =
+      trimmed.starts_with(".section") && trimmed.find(".debug_") != std::string_view::npos;
     const bool debug = in_debug_section || opens || trimmed.starts_with(".file");
     (debug ? parts.debug : parts.code).append(line).push_back('\n');
     if (in_debug_section && trimmed.starts_with("}")) {
@@ -297,7 +305,8 @@ std::uint32_t ptx_target_arch(std::string_view ptx)
   }
   const auto digits = ptx.find_first_of("0123456789", at);
   std::uint32_t arch = 0;
-  for (auto i = digits; i < ptx.size() && std::isdigit(static_cast<unsigned char>(ptx[i])) != 0; ++i) {
+  for (auto i = digits; i < ptx.size() && std::isdigit(static_cast<unsigned char>(ptx[i])) != 0;
+       ++i) {
     if (arch > 100000) {
       return 0;  // not an architecture number
     }
@@ -359,7 +368,8 @@ private:
   {
     std::string bytes = m_normalizer.apply(section.data);
     if (const ElfSection* abbrev = m_elf.find_section(".debug_abbrev")) {
-      normalize_generated_declaration(bytes, abbrev->data, relocations_of(section), k_fatbin_data_symbol);
+      normalize_generated_declaration(bytes, abbrev->data, relocations_of(section),
+                                      k_fatbin_data_symbol);
     }
     hash_section_header(hasher, section);
     hasher.field(bytes);
@@ -371,10 +381,12 @@ private:
   {
     DebugInfoRelocations result;
     for (const auto& section : m_elf.sections()) {
-      if (section.type != SHT_RELA || section.entry_size != sizeof(Elf64_Rela) || section.info != target.index) {
+      if (section.type != SHT_RELA || section.entry_size != sizeof(Elf64_Rela) ||
+          section.info != target.index) {
         continue;
       }
-      for (std::size_t at = 0; at + sizeof(Elf64_Rela) <= section.data.size(); at += sizeof(Elf64_Rela)) {
+      for (std::size_t at = 0; at + sizeof(Elf64_Rela) <= section.data.size();
+           at += sizeof(Elf64_Rela)) {
         Elf64_Rela rela;
         std::memcpy(&rela, section.data.data() + at, sizeof(rela));
         record_relocation(result, rela);
@@ -429,7 +441,8 @@ private:
   std::uint64_t add_relocations(Hasher& hasher, const ElfSection& section) const
   {
     hasher.tag("relocations").field(section.name);
-    for (std::size_t at = 0; at + sizeof(Elf64_Rela) <= section.data.size(); at += sizeof(Elf64_Rela)) {
+    for (std::size_t at = 0; at + sizeof(Elf64_Rela) <= section.data.size();
+         at += sizeof(Elf64_Rela)) {
       Elf64_Rela rela;
       std::memcpy(&rela, section.data.data() + at, sizeof(rela));
       hasher.field(std::to_string(rela.r_offset)).field(std::to_string(ELF64_R_TYPE(rela.r_info)));
@@ -450,7 +463,8 @@ private:
   std::vector<ElfSymbol> m_symbols;
 };
 
-void add_host_debug_component(const ElfReader& elf, const Normalizer& normalizer, ComponentList& out)
+void add_host_debug_component(const ElfReader& elf, const Normalizer& normalizer,
+                              ComponentList& out)
 {
   const HostDebugHasher debug_hasher(elf, normalizer);
   Hasher hasher;
@@ -501,7 +515,8 @@ void digest_elf_artifact(std::string_view bytes, const std::string& what, Object
 bool looks_like_ptx(std::string_view bytes)
 {
   const std::string_view head = bytes.substr(0, 64 * 1024);
-  return head.find(".version") != std::string_view::npos && head.find(".target") != std::string_view::npos &&
+  return head.find(".version") != std::string_view::npos &&
+         head.find(".target") != std::string_view::npos &&
          head.find('\0') == std::string_view::npos;
 }
 
@@ -542,9 +557,10 @@ ObjectDigests digest_bytes(std::string_view bytes, const std::string& name)
       result.format = "ptx";
       digest_ptx(bytes, fmt::format("compute_{}", ptx_target_arch(bytes)), "", Normalizer{}, out);
     } else {
-      throw DigestError(fmt::format("{}: not a CUDA artifact (expected an ELF object or cubin, a fatbin "
-                                    "with magic 0xBA55ED50, or PTX text)",
-                                    name));
+      throw DigestError(
+        fmt::format("{}: not a CUDA artifact (expected an ELF object or cubin, a fatbin "
+                    "with magic 0xBA55ED50, or PTX text)",
+                    name));
     }
   } catch (const ElfError& error) {
     throw DigestError(error.what());
@@ -559,7 +575,8 @@ ObjectDigests digest_artifact(const std::string& path)
 {
   const std::optional<std::string> bytes = try_read_file(path);
   if (!bytes) {
-    throw DigestError(fmt::format("{}: cannot read the file; check that it exists and is readable", path));
+    throw DigestError(
+      fmt::format("{}: cannot read the file; check that it exists and is readable", path));
   }
   return digest_bytes(*bytes, path);
 }

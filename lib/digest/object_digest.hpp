@@ -36,12 +36,7 @@ struct KernelInfo {
   Digest code;  // the SASS bytes and the kernel's .nv.info attributes
 };
 
-enum class ComponentKind { host_code,
-                           host_debug,
-                           cubin,
-                           cubin_debug,
-                           ptx,
-                           ptx_debug };
+enum class ComponentKind { host_code, host_debug, cubin, cubin_debug, ptx, ptx_debug };
 
 struct ComponentDigest {
   std::string key;

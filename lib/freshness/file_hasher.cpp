@@ -39,8 +39,7 @@ std::vector<std::string_view> split_tabs(std::string_view line, size_t max_field
 
 FileHasher::FileHasher(std::string cache_file, std::int64_t settle_ns)
   : m_cache_file(std::move(cache_file)), m_settle_ns(settle_ns)
-{
-}
+{}
 
 void FileHasher::load_cache()
 {

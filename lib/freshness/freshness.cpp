@@ -59,7 +59,8 @@ std::string StaleReason::describe() const
   case StaleKind::input_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
   case StaleKind::input_missing: return fmt::format("{} was deleted", path);
   case StaleKind::input_unstable: return fmt::format("{} kept changing while it was read", path);
-  case StaleKind::tool_changed: return fmt::format("tool {} changed: {} -> {}", path, before, after);
+  case StaleKind::tool_changed:
+    return fmt::format("tool {} changed: {} -> {}", path, before, after);
   case StaleKind::probe_found:
     return fmt::format("{} now exists (it was looked up and not found when the object was built)",
                        path);
@@ -68,8 +69,10 @@ std::string StaleReason::describe() const
     return fmt::format("{} on PATH is now {} (was {})", path, after.empty() ? "not found" : after,
                        before.empty() ? "not found" : before);
   case StaleKind::inputs_unknown:
-    return "its inputs are unknown: the compile was not traced (a launcher answered from its cache) "
-           "and the build asked nvcc for no depfile, so nothing can prove it fresh (rebuild it once "
+    return "its inputs are unknown: the compile was not traced (a launcher answered from its "
+           "cache) "
+           "and the build asked nvcc for no depfile, so nothing can prove it fresh (rebuild it "
+           "once "
            "with CCACHE_DISABLE=1, or give nvcc -MD)";
   }
   return "stale";
@@ -77,8 +80,7 @@ std::string StaleReason::describe() const
 
 FreshnessChecker::FreshnessChecker(FileHasher& hasher, Environment current_env)
   : m_hasher(hasher), m_compile_env(compile_environment(current_env))
-{
-}
+{}
 
 FreshnessVerdict FreshnessChecker::check(const Record& record)
 {
@@ -125,7 +127,8 @@ void FreshnessChecker::check_inputs(const Record& record, FreshnessVerdict& verd
     } else if (!now) {
       verdict.reasons.push_back({StaleKind::input_unstable, path, input.file.hash.short_hex(), ""});
     } else {
-      auto kind = input.role == InputRole::tool ? StaleKind::tool_changed : StaleKind::input_changed;
+      auto kind =
+        input.role == InputRole::tool ? StaleKind::tool_changed : StaleKind::input_changed;
       verdict.reasons.push_back({kind, path, input.file.hash.short_hex(), now->hash.short_hex()});
     }
   }
@@ -174,7 +177,8 @@ void FreshnessChecker::check_path_lookups(const Record& record, FreshnessVerdict
   for (const auto& lookup : path_lookups_of(record)) {
     std::string resolved = resolve_in_path(lookup.name, current_path, record.working_dir);
     if (resolved != lookup.resolved) {
-      verdict.reasons.push_back({StaleKind::path_lookup_changed, lookup.name, lookup.resolved, resolved});
+      verdict.reasons.push_back(
+        {StaleKind::path_lookup_changed, lookup.name, lookup.resolved, resolved});
     }
   }
 }

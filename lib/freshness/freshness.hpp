@@ -24,8 +24,8 @@ enum class StaleKind {
   probe_found,          // a lookup that found nothing now finds a file (shadowing, __has_include)
   env_changed,          // NVCC_APPEND_FLAGS and friends
   path_lookup_changed,  // a program found through PATH (gcc, as) resolves elsewhere under today's PATH
-  inputs_unknown,       // neither traced nor listed by a depfile: a launcher answered from its cache
-                        // and the build asked nvcc for no depfile, so nothing can prove it fresh
+  inputs_unknown,  // neither traced nor listed by a depfile: a launcher answered from its cache
+                   // and the build asked nvcc for no depfile, so nothing can prove it fresh
 };
 
 struct StaleReason {

@@ -43,7 +43,8 @@ std::vector<PathLookup> path_lookups_of(const Record& record)
   std::set<std::string> names;
   auto collect = [&](const std::string& file) {
     const size_t slash = file.rfind('/');
-    if (slash != std::string::npos && dir_set.count(slash == 0 ? "/" : file.substr(0, slash)) != 0) {
+    if (slash != std::string::npos &&
+        dir_set.count(slash == 0 ? "/" : file.substr(0, slash)) != 0) {
       names.insert(file.substr(slash + 1));
     }
   };
@@ -75,7 +76,8 @@ std::vector<PathLookup> path_lookups_of(const Record& record)
   return lookups;
 }
 
-std::string resolve_in_path(const std::string& name, const std::string& path, const std::string& working_dir)
+std::string resolve_in_path(const std::string& name, const std::string& path,
+                            const std::string& working_dir)
 {
   for (const auto& dir : path_directories(path, working_dir)) {
     const std::string candidate = join(dir, name);

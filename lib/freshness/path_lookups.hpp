@@ -26,6 +26,7 @@ std::vector<PathLookup> path_lookups_of(const Record& record);
 
 // The first "<dir>/<name>" that is an executable file, for the directories of `path` in order
 // (an empty entry is `working_dir`); "" when there is none.
-std::string resolve_in_path(const std::string& name, const std::string& path, const std::string& working_dir);
+std::string resolve_in_path(const std::string& name, const std::string& path,
+                            const std::string& working_dir);
 
 }  // namespace nvfresh

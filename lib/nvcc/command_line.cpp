@@ -26,8 +26,7 @@ class Fallback : public std::runtime_error {
 public:
   Fallback(FallbackReason reason, const std::string& detail)
     : std::runtime_error(detail), m_reason(reason)
-  {
-  }
+  {}
   FallbackReason reason() const { return m_reason; }
 
 private:
@@ -45,7 +44,8 @@ struct QuoteRules {
 
 constexpr QuoteRules k_options_file_rules{false, false, true};
 constexpr QuoteRules k_env_flags_rules{true, false, false};
-constexpr QuoteRules k_shell_rules{false, true, true};  // how the host compiler gets -Xcompiler words
+constexpr QuoteRules k_shell_rules{false, true,
+                                   true};  // how the host compiler gets -Xcompiler words
 
 bool is_space(char c)
 {
@@ -54,8 +54,7 @@ bool is_space(char c)
 
 class WordSplitter {
 public:
-  WordSplitter(std::string_view text, QuoteRules rules)
-    : m_text(text), m_rules(rules) {}
+  WordSplitter(std::string_view text, QuoteRules rules) : m_text(text), m_rules(rules) {}
 
   std::vector<std::string> split()
   {
@@ -213,8 +212,7 @@ class OptionsFileExpander {
 public:
   OptionsFileExpander(const std::string& working_dir, std::vector<std::string>& files_read)
     : m_working_dir(working_dir), m_files_read(files_read)
-  {
-  }
+  {}
 
   std::vector<std::string> expand(const std::vector<std::string>& words, int depth)
   {
@@ -271,10 +269,7 @@ private:
 // Step 3: one pass over the words.
 
 // gcc preprocessor options nvfresh reads inside -Xcompiler values.
-enum class HostOptionKind { include_dir,
-                            define,
-                            undefine,
-                            pre_include };
+enum class HostOptionKind { include_dir, define, undefine, pre_include };
 
 struct HostOption {
   std::string_view spelling;
@@ -299,16 +294,11 @@ struct SourceExtension {
 };
 
 constexpr std::array k_source_extensions{
-  SourceExtension{".cu", "cu"},
-  SourceExtension{".c", "c"},
-  SourceExtension{".cc", "c++"},
-  SourceExtension{".cpp", "c++"},
-  SourceExtension{".cxx", "c++"},
-  SourceExtension{".i", "i"},
-  SourceExtension{".ii", "ii"},
-  SourceExtension{".gpu", "gpu"},
-  SourceExtension{".ptx", "ptx"},
-  SourceExtension{".cubin", "cubin"},
+  SourceExtension{".cu", "cu"},         SourceExtension{".c", "c"},
+  SourceExtension{".cc", "c++"},        SourceExtension{".cpp", "c++"},
+  SourceExtension{".cxx", "c++"},       SourceExtension{".i", "i"},
+  SourceExtension{".ii", "ii"},         SourceExtension{".gpu", "gpu"},
+  SourceExtension{".ptx", "ptx"},       SourceExtension{".cubin", "cubin"},
   SourceExtension{".fatbin", "fatbin"},
 };
 
@@ -341,8 +331,7 @@ class ArgWalker {
 public:
   ArgWalker(CompileRequest& request, Collected& collected)
     : m_request(request), m_collected(collected)
-  {
-  }
+  {}
 
   void walk(const std::vector<std::string>& words)
   {
@@ -382,9 +371,9 @@ private:
   {
     switch (option.role) {
     case OptionRole::not_a_compile:
-      throw Fallback(FallbackReason::not_a_compile,
-                     fmt::format("{} does not compile one source to one output",
-                                 option.canonical_name()));
+      throw Fallback(
+        FallbackReason::not_a_compile,
+        fmt::format("{} does not compile one source to one output", option.canonical_name()));
     case OptionRole::too_hard:
       throw Fallback(FallbackReason::unsupported_option,
                      fmt::format("{} makes nvcc write or skip files nvfresh cannot account for",
@@ -496,8 +485,7 @@ class HostWordReader {
 public:
   HostWordReader(const std::vector<std::string>& words, CompileRequest& request)
     : m_words(words), m_request(request)
-  {
-  }
+  {}
 
   void read()
   {
@@ -726,7 +714,8 @@ CompileRequest build_request(const std::vector<std::string>& args, const Environ
   for (std::string& word : env_flags(env, "NVCC_APPEND_FLAGS")) {
     merged.push_back(std::move(word));
   }
-  request.effective_args = OptionsFileExpander(working_dir, request.options_files).expand(merged, 0);
+  request.effective_args =
+    OptionsFileExpander(working_dir, request.options_files).expand(merged, 0);
 
   Collected collected;
   ArgWalker(request, collected).walk(request.effective_args);

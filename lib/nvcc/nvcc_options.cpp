@@ -16,19 +16,21 @@ using J = JoinedValue;
 
 constexpr NvccOption flag(std::string_view long_name, std::string_view short_name, OptionRole role)
 {
-  return NvccOption{long_name, short_name, V::none, J::no, false, role, M::none, IncludeDirKind::none};
+  return NvccOption{long_name, short_name, V::none, J::no,
+                    false,     role,       M::none, IncludeDirKind::none};
 }
 
 constexpr NvccOption phase(std::string_view long_name, std::string_view short_name, ModeKind mode)
 {
-  return NvccOption{long_name, short_name, V::none, J::no, false, R::compile_mode, mode,
-                    IncludeDirKind::none};
+  return NvccOption{long_name, short_name,      V::none, J::no,
+                    false,     R::compile_mode, mode,    IncludeDirKind::none};
 }
 
 constexpr NvccOption value(std::string_view long_name, std::string_view short_name, OptionRole role,
                            ValueKind kind = V::single, J joined = J::no)
 {
-  return NvccOption{long_name, short_name, kind, joined, false, role, M::none, IncludeDirKind::none};
+  return NvccOption{long_name, short_name, kind,    joined,
+                    false,     role,       M::none, IncludeDirKind::none};
 }
 
 constexpr NvccOption path(std::string_view long_name, std::string_view short_name, OptionRole role,
@@ -40,7 +42,8 @@ constexpr NvccOption path(std::string_view long_name, std::string_view short_nam
 constexpr NvccOption include(std::string_view long_name, std::string_view short_name,
                              IncludeDirKind kind, J joined)
 {
-  return NvccOption{long_name, short_name, V::comma_list, joined, true, R::include_dir, M::none, kind};
+  return NvccOption{long_name, short_name,     V::comma_list, joined,
+                    true,      R::include_dir, M::none,       kind};
 }
 
 // Roles, in short: "hash" when the option can change the object, its embedded code or whether the
@@ -137,7 +140,7 @@ constexpr std::array k_options{
   flag("--fdevice-syntax-only", "-fdevice-syntax-only", R::not_a_compile),
   path("--fdevice-time-trace", "-fdevice-time-trace", R::too_hard),  // writes a trace file
   flag("--keep", "-keep", R::too_hard),                              // keeps untracked files
-  path("--keep-dir", "-keep-dir", R::pass_only),                     // without --keep only names a directory
+  path("--keep-dir", "-keep-dir", R::pass_only),  // without --keep only names a directory
   flag("--save-temps", "-save-temps", R::too_hard),
   flag("--clean-targets", "-clean", R::too_hard),  // deletes instead of compiling
   path("--time", "-time", R::too_hard),            // appends to a timing file
@@ -231,9 +234,8 @@ const NvccOption* find_spelling(std::string_view spelling)
 
 bool all_digits(std::string_view text)
 {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // "-I/usr/include" -> -I with "/usr/include"; the longest joined short spelling wins.

@@ -73,9 +73,7 @@ enum class ModeKind {
   ltoir,
 };
 
-enum class IncludeDirKind { none,
-                            normal,
-                            system };
+enum class IncludeDirKind { none, normal, system };
 
 struct NvccOption {
   std::string_view long_name;   // "--output-file"; empty when nvcc has only one spelling
@@ -98,8 +96,9 @@ std::span<const NvccOption> nvcc_options();
 // One argv word matched against the table.
 struct OptionMatch {
   const NvccOption* option = nullptr;
-  std::string_view spelling;              // the spelling that matched
-  std::optional<std::string_view> value;  // set when the value was in the same word ("=v" or joined)
+  std::string_view spelling;  // the spelling that matched
+  std::optional<std::string_view>
+    value;  // set when the value was in the same word ("=v" or joined)
 };
 
 // Matches one word: an exact spelling, "spelling=value", or a joined short spelling.

@@ -35,8 +35,7 @@ public:
   Evaluator(const BuildGraph& graph, const ObjectIndex& objects, const std::string& root,
             FileHasher& hasher)
     : m_graph(graph), m_objects(objects), m_root(root), m_hasher(hasher)
-  {
-  }
+  {}
 
   const ArtifactStatus& evaluate(const LinkEdge& edge);
   bool contains_recorded(const LinkEdge& edge, int depth = 0);
@@ -117,17 +116,19 @@ void Evaluator::judge_object(const std::string& object, const std::optional<Link
                                 current.hash.short_hex()});
     }
   } else if (artifact.mtime_ns < current.mtime_ns) {
-    status.reasons.push_back({ArtifactIssue::relink_pending, object, format_local_time(artifact.mtime_ns, false),
+    status.reasons.push_back({ArtifactIssue::relink_pending, object,
+                              format_local_time(artifact.mtime_ns, false),
                               format_local_time(current.mtime_ns, false)});
   }
 }
 
 void Evaluator::judge_static_library(const std::string& library,
-                                     const std::optional<LinkRecord>& link, const FileStat& artifact,
-                                     ArtifactStatus& status)
+                                     const std::optional<LinkRecord>& link,
+                                     const FileStat& artifact, ArtifactStatus& status)
 {
   const LinkEdge* inner = m_graph.find(library);
-  if (inner == nullptr || inner->kind != ArtifactKind::static_library || !contains_recorded(*inner)) {
+  if (inner == nullptr || inner->kind != ArtifactKind::static_library ||
+      !contains_recorded(*inner)) {
     return;
   }
   if (!evaluate(*inner).fresh()) {
@@ -138,9 +139,11 @@ void Evaluator::judge_static_library(const std::string& library,
   const FileFingerprint* linked = link ? link->read_of(library) : nullptr;
   if (link && (linked == nullptr || !m_hasher.unchanged(*linked))) {
     status.reasons.push_back({ArtifactIssue::relink_pending, library,
-                              linked ? linked->hash.short_hex() : std::string("not linked"), "changed"});
+                              linked ? linked->hash.short_hex() : std::string("not linked"),
+                              "changed"});
   } else if (!link && artifact.exists && artifact.mtime_ns < now.mtime_ns) {
-    status.reasons.push_back({ArtifactIssue::relink_pending, library, format_local_time(artifact.mtime_ns, false),
+    status.reasons.push_back({ArtifactIssue::relink_pending, library,
+                              format_local_time(artifact.mtime_ns, false),
                               format_local_time(now.mtime_ns, false)});
   }
 }
@@ -162,7 +165,8 @@ std::string ArtifactReason::describe() const
   switch (kind) {
   case ArtifactIssue::not_linked: return "not linked yet (its target was not built)";
   case ArtifactIssue::object_stale:
-    return fmt::format("relink pending: contains {}, which is stale (recompile, then relink)", path);
+    return fmt::format("relink pending: contains {}, which is stale (recompile, then relink)",
+                       path);
   case ArtifactIssue::relink_pending:
     return fmt::format("relink pending: {} is newer than / differs from what was linked: {} -> {}",
                        path, before, after);

@@ -16,9 +16,9 @@
 namespace nvfresh {
 
 enum class ArtifactIssue {
-  not_linked,         // the artifact does not exist (its target was not built)
-  object_stale,       // it contains an object that is itself stale: recompile, then relink
-  relink_pending,     // an object or static library it contains is newer than / differs from what it linked
+  not_linked,    // the artifact does not exist (its target was not built)
+  object_stale,  // it contains an object that is itself stale: recompile, then relink
+  relink_pending,  // an object or static library it contains is newer than / differs from what it linked
   library_not_fresh,  // a static library it links is not fresh itself
 };
 

@@ -67,7 +67,8 @@ std::vector<std::string> ninja_words(std::string_view line)
     char c = line[i];
     if (c == '$' && i + 1 < line.size()) {
       char next = line[++i];
-      word += (next == ' ' || next == ':' || next == '$') ? std::string(1, next) : "$" + std::string(1, next);
+      word += (next == ' ' || next == ':' || next == '$') ? std::string(1, next)
+                                                          : "$" + std::string(1, next);
     } else if (c == ' ') {
       flush();
     } else if (c == ':') {
@@ -91,8 +92,8 @@ std::vector<std::string> ninja_build_lines(std::string_view text)
     size_t end = std::min(text.find('\n', begin), text.size());
     std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
-    bool continued = !line.empty() && line.back() == '$' &&
-                     (line.size() < 2 || line[line.size() - 2] != '$');
+    bool continued =
+      !line.empty() && line.back() == '$' && (line.size() < 2 || line[line.size() - 2] != '$');
     if (!current.empty()) {
       line.remove_prefix(std::min(line.find_first_not_of(' '), line.size()));
     }
@@ -304,8 +305,9 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& w
 {
   std::vector<std::string> expanded;
   for (const auto& word : words) {
-    auto text = word.size() > 1 && word[0] == '@' ? try_read_file(absolute_path(word.substr(1), run_dir))
-                                                  : std::nullopt;
+    auto text = word.size() > 1 && word[0] == '@'
+                  ? try_read_file(absolute_path(word.substr(1), run_dir))
+                  : std::nullopt;
     if (!text) {
       expanded.push_back(word);
       continue;
@@ -324,7 +326,8 @@ std::vector<LinkEdge> parse_make_link_commands(std::string_view text, const std:
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = std::min(text.find('\n', begin), text.size());
-    auto words = expand_response_files(split_command_line(text.substr(begin, end - begin)), run_dir);
+    auto words =
+      expand_response_files(split_command_line(text.substr(begin, end - begin)), run_dir);
     begin = end + 1;
     if (auto edge = describe_link_command(words, run_dir)) {
       edge->target = target;

@@ -68,8 +68,7 @@ ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
     }
     status.object = salvage_field(text, "object");
     status.source = salvage_field(text, "source");
-    status.verdict.reasons.push_back(
-      {StaleKind::record_unreadable, loaded.file, "", loaded.error});
+    status.verdict.reasons.push_back({StaleKind::record_unreadable, loaded.file, "", loaded.error});
     return status;
   }
   status.object = loaded.record->object;

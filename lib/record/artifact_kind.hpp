@@ -7,11 +7,7 @@
 
 namespace nvfresh {
 
-enum class ArtifactKind { executable,
-                          shared_library,
-                          module_library,
-                          static_library,
-                          unknown };
+enum class ArtifactKind { executable, shared_library, module_library, static_library, unknown };
 
 std::string_view artifact_kind_name(ArtifactKind kind);       // "shared_library", ...
 ArtifactKind artifact_kind_from_name(std::string_view name);  // unknown for any other text

@@ -26,13 +26,14 @@ std::string events_file(const std::string& record_root)
 
 }  // namespace
 
-void append_event(const std::string& record_root, const BuildEvent& event, std::int64_t rotate_bytes)
+void append_event(const std::string& record_root, const BuildEvent& event,
+                  std::int64_t rotate_bytes)
 {
   std::error_code ignored;
   std::filesystem::create_directories(record_root, ignored);
-  std::string line = fmt::format("{}\t{}\t{}\t{}\t{}\n", event.time_ns, escape_field(event.event),
-                                 event.duration_ns, escape_field(event.object),
-                                 escape_field(event.reason));
+  std::string line =
+    fmt::format("{}\t{}\t{}\t{}\t{}\n", event.time_ns, escape_field(event.event), event.duration_ns,
+                escape_field(event.object), escape_field(event.reason));
   const std::string file = events_file(record_root);
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
   if (fd < 0) {
@@ -42,8 +43,9 @@ void append_event(const std::string& record_root, const BuildEvent& event, std::
   struct stat written {};
   struct stat named {};
   // Rotate once, by whoever crosses the limit first: the name must still be this very file.
-  if (::fstat(fd, &written) == 0 && written.st_size > rotate_bytes && ::stat(file.c_str(), &named) == 0 &&
-      named.st_ino == written.st_ino && named.st_dev == written.st_dev) {
+  if (::fstat(fd, &written) == 0 && written.st_size > rotate_bytes &&
+      ::stat(file.c_str(), &named) == 0 && named.st_ino == written.st_ino &&
+      named.st_dev == written.st_dev) {
     ::rename(file.c_str(), (file + ".1").c_str());
   }
   ::close(fd);
@@ -53,7 +55,8 @@ std::vector<BuildEvent> read_events(const std::string& record_root)
 {
   std::vector<BuildEvent> events;
   const std::string file = events_file(record_root);
-  const std::string text = try_read_file(file + ".1").value_or("") + try_read_file(file).value_or("");
+  const std::string text =
+    try_read_file(file + ".1").value_or("") + try_read_file(file).value_or("");
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = std::min(text.find('\n', begin), text.size());

@@ -85,21 +85,34 @@ bool apply_fingerprint(const Fields& f, FileFingerprint& target)
 }
 
 constexpr LineRule k_line_rules[] = {
-  {"artifact", 2, [](const Fields& f, LinkRecord& r) { r.artifact = f[1]; return true; }},
-  {"kind", 2, [](const Fields& f, LinkRecord& r) { r.kind = artifact_kind_from_name(f[1]); return true; }},
-  {"cwd", 2, [](const Fields& f, LinkRecord& r) { r.working_dir = f[1]; return true; }},
-  {"times", 3, [](const Fields& f, LinkRecord& r) {
+  {"artifact", 2,
+   [](const Fields& f, LinkRecord& r) {
+     r.artifact = f[1];
+     return true;
+   }},
+  {"kind", 2,
+   [](const Fields& f, LinkRecord& r) {
+     r.kind = artifact_kind_from_name(f[1]);
+     return true;
+   }},
+  {"cwd", 2,
+   [](const Fields& f, LinkRecord& r) {
+     r.working_dir = f[1];
+     return true;
+   }},
+  {"times", 3,
+   [](const Fields& f, LinkRecord& r) {
      return parse_number(f[1], r.start_ns) && parse_number(f[2], r.end_ns);
    }},
-  {"trusted", 3, [](const Fields& f, LinkRecord& r) {
+  {"trusted", 3,
+   [](const Fields& f, LinkRecord& r) {
      r.trusted = f[1] == "1";
      r.untrusted_reason = f[2];
      return true;
    }},
   {"output", 7, [](const Fields& f, LinkRecord& r) { return apply_fingerprint(f, r.output); }},
-  {"read", 7, [](const Fields& f, LinkRecord& r) {
-     return apply_fingerprint(f, r.reads.emplace_back());
-   }},
+  {"read", 7,
+   [](const Fields& f, LinkRecord& r) { return apply_fingerprint(f, r.reads.emplace_back()); }},
 };
 
 bool apply_line(const Fields& f, LinkRecord& r)
@@ -152,7 +165,9 @@ std::optional<LinkRecord> parse_link_record(const std::string& text, std::string
     return fail("not a link record of format version 1");
   }
   size_t checksum_at = text.rfind('\n', text.size() - 2) + 1;
-  if (text.substr(checksum_at) != fmt::format("checksum\t{}\n", hash_bytes(std::string_view(text).substr(0, checksum_at)).to_hex())) {
+  if (text.substr(checksum_at) !=
+      fmt::format("checksum\t{}\n",
+                  hash_bytes(std::string_view(text).substr(0, checksum_at)).to_hex())) {
     return fail("checksum mismatch");
   }
   LinkRecord record;
@@ -170,7 +185,8 @@ std::optional<LinkRecord> parse_link_record(const std::string& text, std::string
 std::string link_record_file_for(const std::string& record_root, const std::string& artifact)
 {
   std::string name = fs::path(artifact).filename().string();
-  return record_root + "/links/" + name + "-" + hash_bytes(artifact).to_hex().substr(0, 16) + ".link";
+  return record_root + "/links/" + name + "-" + hash_bytes(artifact).to_hex().substr(0, 16) +
+         ".link";
 }
 
 namespace {
@@ -189,7 +205,8 @@ std::optional<LinkRecord> read_link_record_file(const std::string& file)
 
 }  // namespace
 
-std::optional<LinkRecord> load_link_record(const std::string& record_root, const std::string& artifact)
+std::optional<LinkRecord> load_link_record(const std::string& record_root,
+                                           const std::string& artifact)
 {
   return read_link_record_file(link_record_file_for(record_root, artifact));
 }

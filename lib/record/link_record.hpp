@@ -35,7 +35,8 @@ std::string serialize_link_record(const LinkRecord& record);
 std::optional<LinkRecord> parse_link_record(const std::string& text, std::string* error = nullptr);
 
 std::string link_record_file_for(const std::string& record_root, const std::string& artifact);
-std::optional<LinkRecord> load_link_record(const std::string& record_root, const std::string& artifact);
+std::optional<LinkRecord> load_link_record(const std::string& record_root,
+                                           const std::string& artifact);
 std::vector<LinkRecord> load_all_link_records(const std::string& record_root);
 void save_link_record(const std::string& record_root, const LinkRecord& record);  // atomic; throws
 

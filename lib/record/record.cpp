@@ -128,8 +128,8 @@ void add_history(Record& record, HistoryEntry entry)
 {
   record.history.push_back(std::move(entry));
   if (record.history.size() > k_record_history_limit) {
-    record.history.erase(record.history.begin(),
-                         record.history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
+    record.history.erase(record.history.begin(), record.history.end() - static_cast<std::ptrdiff_t>(
+                                                                          k_record_history_limit));
   }
 }
 
@@ -216,8 +216,8 @@ Digest to_digest(const std::string& text)
 void expect_fields(const Fields& fields, size_t count)
 {
   if (fields.size() != count + 1) {
-    throw ParseError{fmt::format("'{}' has {} fields, expected {}", fields[0], fields.size() - 1,
-                                 count)};
+    throw ParseError{
+      fmt::format("'{}' has {} fields, expected {}", fields[0], fields.size() - 1, count)};
   }
 }
 
@@ -284,44 +284,86 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
     {"cwd", [](const Fields& f, Record& r) { set_string(f, r.working_dir); }},
     {"compiler", [](const Fields& f, Record& r) { set_string(f, r.compiler); }},
     {"nvcc_version", [](const Fields& f, Record& r) { set_string(f, r.nvcc_version); }},
-    {"launcher", [](const Fields& f, Record& r) { expect_fields(f, 1); r.launcher_prefix.push_back(f[1]); }},
-    {"arg", [](const Fields& f, Record& r) { expect_fields(f, 1); r.signature_args.push_back(f[1]); }},
-    {"env", [](const Fields& f, Record& r) { expect_fields(f, 2); r.env[f[1]] = f[2]; }},
-    {"signature", [](const Fields& f, Record& r) { expect_fields(f, 1); r.signature = to_digest(f[1]); }},
-    {"inputs_from", [](const Fields& f, Record& r) { expect_fields(f, 1); r.inputs_from_trace = f[1] == "trace"; }},
+    {"launcher",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.launcher_prefix.push_back(f[1]);
+     }},
+    {"arg",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.signature_args.push_back(f[1]);
+     }},
+    {"env",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 2);
+       r.env[f[1]] = f[2];
+     }},
+    {"signature",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.signature = to_digest(f[1]);
+     }},
+    {"inputs_from",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.inputs_from_trace = f[1] == "trace";
+     }},
     {"input", [](const Fields& f, Record& r) { r.inputs.push_back(to_input(f)); }},
-    {"missing", [](const Fields& f, Record& r) { expect_fields(f, 1); r.missing.push_back(f[1]); }},
-    {"component", [](const Fields& f, Record& r) { expect_fields(f, 2); r.components[f[1]] = to_digest(f[2]); }},
-    {"dep", [](const Fields& f, Record& r) { expect_fields(f, 1); r.depfile_prerequisites.push_back(f[1]); }},
-    {"console", [](const Fields& f, Record& r) {
+    {"missing",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.missing.push_back(f[1]);
+     }},
+    {"component",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 2);
+       r.components[f[1]] = to_digest(f[2]);
+     }},
+    {"dep",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.depfile_prerequisites.push_back(f[1]);
+     }},
+    {"console",
+     [](const Fields& f, Record& r) {
        expect_fields(f, 3);
        r.console_mode = f[1];
        r.console_out = f[2];
        r.console_err = f[3];
      }},
     {"console_terminals", [](const Fields& f, Record& r) { set_string(f, r.console_terminals); }},
-    {"console_terminal_env", [](const Fields& f, Record& r) {
+    {"console_terminal_env",
+     [](const Fields& f, Record& r) {
        expect_fields(f, 2);
        r.console_terminal_env[f[1]] = f[2];
      }},
-    {"output", [](const Fields& f, Record& r) { expect_fields(f, 6); r.output = to_fingerprint(f, 1); }},
-    {"depfile", [](const Fields& f, Record& r) {
+    {"output",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 6);
+       r.output = to_fingerprint(f, 1);
+     }},
+    {"depfile",
+     [](const Fields& f, Record& r) {
        expect_fields(f, 3);
        r.depfile_phony = f[1] == "1";
        r.depfile_path = f[2];
        r.depfile_target = f[3];
      }},
-    {"times", [](const Fields& f, Record& r) {
+    {"times",
+     [](const Fields& f, Record& r) {
        expect_fields(f, 2);
        r.start_ns = to_number<std::int64_t>(f[1]);
        r.end_ns = to_number<std::int64_t>(f[2]);
      }},
-    {"trusted", [](const Fields& f, Record& r) {
+    {"trusted",
+     [](const Fields& f, Record& r) {
        expect_fields(f, 2);
        r.trusted = f[1] == "1";
        r.untrusted_reason = f[2];
      }},
-    {"history", [](const Fields& f, Record& r) {
+    {"history",
+     [](const Fields& f, Record& r) {
        expect_fields(f, 3);
        r.history.push_back({to_number<std::int64_t>(f[1]), f[2], f[3]});
      }},

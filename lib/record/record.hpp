@@ -55,10 +55,10 @@ struct Record {
   std::vector<std::string> signature_args;   // normalized arguments (command_line.hpp)
   std::map<std::string, std::string> env;    // the compile-relevant environment (set ones only)
   Digest signature;                          // hash of the command signature (args, env, cwd)
-  std::string nvcc_version;                  // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
-  std::vector<RecordedInput> inputs;         // every file any pass read, and the tools
-  std::vector<std::string> missing;          // lookups that found nothing (probes)
-  bool inputs_from_trace = true;             // false: only nvcc's depfile was available
+  std::string nvcc_version;           // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
+  std::vector<RecordedInput> inputs;  // every file any pass read, and the tools
+  std::vector<std::string> missing;   // lookups that found nothing (probes)
+  bool inputs_from_trace = true;      // false: only nvcc's depfile was available
   FileFingerprint output;
   std::string depfile_path;  // where the build asked for a depfile ("" = none)
   std::string depfile_target;
@@ -74,9 +74,11 @@ struct Record {
   std::string console_mode = "none";
   std::string console_out;
   std::string console_err;
-  std::string console_terminals;                            // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
-  std::map<std::string, std::string> console_terminal_env;  // TERM & co. when a stream was a terminal
-  std::vector<std::string> depfile_prerequisites;           // as written to the build's depfile
+  std::string
+    console_terminals;  // which streams were terminals: "", "stdout", "stderr", "stdout,stderr"
+  std::map<std::string, std::string>
+    console_terminal_env;                          // TERM & co. when a stream was a terminal
+  std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
   // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
   // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.
   std::map<std::string, Digest> components;

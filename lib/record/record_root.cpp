@@ -19,9 +19,8 @@ constexpr const char* k_tree_markers[] = {"CMakeCache.txt", "build.ninja", ".nvf
 
 bool is_build_tree_top(const fs::path& dir)
 {
-  return std::any_of(std::begin(k_tree_markers), std::end(k_tree_markers), [&](const char* name) {
-    return stat_file((dir / name).string()).exists;
-  });
+  return std::any_of(std::begin(k_tree_markers), std::end(k_tree_markers),
+                     [&](const char* name) { return stat_file((dir / name).string()).exists; });
 }
 
 }  // namespace
@@ -42,7 +41,8 @@ std::string find_record_root(const std::string& configured_dir, const std::strin
   return (fs::path(working_dir) / ".nvfresh").string();
 }
 
-std::string record_root_of_build_dir(const std::string& configured_dir, const std::string& build_dir)
+std::string record_root_of_build_dir(const std::string& configured_dir,
+                                     const std::string& build_dir)
 {
   std::string cwd = current_directory();
   if (!configured_dir.empty()) {

@@ -17,7 +17,8 @@ namespace nvfresh {
 std::string find_record_root(const std::string& configured_dir, const std::string& working_dir);
 
 // The record root that belongs to a build directory given on nvfresh's command line.
-std::string record_root_of_build_dir(const std::string& configured_dir, const std::string& build_dir);
+std::string record_root_of_build_dir(const std::string& configured_dir,
+                                     const std::string& build_dir);
 
 // The object's absolute path with symlinks in its directory resolved (the record's key).
 std::string canonical_object_path(const std::string& object, const std::string& working_dir);

@@ -20,16 +20,12 @@ constexpr const char* k_compile_env_names[] = {
 };
 
 constexpr const char* k_terminal_env_names[] = {
-  "TERM",
-  "COLUMNS",
-  "GCC_COLORS",
-  "GCC_URLS",
-  "TERM_URLS",
-  "NO_COLOR",
+  "TERM", "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "NO_COLOR",
 };
 
 template <std::size_t N>
-std::map<std::string, std::string> variables_set(const Environment& env, const char* const (&names)[N])
+std::map<std::string, std::string> variables_set(const Environment& env,
+                                                 const char* const (&names)[N])
 {
   std::map<std::string, std::string> set;
   for (const char* name : names) {

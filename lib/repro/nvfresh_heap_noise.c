@@ -17,9 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { k_max_blocks = 512,
-       k_max_small = 2048,
-       k_max_large = 64 * 1024 };
+enum { k_max_blocks = 512, k_max_small = 2048, k_max_large = 64 * 1024 };
 
 static uint64_t g_state;
 

@@ -43,7 +43,8 @@ EnvList arena_max(Rng& rng)
 
 EnvList mmap_threshold(Rng& rng)
 {
-  return {{"GLIBC_TUNABLES", fmt::format("glibc.malloc.mmap_threshold={}", draw(rng, 4096, 4 << 20))}};
+  return {
+    {"GLIBC_TUNABLES", fmt::format("glibc.malloc.mmap_threshold={}", draw(rng, 4096, 4 << 20))}};
 }
 
 EnvList top_pad(Rng& rng)
@@ -64,8 +65,8 @@ EnvList trim_and_arenas(Rng& rng)
 }
 
 constexpr std::array k_heap_variants{HeapVariant{malloc_perturb}, HeapVariant{mmap_threshold},
-                                     HeapVariant{arena_max}, HeapVariant{top_pad},
-                                     HeapVariant{no_tcache}, HeapVariant{trim_and_arenas}};
+                                     HeapVariant{arena_max},      HeapVariant{top_pad},
+                                     HeapVariant{no_tcache},      HeapVariant{trim_and_arenas}};
 
 constexpr std::size_t k_max_env_pad = 32 * 1024;
 
@@ -184,22 +185,26 @@ std::variant<ReproTarget, std::string> prepare_repro_target(const std::vector<st
   }
   const ModeExtension* mode = find_mode(parsed.request->mode);
   if (mode == nullptr) {
-    return std::string("repro digests objects, PTX, cubins and fatbins; this compile makes none of them");
+    return std::string(
+      "repro digests objects, PTX, cubins and fatbins; this compile makes none of them");
   }
   ReproTarget target;
   target.compiler = command[0];
   target.base_args = without_output_options(args);
   target.explicit_depfile = !parsed.request->depfile.path.empty();
   const auto& output = parsed.request->output;
-  target.output_name = output.empty()
-                         ? std::filesystem::path(parsed.request->source).stem().string() + std::string(mode->extension)
-                         : std::filesystem::path(output).filename().string();
+  target.output_name =
+    output.empty()
+      ? std::filesystem::path(parsed.request->source).stem().string() + std::string(mode->extension)
+      : std::filesystem::path(output).filename().string();
   // The output must now come only from the -o repro adds: one inside an options file or
   // NVCC_*_FLAGS would still be there.
   const auto redirected = run_command(target, "/repro/out", "/repro/out.d");
-  ParseResult check = parse_command_line({redirected.begin() + 1, redirected.end()}, env, working_dir);
+  ParseResult check =
+    parse_command_line({redirected.begin() + 1, redirected.end()}, env, working_dir);
   if (!check.request || check.request->output != "/repro/out") {
-    return std::string("cannot redirect the output: is -o (or -MF) inside an options file or NVCC_*_FLAGS?");
+    return std::string(
+      "cannot redirect the output: is -o (or -MF) inside an options file or NVCC_*_FLAGS?");
   }
   return target;
 }
@@ -257,7 +262,8 @@ std::vector<Variant> group_variants(const std::vector<RunDigests>& runs)
   for (const auto& run : runs) {
     ordered.push_back(&run);
   }
-  std::sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) { return a->run < b->run; });
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto* a, const auto* b) { return a->run < b->run; });
   std::vector<Variant> variants;
   std::map<ComponentDigestList, std::size_t> index_of;
   for (const auto* run : ordered) {

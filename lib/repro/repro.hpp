@@ -33,7 +33,7 @@ struct Perturbation {
   bool aslr_off = false;
   std::vector<std::pair<std::string, std::string>> heap_env;  // variables set for this run
   std::size_t env_pad_bytes = 0;                              // length of NVFRESH_REPRO_PAD
-  std::uint64_t heap_noise_seed = 0;                          // NVFRESH_HEAP_NOISE for libnvfresh_heap_noise.so; 0: none
+  std::uint64_t heap_noise_seed = 0;  // NVFRESH_HEAP_NOISE for libnvfresh_heap_noise.so; 0: none
 
   std::string describe() const;  // "control: ASLR off" / "MALLOC_PERTURB_=77, env +1234 B"
   // `base` with the heap variables, the padding and TMPDIR/TMP/TEMP set to `tmp_dir`; with the

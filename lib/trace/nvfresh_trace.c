@@ -29,8 +29,7 @@
 
 #define NVFRESH_EXPORT __attribute__((visibility("default")))
 
-enum { k_line_max = 4096,
-       k_pass_max = 64 };
+enum { k_line_max = 4096, k_pass_max = 64 };
 
 static char g_trace_file[PATH_MAX];
 static int g_enabled = -1;  // -1: not yet decided
@@ -71,7 +70,8 @@ static size_t append_number(char* buf, size_t used, long value)
 
 static void write_line(const char* line, size_t len)
 {
-  int fd = (int)syscall(SYS_openat, AT_FDCWD, g_trace_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, g_trace_file,
+                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return;
   }
@@ -218,7 +218,9 @@ static int preprocess_arch(int argc, char** argv, char* pass, size_t size)
   const char* suffix = "";
   for (int i = 1; i < argc; ++i) {
     has_e |= strcmp(argv[i], "-E") == 0;
-    arch = define_value(argc, argv, i, "__CUDA_ARCH__") ? define_value(argc, argv, i, "__CUDA_ARCH__") : arch;
+    arch = define_value(argc, argv, i, "__CUDA_ARCH__")
+             ? define_value(argc, argv, i, "__CUDA_ARCH__")
+             : arch;
     if (define_value(argc, argv, i, "__CUDA_ARCH_SPECIFIC__")) {
       suffix = "a";
     } else if (define_value(argc, argv, i, "__CUDA_ARCH_FAMILY_SPECIFIC__") && suffix[0] != 'a') {
@@ -237,9 +239,11 @@ static int preprocess_arch(int argc, char** argv, char* pass, size_t size)
 
 // cicc "-arch compute_80", ptxas "-arch=sm_80" / "--gpu-name sm_80". nvcc's own -arch is not a pass,
 // nor is that of a shell running an nvcc wrapper script (invoked as .../nvcc).
-static int tool_arch(int argc, char** argv, const char* exe, const char* invoked, char* pass, size_t size)
+static int tool_arch(int argc, char** argv, const char* exe, const char* invoked, char* pass,
+                     size_t size)
 {
-  if (strcmp(base_name(exe), "nvcc") == 0 || (invoked != NULL && strcmp(base_name(invoked), "nvcc") == 0)) {
+  if (strcmp(base_name(exe), "nvcc") == 0 ||
+      (invoked != NULL && strcmp(base_name(invoked), "nvcc") == 0)) {
     return 0;
   }
   for (int i = 1; i < argc; ++i) {
@@ -251,7 +255,8 @@ static int tool_arch(int argc, char** argv, const char* exe, const char* invoked
     } else if (starts_with(argv[i], "--gpu-name=")) {
       value = argv[i] + strlen("--gpu-name=");
     }
-    if (value != NULL && (starts_with(value, "compute_") || starts_with(value, "sm_")) && strlen(value) < size) {
+    if (value != NULL && (starts_with(value, "compute_") || starts_with(value, "sm_")) &&
+        strlen(value) < size) {
       strcpy(pass, value);
       return 1;
     }
@@ -331,8 +336,8 @@ static void* real_symbol(void** slot, const char* name)
   return *slot;
 }
 
-#define REAL(ret, name, ...) \
-  static void* s_##name;     \
+#define REAL(ret, name, ...)                                                                       \
+  static void* s_##name;                                                                           \
   ret (*real_##name)(__VA_ARGS__) = (ret(*)(__VA_ARGS__))real_symbol(&s_##name, #name)
 
 // ---- opens ----------------------------------------------------------------------------------------
@@ -367,30 +372,30 @@ static mode_t mode_argument(int flags, va_list args)
   return open_mode_wanted(flags) ? (mode_t)va_arg(args, int) : 0;
 }
 
-#define DEFINE_OPEN(name)                                   \
-  NVFRESH_EXPORT int name(const char* path, int flags, ...) \
-  {                                                         \
-    va_list args;                                           \
-    va_start(args, flags);                                  \
-    mode_t mode = mode_argument(flags, args);               \
-    va_end(args);                                           \
-    REAL(int, name, const char*, int, ...);                 \
-    int result = real_##name(path, flags, mode);            \
-    after_open(AT_FDCWD, path, flags, result, errno);       \
-    return result;                                          \
+#define DEFINE_OPEN(name)                                                                          \
+  NVFRESH_EXPORT int name(const char* path, int flags, ...)                                        \
+  {                                                                                                \
+    va_list args;                                                                                  \
+    va_start(args, flags);                                                                         \
+    mode_t mode = mode_argument(flags, args);                                                      \
+    va_end(args);                                                                                  \
+    REAL(int, name, const char*, int, ...);                                                        \
+    int result = real_##name(path, flags, mode);                                                   \
+    after_open(AT_FDCWD, path, flags, result, errno);                                              \
+    return result;                                                                                 \
   }
 
-#define DEFINE_OPENAT(name)                                            \
-  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags, ...) \
-  {                                                                    \
-    va_list args;                                                      \
-    va_start(args, flags);                                             \
-    mode_t mode = mode_argument(flags, args);                          \
-    va_end(args);                                                      \
-    REAL(int, name, int, const char*, int, ...);                       \
-    int result = real_##name(dirfd, path, flags, mode);                \
-    after_open(dirfd, path, flags, result, errno);                     \
-    return result;                                                     \
+#define DEFINE_OPENAT(name)                                                                        \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags, ...)                             \
+  {                                                                                                \
+    va_list args;                                                                                  \
+    va_start(args, flags);                                                                         \
+    mode_t mode = mode_argument(flags, args);                                                      \
+    va_end(args);                                                                                  \
+    REAL(int, name, int, const char*, int, ...);                                                   \
+    int result = real_##name(dirfd, path, flags, mode);                                            \
+    after_open(dirfd, path, flags, result, errno);                                                 \
+    return result;                                                                                 \
   }
 
 DEFINE_OPEN(open)
@@ -399,22 +404,22 @@ DEFINE_OPENAT(openat)
 DEFINE_OPENAT(openat64)
 
 // The _FORTIFY_SOURCE entry points take no mode (they are only called without O_CREAT).
-#define DEFINE_OPEN_2(name)                            \
-  NVFRESH_EXPORT int name(const char* path, int flags) \
-  {                                                    \
-    REAL(int, name, const char*, int);                 \
-    int result = real_##name(path, flags);             \
-    after_open(AT_FDCWD, path, flags, result, errno);  \
-    return result;                                     \
+#define DEFINE_OPEN_2(name)                                                                        \
+  NVFRESH_EXPORT int name(const char* path, int flags)                                             \
+  {                                                                                                \
+    REAL(int, name, const char*, int);                                                             \
+    int result = real_##name(path, flags);                                                         \
+    after_open(AT_FDCWD, path, flags, result, errno);                                              \
+    return result;                                                                                 \
   }
 
-#define DEFINE_OPENAT_2(name)                                     \
-  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags) \
-  {                                                               \
-    REAL(int, name, int, const char*, int);                       \
-    int result = real_##name(dirfd, path, flags);                 \
-    after_open(dirfd, path, flags, result, errno);                \
-    return result;                                                \
+#define DEFINE_OPENAT_2(name)                                                                      \
+  NVFRESH_EXPORT int name(int dirfd, const char* path, int flags)                                  \
+  {                                                                                                \
+    REAL(int, name, int, const char*, int);                                                        \
+    int result = real_##name(dirfd, path, flags);                                                  \
+    after_open(dirfd, path, flags, result, errno);                                                 \
+    return result;                                                                                 \
   }
 
 DEFINE_OPEN_2(__open_2)
@@ -455,27 +460,27 @@ static void after_fopen(const char* path, const char* mode, FILE* result, int sa
   after_open(AT_FDCWD, path, fopen_flags(mode), result ? fileno(result) : -1, saved_errno);
 }
 
-#define DEFINE_FOPEN(name)                                      \
-  NVFRESH_EXPORT FILE* name(const char* path, const char* mode) \
-  {                                                             \
-    REAL(FILE*, name, const char*, const char*);                \
-    FILE* result = real_##name(path, mode);                     \
-    after_fopen(path, mode, result, errno);                     \
-    return result;                                              \
+#define DEFINE_FOPEN(name)                                                                         \
+  NVFRESH_EXPORT FILE* name(const char* path, const char* mode)                                    \
+  {                                                                                                \
+    REAL(FILE*, name, const char*, const char*);                                                   \
+    FILE* result = real_##name(path, mode);                                                        \
+    after_fopen(path, mode, result, errno);                                                        \
+    return result;                                                                                 \
   }
 
 DEFINE_FOPEN(fopen)
 DEFINE_FOPEN(fopen64)
 
-#define DEFINE_FREOPEN(name)                                                  \
-  NVFRESH_EXPORT FILE* name(const char* path, const char* mode, FILE* stream) \
-  {                                                                           \
-    REAL(FILE*, name, const char*, const char*, FILE*);                       \
-    FILE* result = real_##name(path, mode, stream);                           \
-    if (path != NULL) {                                                       \
-      after_fopen(path, mode, result, errno);                                 \
-    }                                                                         \
-    return result;                                                            \
+#define DEFINE_FREOPEN(name)                                                                       \
+  NVFRESH_EXPORT FILE* name(const char* path, const char* mode, FILE* stream)                      \
+  {                                                                                                \
+    REAL(FILE*, name, const char*, const char*, FILE*);                                            \
+    FILE* result = real_##name(path, mode, stream);                                                \
+    if (path != NULL) {                                                                            \
+      after_fopen(path, mode, result, errno);                                                      \
+    }                                                                                              \
+    return result;                                                                                 \
   }
 
 DEFINE_FREOPEN(freopen)
@@ -505,13 +510,14 @@ static int is_name_lookup(const char* path)
   return path != NULL && path[0] != '\0';
 }
 
-#define DEFINE_STAT(name, type)                                                                     \
-  NVFRESH_EXPORT int name(const char* path, struct type* buf)                                       \
-  {                                                                                                 \
-    REAL(int, name, const char*, struct type*);                                                     \
-    int result = real_##name(path, buf);                                                            \
-    after_lookup(AT_FDCWD, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
-    return result;                                                                                  \
+#define DEFINE_STAT(name, type)                                                                    \
+  NVFRESH_EXPORT int name(const char* path, struct type* buf)                                      \
+  {                                                                                                \
+    REAL(int, name, const char*, struct type*);                                                    \
+    int result = real_##name(path, buf);                                                           \
+    after_lookup(AT_FDCWD, path, result, errno,                                                    \
+                 result == 0 ? letter_for_mode(buf->st_mode) : 'R');                               \
+    return result;                                                                                 \
   }
 
 DEFINE_STAT(stat, stat)
@@ -534,13 +540,14 @@ DEFINE_FSTATAT(fstatat, stat)
 DEFINE_FSTATAT(fstatat64, stat64)
 
 // Binaries built against glibc < 2.33 call these (the CUDA tools do).
-#define DEFINE_XSTAT(name, type)                                                                    \
-  NVFRESH_EXPORT int name(int ver, const char* path, struct type* buf)                              \
-  {                                                                                                 \
-    REAL(int, name, int, const char*, struct type*);                                                \
-    int result = real_##name(ver, path, buf);                                                       \
-    after_lookup(AT_FDCWD, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
-    return result;                                                                                  \
+#define DEFINE_XSTAT(name, type)                                                                   \
+  NVFRESH_EXPORT int name(int ver, const char* path, struct type* buf)                             \
+  {                                                                                                \
+    REAL(int, name, int, const char*, struct type*);                                               \
+    int result = real_##name(ver, path, buf);                                                      \
+    after_lookup(AT_FDCWD, path, result, errno,                                                    \
+                 result == 0 ? letter_for_mode(buf->st_mode) : 'R');                               \
+    return result;                                                                                 \
   }
 
 DEFINE_XSTAT(__xstat, stat)
@@ -562,7 +569,8 @@ DEFINE_XSTAT(__lxstat64, stat64)
 DEFINE_FXSTATAT(__fxstatat, stat)
 DEFINE_FXSTATAT(__fxstatat64, stat64)
 
-NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* buf)
+NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask,
+                         struct statx* buf)
 {
   REAL(int, statx, int, const char*, int, unsigned int, struct statx*);
   int result = real_statx(dirfd, path, flags, mask, buf);

@@ -48,12 +48,7 @@ constexpr int k_max_ancestry = 64;
 
 // Where nothing a compile reads can be an input, or where the C library looks for its own data.
 constexpr std::string_view k_never_input_prefixes[] = {
-  "/proc/",
-  "/dev/",
-  "/sys/",
-  "/usr/lib/locale/",
-  "/usr/share/locale/",
-  "/etc/ld.so.",
+  "/proc/", "/dev/", "/sys/", "/usr/lib/locale/", "/usr/share/locale/", "/etc/ld.so.",
 };
 constexpr std::string_view k_never_input_parts[] = {"/gconv/"};
 constexpr std::string_view k_never_input_suffixes[] = {".mo"};
@@ -98,7 +93,8 @@ bool parse_process(std::string_view rest, Trace& trace)
   if (!pid || !parent_pid || pass.empty() || rest.empty()) {
     return false;
   }
-  TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass), ""};
+  TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass),
+                        ""};
   trace.processes.push_back(process);
   trace.accesses.push_back({*pid, AccessKind::exec, lexically_normal(process.executable)});
   return true;
@@ -215,9 +211,10 @@ std::vector<bool> processes_running(const Trace& trace, const std::string& canon
   runs.reserve(trace.processes.size());
   for (const TracedProcess& process : trace.processes) {
     std::error_code error;
-    runs.push_back(process.executable == canonical_program ||
-                   (!process.invoked_as.empty() &&
-                    std::filesystem::weakly_canonical(process.invoked_as, error).string() == canonical_program));
+    runs.push_back(
+      process.executable == canonical_program ||
+      (!process.invoked_as.empty() &&
+       std::filesystem::weakly_canonical(process.invoked_as, error).string() == canonical_program));
   }
   return runs;
 }
@@ -282,9 +279,7 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   // An image that a member image execs is a member too (an nvcc wrapper script's `exec nvcc`).
   // A compiler cache inside the tree (ccache masquerading as gcc on PATH, or as nvcc itself) is
   // transparent: what it runs belongs, what it reads and writes itself (its cache) does not.
-  enum class Image { outside,
-                     member,
-                     transparent };
+  enum class Image { outside, member, transparent };
   std::map<int, Image> image_of;                    // pid -> its current image
   std::map<int, std::vector<TracedAccess>> before;  // pid -> accesses before its first image
   std::size_t next_process = 0;

@@ -15,11 +15,13 @@ namespace {
 
 constexpr int k_level = 3;  // fast, and 7x smaller on records
 constexpr unsigned char k_zstd_magic[] = {0x28, 0xB5, 0x2F, 0xFD};
-constexpr unsigned long long k_max_text = 256ULL << 20;  // 256 MiB: far beyond any record (a CUTLASS one is 0.6 MB)
+constexpr unsigned long long k_max_text =
+  256ULL << 20;  // 256 MiB: far beyond any record (a CUTLASS one is 0.6 MB)
 
 bool is_zstd_frame(const std::string& bytes)
 {
-  return bytes.size() >= sizeof k_zstd_magic && std::memcmp(bytes.data(), k_zstd_magic, sizeof k_zstd_magic) == 0;
+  return bytes.size() >= sizeof k_zstd_magic &&
+         std::memcmp(bytes.data(), k_zstd_magic, sizeof k_zstd_magic) == 0;
 }
 
 }  // namespace
@@ -27,7 +29,8 @@ bool is_zstd_frame(const std::string& bytes)
 void write_compressed_file(const std::string& path, std::string_view text)
 {
   std::string packed(ZSTD_compressBound(text.size()), '\0');
-  const size_t size = ZSTD_compress(packed.data(), packed.size(), text.data(), text.size(), k_level);
+  const size_t size =
+    ZSTD_compress(packed.data(), packed.size(), text.data(), text.size(), k_level);
   if (ZSTD_isError(size) != 0) {
     throw std::runtime_error(fmt::format("cannot compress {}: {}", path, ZSTD_getErrorName(size)));
   }
@@ -41,7 +44,8 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
     return bytes;
   }
   // One context per thread: check loads thousands of records on several threads.
-  thread_local std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(), &ZSTD_freeDCtx);
+  thread_local std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(),
+                                                                            &ZSTD_freeDCtx);
   if (!context) {
     throw std::bad_alloc();
   }
@@ -51,10 +55,12 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
   }
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR) {
     std::string text(size, '\0');  // the frames nvfresh writes: their size is known, one pass
-    const size_t got = ZSTD_decompressDCtx(context.get(), text.data(), text.size(), bytes.data(), bytes.size());
+    const size_t got =
+      ZSTD_decompressDCtx(context.get(), text.data(), text.size(), bytes.data(), bytes.size());
     if (ZSTD_isError(got) != 0 || got != size) {
-      throw CompressedFileError(fmt::format("{} does not decompress ({}): truncated or corrupt", what,
-                                            ZSTD_isError(got) != 0 ? ZSTD_getErrorName(got) : "short"));
+      throw CompressedFileError(
+        fmt::format("{} does not decompress ({}): truncated or corrupt", what,
+                    ZSTD_isError(got) != 0 ? ZSTD_getErrorName(got) : "short"));
     }
     return text;
   }
@@ -69,8 +75,8 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
     ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
     remaining = ZSTD_decompressStream(context.get(), &out, &in);
     if (ZSTD_isError(remaining) != 0) {
-      throw CompressedFileError(fmt::format("{} does not decompress ({}): truncated or corrupt", what,
-                                            ZSTD_getErrorName(remaining)));
+      throw CompressedFileError(fmt::format("{} does not decompress ({}): truncated or corrupt",
+                                            what, ZSTD_getErrorName(remaining)));
     }
     text.append(chunk.data(), out.pos);
     if (text.size() > k_max_text) {
@@ -78,7 +84,8 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
     }
   }
   if (remaining != 0 || in.pos != in.size) {
-    throw CompressedFileError(fmt::format("{} is not one complete zstd frame: truncated or corrupt", what));
+    throw CompressedFileError(
+      fmt::format("{} is not one complete zstd frame: truncated or corrupt", what));
   }
   return text;
 }

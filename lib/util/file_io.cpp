@@ -145,8 +145,8 @@ void write_file_atomically(const std::string& path, std::string_view content)
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int error = errno;
     ::unlink(temp.c_str());
-    throw std::runtime_error(fmt::format("cannot rename {} to {}: {}", temp, path,
-                                         std::strerror(error)));
+    throw std::runtime_error(
+      fmt::format("cannot rename {} to {}: {}", temp, path, std::strerror(error)));
   }
 }
 
@@ -158,8 +158,8 @@ void set_mtime_ns(const std::string& path, std::int64_t mtime_ns)
   times[1].tv_sec = mtime_ns / 1'000'000'000;
   times[1].tv_nsec = mtime_ns % 1'000'000'000;
   if (::utimensat(AT_FDCWD, path.c_str(), times, 0) != 0) {
-    throw std::runtime_error(fmt::format("cannot set the mtime of {}: {}", path,
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+      fmt::format("cannot set the mtime of {}: {}", path, std::strerror(errno)));
   }
 }
 

@@ -75,8 +75,7 @@ std::optional<Digest> Digest::from_hex(std::string_view hex)
   return digest;
 }
 
-Hasher::Hasher()
-  : m_state(XXH3_createState())
+Hasher::Hasher() : m_state(XXH3_createState())
 {
   XXH3_128bits_reset(static_cast<XXH3_state_t*>(m_state));
 }

@@ -133,8 +133,10 @@ Pipe make_pseudo_terminal(int like)
   modes.c_oflag &= ~static_cast<tcflag_t>(OPOST);
   int master = -1;
   int slave = -1;
-  if (::openpty(&master, &slave, nullptr, have_modes ? &modes : nullptr, have_size ? &size : nullptr) != 0) {
-    throw std::runtime_error(fmt::format("cannot open a pseudo-terminal: {}", std::strerror(errno)));
+  if (::openpty(&master, &slave, nullptr, have_modes ? &modes : nullptr,
+                have_size ? &size : nullptr) != 0) {
+    throw std::runtime_error(
+      fmt::format("cannot open a pseudo-terminal: {}", std::strerror(errno)));
   }
   ::fcntl(master, F_SETFD, FD_CLOEXEC);
   ::fcntl(slave, F_SETFD, FD_CLOEXEC);
@@ -328,7 +330,8 @@ ProcessResult run_capturing_output(const std::vector<std::string>& argv, const E
   }
   std::thread err_thread;
   if (!captured.combined) {
-    err_thread = std::thread([&] { tee_pipe(err.read_end, STDERR_FILENO, captured.err, captured.overflow); });
+    err_thread =
+      std::thread([&] { tee_pipe(err.read_end, STDERR_FILENO, captured.err, captured.overflow); });
   }
   tee_pipe(out.read_end, STDOUT_FILENO, captured.out, captured.overflow);
   if (err_thread.joinable()) {
@@ -421,9 +424,7 @@ std::string terminal_streams()
 {
   const bool out = ::isatty(STDOUT_FILENO) != 0;
   const bool err = ::isatty(STDERR_FILENO) != 0;
-  return out && err ? "stdout,stderr" : out ? "stdout"
-                                      : err ? "stderr"
-                                            : "";
+  return out && err ? "stdout,stderr" : out ? "stdout" : err ? "stderr" : "";
 }
 
 }  // namespace nvfresh

@@ -9,7 +9,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
   try {
-    (void)nvfresh::digest_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz-input");
+    (void)nvfresh::digest_bytes(std::string_view(reinterpret_cast<const char*>(data), size),
+                                "fuzz-input");
   } catch (const nvfresh::DigestError&) {
   }
   return 0;

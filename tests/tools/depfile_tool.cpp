@@ -79,6 +79,7 @@ int main(int argc, char** argv)
     return run_parse(has_flag(argc, argv, "--nvcc") ? nvfresh::DepfileDialect::k_nvcc
                                                     : nvfresh::DepfileDialect::k_make);
   }
-  std::cerr << "usage: nvfresh_depfile_tool write <target> [--phony] [-0] | represent [-0] | parse [--nvcc]\n";
+  std::cerr << "usage: nvfresh_depfile_tool write <target> [--phony] [-0] | represent [-0] | parse "
+               "[--nvcc]\n";
   return 2;
 }

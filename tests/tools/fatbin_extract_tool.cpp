@@ -49,8 +49,10 @@ int main(int argc, char** argv)
     std::map<nvfresh::FatbinKind, int> counts;
     for (const auto& entry : read_entries(bytes, argv[1])) {
       int number = ++counts[entry.kind];
-      std::string name = fmt::format("{}.{}.{}", number, entry.arch_name(), nvfresh::to_string(entry.kind));
-      nvfresh::write_file_atomically((std::filesystem::path(argv[2]) / name).string(), entry.payload);
+      std::string name =
+        fmt::format("{}.{}.{}", number, entry.arch_name(), nvfresh::to_string(entry.kind));
+      nvfresh::write_file_atomically((std::filesystem::path(argv[2]) / name).string(),
+                                     entry.payload);
       fmt::print("{} {}\n", name, nvfresh::to_string(entry.compression));
     }
     return 0;

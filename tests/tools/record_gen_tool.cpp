@@ -16,8 +16,8 @@ using namespace nvfresh;
 
 namespace {
 
-std::vector<FileFingerprint> make_files(const std::string& dir, const std::string& pattern, int count,
-                                        FileHasher& hasher)
+std::vector<FileFingerprint> make_files(const std::string& dir, const std::string& pattern,
+                                        int count, FileHasher& hasher)
 {
   std::vector<FileFingerprint> files;
   for (int i = 0; i < count; ++i) {
@@ -55,7 +55,8 @@ int main(int argc, char** argv)
     record.env = build_env;  // as if built in this environment (PATH, NVCC_*_FLAGS, ...)
     record.nvcc_version = "Cuda compilation tools, release 13.0, V13.0.88";
     for (int h = 0; h < per_object; ++h) {
-      record.inputs.push_back({header_files[(i * 7 + h) % headers], InputRole::header, {"host", "compute_80"}});
+      record.inputs.push_back(
+        {header_files[(i * 7 + h) % headers], InputRole::header, {"host", "compute_80"}});
     }
     record.missing = {fmt::format("{}/include/missing{}.h", dir, i % 50)};
     record.output = object_files[i];

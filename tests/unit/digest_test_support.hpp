@@ -30,7 +30,8 @@ inline std::string load_compressed_object(const std::string& name)
     throw std::runtime_error(name + ": not a zstd frame with a recorded size");
   }
   std::string bytes(size, '\0');
-  const std::size_t written = ZSTD_decompress(bytes.data(), bytes.size(), packed.data(), packed.size());
+  const std::size_t written =
+    ZSTD_decompress(bytes.data(), bytes.size(), packed.data(), packed.size());
   if (ZSTD_isError(written) != 0 || written != size) {
     throw std::runtime_error(name + ": cannot decompress");
   }
@@ -40,8 +41,7 @@ inline std::string load_compressed_object(const std::string& name)
 // xorshift64*: the same sequence on every platform and run, unlike std:: distributions.
 class Corrupter {
 public:
-  explicit Corrupter(std::uint64_t seed)
-    : m_state(seed) {}
+  explicit Corrupter(std::uint64_t seed) : m_state(seed) {}
 
   std::uint64_t next()
   {

@@ -127,8 +127,8 @@ TEST_CASE("parse_depfile: escaped colons and drive letters", "[depfile]")
                                 " c:\\gcc\\x86_64-w64-mingw32\\include\\stddef.h \\\n"
                                 " inc/co\\:lon.h inc/co:lon2.h\n");
   CHECK(depfile.targets == Paths{"c:\\gcc\\x86_64-w64-mingw32\\include\\stddef.o"});
-  CHECK(depfile.prerequisites == Paths{"c:\\gcc\\x86_64-w64-mingw32\\include\\stddef.h",
-                                       "inc/co:lon.h", "inc/co:lon2.h"});
+  CHECK(depfile.prerequisites ==
+        Paths{"c:\\gcc\\x86_64-w64-mingw32\\include\\stddef.h", "inc/co:lon.h", "inc/co:lon2.h"});
 }
 
 TEST_CASE("parse_depfile: backslash-colon before whitespace ends a target", "[depfile]")
@@ -146,9 +146,9 @@ TEST_CASE("parse_depfile: special characters from ninja's tests", "[depfile]")
                                 " Fu\303\244ball\\\n"
                                 " a[1]b@2%c");
   CHECK(depfile.targets == Paths{"C:/Program Files (x86)/Microsoft crtdefs.h"});
-  CHECK(depfile.prerequisites ==
-        Paths{"en@quot.header~", "t+t-x!=1", "openldap/slapd.d/cn=config/cn=schema/cn={0}core.ldif",
-              "Fu\303\244ball", "a[1]b@2%c"});
+  CHECK(depfile.prerequisites == Paths{"en@quot.header~", "t+t-x!=1",
+                                       "openldap/slapd.d/cn=config/cn=schema/cn={0}core.ldif",
+                                       "Fu\303\244ball", "a[1]b@2%c"});
 }
 
 TEST_CASE("parse_depfile: ampersand, quotes, dollars and inner hashes", "[depfile]")
@@ -225,9 +225,8 @@ TEST_CASE("parse_depfile: nvcc 13.0 output with awkward header names", "[depfile
   CHECK(depfile.prerequisites.front() == "a.cu");
   CHECK(depfile.prerequisites[1] == "/usr/include/stdc-predef.h");
   const Paths tail(depfile.prerequisites.end() - 10, depfile.prerequisites.end());
-  CHECK(tail == Paths{"inc dir/sp ace.h", "inc dir/ha#sh.h", "inc dir/dol$lar.h",
-                      "inc dir/am&p.h", "inc dir/pa(re)n.h", "inc dir/n\xc3\xb6\xc3\xb1-ascii.h",
-                      "inc dir/co:lon.h",
+  CHECK(tail == Paths{"inc dir/sp ace.h", "inc dir/ha#sh.h", "inc dir/dol$lar.h", "inc dir/am&p.h",
+                      "inc dir/pa(re)n.h", "inc dir/n\xc3\xb6\xc3\xb1-ascii.h", "inc dir/co:lon.h",
                       "inc dir/back/slash.h",  // nvcc's spelling of the include "back\slash.h"
                       "inc dir/per%cent.h", "inc dir/quo'te.h"});
 }
@@ -247,7 +246,8 @@ TEST_CASE("parse_depfile: the nvcc dialect keeps $$, \\# and \\: literal", "[dep
   REQUIRE(nvcc.has_value());
   CHECK(nvcc->targets == Paths{"a.o"});
   CHECK(nvcc->prerequisites == Paths{"x$$y.h", "b\\#c.h", "d\\:e.h", "f g.h", "h$i.h", "j#k.h"});
-  CHECK(parse_ok(text).prerequisites == Paths{"x$y.h", "b#c.h", "d:e.h", "f g.h", "h$i.h", "j#k.h"});
+  CHECK(parse_ok(text).prerequisites ==
+        Paths{"x$y.h", "b#c.h", "d:e.h", "f g.h", "h$i.h", "j#k.h"});
   // The real nvcc output reads the same in both dialects: it holds no "$$", "\\#" or "\\:".
   const std::string real = data_file("nvcc13_special_chars_mp.d");
   const auto real_nvcc = nvfresh::parse_depfile(real, nullptr, nvfresh::DepfileDialect::k_nvcc);
@@ -273,12 +273,19 @@ TEST_CASE("depfile_can_represent", "[depfile]")
     INFO(path);
     CHECK(nvfresh::depfile_can_represent(path));
   }
-  const Paths unrepresentable = {"", "tab\there", "new\nline", "cr\rx", "am&p.h",
-                                 "q'uote.h", "q\"uote.h", "st*r.h", "qu?.h", "semi;c.h",
-                                 "pi|pe.h", "lt<.h", "hat^.h", "back`.h", "eq=.h",
-                                 "br[1].h", "~/home.h", "colon-end:", "lib.a(m.o)", "end\\",
-                                 "a\\ b", "a\\#b", "a\\:b", "a\\$b", "a\\\\b",
-                                 std::string("nul\0byte", 8)};
+  const Paths unrepresentable = {"",           "tab\there",
+                                 "new\nline",  "cr\rx",
+                                 "am&p.h",     "q'uote.h",
+                                 "q\"uote.h",  "st*r.h",
+                                 "qu?.h",      "semi;c.h",
+                                 "pi|pe.h",    "lt<.h",
+                                 "hat^.h",     "back`.h",
+                                 "eq=.h",      "br[1].h",
+                                 "~/home.h",   "colon-end:",
+                                 "lib.a(m.o)", "end\\",
+                                 "a\\ b",      "a\\#b",
+                                 "a\\:b",      "a\\$b",
+                                 "a\\\\b",     std::string("nul\0byte", 8)};
   for (const std::string& path : unrepresentable) {
     INFO(path);
     CHECK_FALSE(nvfresh::depfile_can_represent(path));
@@ -343,8 +350,7 @@ std::string random_depfile_text(std::mt19937& engine)
 
 }  // namespace
 
-TEST_CASE("parse_depfile: pseudo-random input never crashes and round trips",
-          "[depfile][random]")
+TEST_CASE("parse_depfile: pseudo-random input never crashes and round trips", "[depfile][random]")
 {
   std::mt19937 engine(20240611u);  // fixed seed: the same inputs on every run
   int parsed = 0;

@@ -117,7 +117,8 @@ struct ScriptHostCompile {
 
   ScriptHostCompile()
   {
-    std::string nvcc = dir.write("cuda/bin/nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 0.0'\n");
+    std::string nvcc =
+      dir.write("cuda/bin/nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 0.0'\n");
     std::filesystem::permissions(nvcc, std::filesystem::perms::owner_all);
     std::string sh = dir.write("bin/sh", "the interpreter");
     std::string cicc = dir.write("cuda/nvvm/bin/cicc", "cicc");
@@ -127,18 +128,17 @@ struct ScriptHostCompile {
     plan.source = dir.write("src/a.cu", "#include \"kernel.h\"\n");
     plan.object = dir.write("build/a.o", "object bytes");
     plan.compiler_path = nvcc;
-    plan.trace_file = dir.write("trace", "X 100 1 - " + nvcc + "\n" +
-                                           "X 101 100 - " + sh + "\n" +
-                                           "R 101 " + script + "\n" +
-                                           "X 102 100 compute_80 " + cicc + "\n" +
-                                           "R 102 " + header + "\n");
+    plan.trace_file = dir.write("trace", "X 100 1 - " + nvcc + "\n" + "X 101 100 - " + sh + "\n" +
+                                           "R 101 " + script + "\n" + "X 102 100 compute_80 " +
+                                           cicc + "\n" + "R 102 " + header + "\n");
     chain.compiler = nvcc;
   }
 
   Record record()
   {
     FileHasher hasher;
-    RecordingInput in{request, chain, plan, {coarse_now_ns() + 10'000'000'000, coarse_now_ns() + 10'000'000'000}};
+    RecordingInput in{
+      request, chain, plan, {coarse_now_ns() + 10'000'000'000, coarse_now_ns() + 10'000'000'000}};
     return make_record(in, hasher);
   }
 
@@ -156,7 +156,8 @@ struct ScriptHostCompile {
 
 }  // namespace
 
-TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a tool", "[recorder]")
+TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a tool",
+          "[recorder]")
 {
   ScriptHostCompile c;
   SECTION("-ccbin, absolute")
@@ -188,8 +189,9 @@ TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a
   CHECK(verdict.reasons[0].path == c.script);
 }
 
-TEST_CASE("without a host compiler on the command line, a script read by the compile stays a header",
-          "[recorder]")
+TEST_CASE(
+  "without a host compiler on the command line, a script read by the compile stays a header",
+  "[recorder]")
 {
   ScriptHostCompile c;
   Record record = c.record();

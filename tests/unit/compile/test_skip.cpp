@@ -18,7 +18,8 @@ const Environment k_env = {{"NVCC_APPEND_FLAGS", "-DX=1"}};
 std::string write_program(const test::TempDir& dir, const std::string& relative)
 {
   auto path = dir.write(relative, "#!/bin/sh\n");
-  std::filesystem::permissions(path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
   return path;
 }
 
@@ -102,7 +103,8 @@ TEST_CASE("skip: PATH changed but gcc resolves as before (a venv activated)", "[
   Fixture f;
   std::filesystem::create_directories(f.dir.path("venv/bin"));
   write_program(f.dir, "venv/bin/python3");
-  f.plan.child_env["PATH"] = f.dir.path("venv/bin") + ":" + f.plan.child_env["PATH"] + ":/opt/other/bin";
+  f.plan.child_env["PATH"] =
+    f.dir.path("venv/bin") + ":" + f.plan.child_env["PATH"] + ":/opt/other/bin";
   auto decision = f.decide();
   INFO(decision.reason);
   REQUIRE(decision.skip);
@@ -219,7 +221,8 @@ TEST_CASE("skip: PATH belongs to the compile environment", "[skip]")
   REQUIRE(env.count("HOME") == 0);
 }
 
-TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the terminal was set", "[skip]")
+TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the terminal was set",
+          "[skip]")
 {
   Record previous;
   previous.console_mode = "separate";
@@ -232,7 +235,8 @@ TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the term
     CHECK(console_replay_doubt(previous, "", {}).empty());
     CHECK(console_replay_doubt(previous, "stdout", {{"TERM", "dumb"}}).empty());
   }
-  previous.console_err = "a.cu(3): warning #177-D: variable \"v\" was declared but never referenced\n";
+  previous.console_err =
+    "a.cu(3): warning #177-D: variable \"v\" was declared but never referenced\n";
   SECTION("a pipe then and now")
   {
     CHECK(console_replay_doubt(previous, "", {{"TERM", "dumb"}}).empty());
@@ -240,14 +244,17 @@ TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the term
   SECTION("a terminal then, a pipe now")
   {
     previous.console_terminals = "stdout,stderr";
-    CHECK(console_replay_doubt(previous, "", xterm).find("went to a terminal (stdout,stderr) then") !=
-          std::string::npos);
+    CHECK(
+      console_replay_doubt(previous, "", xterm).find("went to a terminal (stdout,stderr) then") !=
+      std::string::npos);
   }
   SECTION("the same terminal settings")
   {
     previous.console_terminals = "stderr";
     previous.console_terminal_env = terminal_environment(xterm);
-    CHECK(console_replay_doubt(previous, "stderr", {{"TERM", "xterm-256color"}, {"HOME", "/home/u"}}).empty());
+    CHECK(
+      console_replay_doubt(previous, "stderr", {{"TERM", "xterm-256color"}, {"HOME", "/home/u"}})
+        .empty());
   }
   SECTION("TERM, COLUMNS or GCC_COLORS changed")
   {
@@ -255,9 +262,11 @@ TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the term
     previous.console_terminal_env = terminal_environment(xterm);
     auto doubt = console_replay_doubt(previous, "stdout,stderr", {{"TERM", "dumb"}});
     CHECK(doubt.find("TERM=xterm-256color then, TERM=dumb now") != std::string::npos);
-    doubt = console_replay_doubt(previous, "stdout,stderr", {{"TERM", "xterm-256color"}, {"COLUMNS", "80"}});
+    doubt = console_replay_doubt(previous, "stdout,stderr",
+                                 {{"TERM", "xterm-256color"}, {"COLUMNS", "80"}});
     CHECK(doubt.find("COLUMNS=80 TERM=xterm-256color now") != std::string::npos);
-    doubt = console_replay_doubt(previous, "stdout,stderr", {{"TERM", "xterm-256color"}, {"GCC_COLORS", ""}});
+    doubt = console_replay_doubt(previous, "stdout,stderr",
+                                 {{"TERM", "xterm-256color"}, {"GCC_COLORS", ""}});
     CHECK(doubt.find("GCC_COLORS= TERM=xterm-256color now") != std::string::npos);
     doubt = console_replay_doubt(previous, "stdout,stderr", {});
     CHECK(doubt.find("none set now") != std::string::npos);
@@ -266,6 +275,11 @@ TEST_CASE("skip: console_replay_doubt: what was printed, where, and how the term
 
 TEST_CASE("skip: the terminal environment holds only what renders messages", "[skip]")
 {
-  auto env = terminal_environment({{"TERM", "xterm"}, {"COLUMNS", "120"}, {"NO_COLOR", "1"}, {"PATH", "/usr/bin"}, {"LANG", "C.UTF-8"}});
-  CHECK(env == std::map<std::string, std::string>{{"COLUMNS", "120"}, {"NO_COLOR", "1"}, {"TERM", "xterm"}});
+  auto env = terminal_environment({{"TERM", "xterm"},
+                                   {"COLUMNS", "120"},
+                                   {"NO_COLOR", "1"},
+                                   {"PATH", "/usr/bin"},
+                                   {"LANG", "C.UTF-8"}});
+  CHECK(env == std::map<std::string, std::string>{
+                 {"COLUMNS", "120"}, {"NO_COLOR", "1"}, {"TERM", "xterm"}});
 }

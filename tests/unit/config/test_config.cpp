@@ -24,7 +24,8 @@ TEST_CASE("environment variables and the config file", "[config]")
   REQUIRE(from_file.log_file == "/tmp/x.log");
   REQUIRE(from_file.config_file == file);
 
-  Config env_wins = load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_RECORD_DIR", "/elsewhere"}, {"NVFRESH_DISABLE", "0"}});
+  Config env_wins = load_config(
+    {{"NVFRESH_CONFIG", file}, {"NVFRESH_RECORD_DIR", "/elsewhere"}, {"NVFRESH_DISABLE", "0"}});
   REQUIRE(env_wins.record_dir == "/elsewhere");
   REQUIRE_FALSE(env_wins.disabled);
 }

@@ -50,10 +50,12 @@ TEST_CASE("elf_reader reads sections and symbols of a real nvcc object")
   CHECK(reader.find_section("__nv_module_id") != nullptr);
   CHECK(reader.find_section(".no_such_section") == nullptr);
   const auto symbols = reader.symbols();
-  const auto file = std::find_if(symbols.begin(), symbols.end(), [](const auto& s) { return s.type == STT_FILE; });
+  const auto file =
+    std::find_if(symbols.begin(), symbols.end(), [](const auto& s) { return s.type == STT_FILE; });
   REQUIRE(file != symbols.end());
   CHECK(file->name.starts_with("tmpxft_"));
-  CHECK(std::any_of(symbols.begin(), symbols.end(), [](const auto& s) { return s.name == "_Z7add_onePi"; }));
+  CHECK(std::any_of(symbols.begin(), symbols.end(),
+                    [](const auto& s) { return s.name == "_Z7add_onePi"; }));
 }
 
 TEST_CASE("elf_reader reads a cubin's machine and arch flags")
@@ -105,11 +107,13 @@ TEST_CASE("elf_reader rejects section data and names outside the file")
   CHECK_THAT(error_of(bad_names), Catch::Contains("section name table index"));
 
   std::string bad_data = original;  // section 2 (.text): offset far past the end
-  put_le(bad_data, header.e_shoff + 2 * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_offset), 0xFFFFFFFFFFFF0000ULL, 8);
+  put_le(bad_data, header.e_shoff + 2 * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_offset),
+         0xFFFFFFFFFFFF0000ULL, 8);
   CHECK_THAT(error_of(bad_data), Catch::Contains("section 2 data"));
 
   std::string bad_name = original;  // section 2's name offset past the name table
-  put_le(bad_name, header.e_shoff + 2 * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_name), 0x7FFFFFFF, 4);
+  put_le(bad_name, header.e_shoff + 2 * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_name),
+         0x7FFFFFFF, 4);
   CHECK_THAT(error_of(bad_name), Catch::Contains("past the end of string table"));
 }
 

@@ -102,7 +102,8 @@ TEST_CASE("fatbin_reader rejects malformed fatbins with a clear message")
   const std::string good = synthetic_fatbin(".version 9.0\n.target sm_90\n", 90);
   CHECK_THAT(error_of(""), Catch::Contains("fatbin header is truncated"));
   CHECK_THAT(error_of(std::string(32, 'x')), Catch::Contains("is not 0xba55ed50"));
-  CHECK_THAT(error_of(good.substr(0, good.size() - 1)), Catch::Contains("runs past the end of the data"));
+  CHECK_THAT(error_of(good.substr(0, good.size() - 1)),
+             Catch::Contains("runs past the end of the data"));
   CHECK_THAT(error_of(good + "garbage!"), Catch::Contains("at offset 0x"));
 
   std::string bad_kind = good;
@@ -138,7 +139,8 @@ TEST_CASE("fatbin_reader rejects malformed fatbins with a clear message")
 
 TEST_CASE("fatbin_reader never crashes on corrupted fatbins")
 {
-  const std::string originals[] = {fatbin_of("k_sm80.o"), fatbin_of("k_sm80_lz4.o"), fatbin_of("k_sm80_rdc.o")};
+  const std::string originals[] = {fatbin_of("k_sm80.o"), fatbin_of("k_sm80_lz4.o"),
+                                   fatbin_of("k_sm80_rdc.o")};
   nvfresh::test::Corrupter corrupter(0x5EED0002);
   int rejected = 0;
   for (int i = 0; i < 3000; ++i) {

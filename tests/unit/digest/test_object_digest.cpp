@@ -56,8 +56,8 @@ TEST_CASE("object_digest splits a host object into host, cubin and PTX component
 {
   const auto digests = digest_bytes(nvfresh::test::load_object("k_sm80.o"), "k_sm80.o");
   CHECK(digests.format == "host object");
-  CHECK(keys_of(digests) ==
-        std::vector<std::string>{"host code", "sm_80 cubin", "sm_80 cubin debug", "compute_80 ptx"});
+  CHECK(keys_of(digests) == std::vector<std::string>{"host code", "sm_80 cubin",
+                                                     "sm_80 cubin debug", "compute_80 ptx"});
   const auto* cubin = digests.find("sm_80 cubin");
   REQUIRE(cubin != nullptr);
   REQUIRE(cubin->kernels.size() == 2);
@@ -118,7 +118,8 @@ TEST_CASE("object_digest: a moved declaration outside fatbin.c still changes hos
   REQUIRE(info != nullptr);
   // `readelf --debug-dump=info`: host_fn's DW_AT_decl_line (k.cu line 3, DW_FORM_data1) is at 0x2af3.
   constexpr std::size_t k_host_fn_decl_line = 0x2af3;
-  const std::size_t at = static_cast<std::size_t>(info->data.data() - a.data()) + k_host_fn_decl_line;
+  const std::size_t at =
+    static_cast<std::size_t>(info->data.data() - a.data()) + k_host_fn_decl_line;
   REQUIRE(a[at] == '\x03');
   std::string moved = a;
   moved[at] = '\x04';
@@ -135,8 +136,8 @@ TEST_CASE("dwarf_info: the fatbinData bound and the fatbin.c declaration lines b
   const std::string original = info;
   nvfresh::DebugInfoRelocations relocations;
   // Without relocations the names (DW_FORM_strp) are unknown: nothing is rewritten.
-  CHECK(nvfresh::normalize_generated_declaration(info, elf.find_section(".debug_abbrev")->data, relocations,
-                                                 "fatbinData") == 0);
+  CHECK(nvfresh::normalize_generated_declaration(info, elf.find_section(".debug_abbrev")->data,
+                                                 relocations, "fatbinData") == 0);
   CHECK(info == original);
 }
 
@@ -161,7 +162,8 @@ TEST_CASE("object_digest: a changed kernel instruction changes only that cubin a
   REQUIRE(cubin_at != std::string::npos);
   std::string edited = original;
   edited[cubin_at + text->offset + 20] ^= 0x01;
-  const auto comparison = compare_digests(digest_bytes(original, "a.o"), digest_bytes(edited, "b.o"));
+  const auto comparison =
+    compare_digests(digest_bytes(original, "a.o"), digest_bytes(edited, "b.o"));
   for (const auto& component : comparison.components) {
     INFO(component.key);
     CHECK((component.verdict == Verdict::different) == (component.key == "sm_80 cubin"));
@@ -189,7 +191,8 @@ TEST_CASE("normalize: tmpxft stems, module ids and PTX registers")
   CHECK(nvfresh::normalize_tmpxft_stems(text) == 1);
   CHECK(text == "x tmpxft_00000000_00000000-6_k.cpp tmpxft_short tmpxft_0000zzzz_00000000");
   CHECK(nvfresh::module_id_from_section(std::string("__NV_MODULE_ID\0", 15)).empty());
-  CHECK(nvfresh::module_id_from_section(std::string("_b132155e_4_k_cu_b8ce1b4e\0", 26)) == "_b132155e_4_k_cu_b8ce1b4e");
+  CHECK(nvfresh::module_id_from_section(std::string("_b132155e_4_k_cu_b8ce1b4e\0", 26)) ==
+        "_b132155e_4_k_cu_b8ce1b4e");
   CHECK(nvfresh::normalized_module_id("_b132155e_4_k_cu_b8ce1b4e") == "_00000000_4_k_cu_b8ce1b4e");
   CHECK(nvfresh::ptx_without_register_numbers("add.s32 %r12, %r3, %rd40; mov %tid.x") ==
         "add.s32 %r#, %r#, %rd#; mov %tid.x");
@@ -225,7 +228,8 @@ TEST_CASE("compare: PTX diff factors out register numbering")
 
 TEST_CASE("object_digest: unreadable and unknown inputs give clear errors")
 {
-  CHECK_THROWS_WITH(nvfresh::digest_artifact("/nonexistent/x.o"), Catch::Contains("cannot read the file"));
+  CHECK_THROWS_WITH(nvfresh::digest_artifact("/nonexistent/x.o"),
+                    Catch::Contains("cannot read the file"));
   CHECK_THAT(error_of("hello"), Catch::Contains("not a CUDA artifact"));
   const std::string original = nvfresh::test::load_object("k_sm80.o");
   CHECK_THAT(error_of(original.substr(0, original.size() / 2)), Catch::Contains("malformed ELF"));
@@ -237,9 +241,9 @@ TEST_CASE("object_digest: unreadable and unknown inputs give clear errors")
 
 TEST_CASE("object_digest never crashes on truncated or corrupted objects")
 {
-  const std::string originals[] = {nvfresh::test::load_object("k_sm80.o"), nvfresh::test::load_object("k_sm80_lz4.o"),
-                                   nvfresh::test::load_object("k_sm80_rdc.o"),
-                                   nvfresh::test::load_object("k_sm80.cubin")};
+  const std::string originals[] = {
+    nvfresh::test::load_object("k_sm80.o"), nvfresh::test::load_object("k_sm80_lz4.o"),
+    nvfresh::test::load_object("k_sm80_rdc.o"), nvfresh::test::load_object("k_sm80.cubin")};
   nvfresh::test::Corrupter corrupter(0x5EED0003);
   int rejected = 0;
   int accepted = 0;

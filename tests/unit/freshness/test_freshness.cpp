@@ -19,7 +19,8 @@ struct Fixture {
     auto object = dir.write("a.o", "object bytes");
     record.object = object;
     record.trusted = true;
-    record.inputs.push_back({*hasher.fingerprint(header).fingerprint, InputRole::header, {"compute_80"}});
+    record.inputs.push_back(
+      {*hasher.fingerprint(header).fingerprint, InputRole::header, {"compute_80"}});
     record.inputs.push_back({*hasher.fingerprint(tool).fingerprint, InputRole::tool, {}});
     record.output = *hasher.fingerprint(object).fingerprint;
     record.missing = {dir.path("inc0/kernel_forward.h")};

@@ -39,13 +39,15 @@ TEST_CASE("path_lookups_of reads PATH walks back from probes and the file found"
   CHECK(path_lookups_of(record).empty());
 }
 
-TEST_CASE("resolve_in_path takes the first executable, an empty entry is the working directory", "[path_lookups]")
+TEST_CASE("resolve_in_path takes the first executable, an empty entry is the working directory",
+          "[path_lookups]")
 {
   test::TempDir dir;
   auto make = [&](const std::string& relative, bool executable) {
     auto path = dir.write(relative, "#!/bin/sh\n");
     if (executable) {
-      std::filesystem::permissions(path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+      std::filesystem::permissions(path, std::filesystem::perms::owner_exec,
+                                   std::filesystem::perm_options::add);
     }
     return path;
   };

@@ -589,20 +589,13 @@ void check_same_outcome(const ParseResult& a, const ParseResult& b)
 std::string sample_value(const NvccOption& option)
 {
   switch (option.role) {
-  case OptionRole::gpu_architecture:
-    return "compute_80";
-  case OptionRole::gpu_code:
-    return "sm_80";
-  case OptionRole::generate_code:
-    return "arch=compute_80,code=sm_80";
-  case OptionRole::relocatable:
-    return "true";
-  case OptionRole::language:
-    return "cu";
-  case OptionRole::options_file:
-    return "opts.rsp";
-  default:
-    return option.joined == JoinedValue::digits ? "4" : "v1";
+  case OptionRole::gpu_architecture: return "compute_80";
+  case OptionRole::gpu_code: return "sm_80";
+  case OptionRole::generate_code: return "arch=compute_80,code=sm_80";
+  case OptionRole::relocatable: return "true";
+  case OptionRole::language: return "cu";
+  case OptionRole::options_file: return "opts.rsp";
+  default: return option.joined == JoinedValue::digits ? "4" : "v1";
   }
 }
 
@@ -660,22 +653,14 @@ TEST_CASE("every row's role shows in the parse result")
     const ParseResult result = parse(line_with(option, form), {}, dir.path());
     INFO("option " << option.canonical_name() << " (" << describe(option.role) << ")");
     switch (option.role) {
-    case OptionRole::not_a_compile:
-      CHECK(result.reason == FallbackReason::not_a_compile);
-      break;
-    case OptionRole::too_hard:
-      CHECK(result.reason == FallbackReason::unsupported_option);
-      break;
-    case OptionRole::pass_only:
-      CHECK(require_request(result).signature_args == plain);
-      break;
+    case OptionRole::not_a_compile: CHECK(result.reason == FallbackReason::not_a_compile); break;
+    case OptionRole::too_hard: CHECK(result.reason == FallbackReason::unsupported_option); break;
+    case OptionRole::pass_only: CHECK(require_request(result).signature_args == plain); break;
     case OptionRole::hash:
     case OptionRole::host_options:
       CHECK(require_request(result).signature_args.size() > plain.size());
       break;
-    default:
-      CHECK(result.reason == FallbackReason::none);
-      break;
+    default: CHECK(result.reason == FallbackReason::none); break;
     }
   }
 }

@@ -12,7 +12,8 @@ TEST_CASE("the compiler chain is split at the first word naming nvcc", "[compile
   REQUIRE(plain->compiler == "nvcc");
   REQUIRE(plain->args == std::vector<std::string>{"-c", "a.cu"});
 
-  auto chained = split_compiler_chain({"/usr/bin/ccache", "/usr/local/cuda/bin/nvcc", "-c", "a.cu"});
+  auto chained =
+    split_compiler_chain({"/usr/bin/ccache", "/usr/local/cuda/bin/nvcc", "-c", "a.cu"});
   REQUIRE(chained);
   REQUIRE(chained->prefix == std::vector<std::string>{"/usr/bin/ccache"});
   REQUIRE(chained->compiler == "/usr/local/cuda/bin/nvcc");

@@ -45,7 +45,8 @@ TEST_CASE("ninja link edges give artifacts, objects, libraries and target names"
 TEST_CASE("linked_closure and containing answer who pulls in what", "[build_graph]")
 {
   BuildGraph graph = parse_ninja_manifest(k_ninja, "/b");
-  CHECK(graph.linked_closure("/b/sub/u") == std::vector<std::string>{"/b/libprov.so", "/b/libst.a"});
+  CHECK(graph.linked_closure("/b/sub/u") ==
+        std::vector<std::string>{"/b/libprov.so", "/b/libst.a"});
   CHECK(graph.linked_closure("/b/t").empty());
   auto holders = graph.containing("/b/CMakeFiles/prov.dir/a.cu.o");
   REQUIRE(holders.size() == 1);
@@ -56,7 +57,8 @@ TEST_CASE("make link.txt lines: linker driver, ar, ranlib, response files, launc
           "[build_graph]")
 {
   test::TempDir dir;
-  dir.write("CMakeFiles/prov.dir/objects1", "CMakeFiles/prov.dir/a.cu.o \"CMakeFiles/prov.dir/b c.cu.o\"\n");
+  dir.write("CMakeFiles/prov.dir/objects1",
+            "CMakeFiles/prov.dir/a.cu.o \"CMakeFiles/prov.dir/b c.cu.o\"\n");
   std::string link = "/x/nvfresh link-record -- /usr/bin/g++ -fPIC -shared -Wl,-soname,libprov.so "
                      "-o libprov.so @CMakeFiles/prov.dir/objects1 -L\"/usr/local/cuda/lib\"\n";
   auto edges = parse_make_link_commands(link, dir.path(), "prov");
@@ -84,9 +86,8 @@ TEST_CASE("split_command_line follows the shell's quoting", "[build_graph]")
 
 TEST_CASE("an executable link names its output and other file operands", "[build_graph]")
 {
-  auto edge = describe_link_command({"/usr/bin/c++", "main.o", "-o", "t", "-Wl,-rpath,/b", "libp.so",
-                                     "-ldl"},
-                                    "/b");
+  auto edge = describe_link_command(
+    {"/usr/bin/c++", "main.o", "-o", "t", "-Wl,-rpath,/b", "libp.so", "-ldl"}, "/b");
   REQUIRE(edge);
   CHECK(edge->artifact == "/b/t");
   CHECK(edge->kind == ArtifactKind::executable);

@@ -11,7 +11,8 @@ TEST_CASE("events are appended and read back in order", "[events]")
 {
   test::TempDir dir;
   append_event(dir.path(".nvfresh"), {1, "compiled", 10, "/b/a.o", "nvcc ran"});
-  append_event(dir.path(".nvfresh"), {2, "skipped", 10, "/b/a.o", "1 of 3 inputs touched\tcontent unchanged"});
+  append_event(dir.path(".nvfresh"),
+               {2, "skipped", 10, "/b/a.o", "1 of 3 inputs touched\tcontent unchanged"});
   auto events = read_events(dir.path(".nvfresh"));
   REQUIRE(events.size() == 2);
   CHECK(events[0].event == "compiled");

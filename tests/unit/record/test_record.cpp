@@ -18,10 +18,13 @@ Record sample_record()
   record.env = {{"NVCC_APPEND_FLAGS", "-DX=1"}};
   record.signature = hash_bytes("signature");
   record.nvcc_version = "Cuda compilation tools, release 13.0, V13.0.88";
-  record.inputs.push_back({{"/src/fmha sm80.cu", hash_bytes("src"), 10, 1, 2, 3}, InputRole::source, {}});
   record.inputs.push_back(
-    {{"/src/kernel_forward.h", hash_bytes("h"), 20, 4, 5, 6}, InputRole::header, {"compute_80", "host"}});
-  record.inputs.push_back({{"/cuda/nvvm/bin/cicc", hash_bytes("cicc"), 30, 7, 8, 9}, InputRole::tool, {}});
+    {{"/src/fmha sm80.cu", hash_bytes("src"), 10, 1, 2, 3}, InputRole::source, {}});
+  record.inputs.push_back({{"/src/kernel_forward.h", hash_bytes("h"), 20, 4, 5, 6},
+                           InputRole::header,
+                           {"compute_80", "host"}});
+  record.inputs.push_back(
+    {{"/cuda/nvvm/bin/cicc", hash_bytes("cicc"), 30, 7, 8, 9}, InputRole::tool, {}});
   record.missing = {"/src/include/cfg.h"};
   record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
   record.depfile_path = "/build/fmha.d";
@@ -36,8 +39,10 @@ Record sample_record()
   record.console_mode = "combined";
   record.console_out = std::string("warning: x\r\n\tindented\0binary", 28);
   record.console_terminals = "stdout,stderr";
-  record.console_terminal_env = {{"TERM", "xterm-256color"}, {"GCC_COLORS", "error=01;31\twarning"}};
-  record.depfile_prerequisites = {"fmha sm80.cu", "/usr/local/cuda/bin/../targets/x/cuda_runtime.h"};
+  record.console_terminal_env = {{"TERM", "xterm-256color"},
+                                 {"GCC_COLORS", "error=01;31\twarning"}};
+  record.depfile_prerequisites = {"fmha sm80.cu",
+                                  "/usr/local/cuda/bin/../targets/x/cuda_runtime.h"};
   return record;
 }
 

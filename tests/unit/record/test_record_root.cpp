@@ -54,13 +54,15 @@ TEST_CASE("records are saved, listed, loaded and removed", "[record_store]")
   REQUIRE(list_record_files(dir.path("nowhere")).empty());
 }
 
-TEST_CASE("records are stored compressed; plain-text records of earlier versions still load", "[record_store]")
+TEST_CASE("records are stored compressed; plain-text records of earlier versions still load",
+          "[record_store]")
 {
   test::TempDir dir;
   Record record;
   record.object = "/build/big.o";
   for (int i = 0; i < 400; ++i) {
-    record.missing.push_back("/usr/local/cuda/include/some/long/include/directory/header_" + std::to_string(i) + ".h");
+    record.missing.push_back("/usr/local/cuda/include/some/long/include/directory/header_" +
+                             std::to_string(i) + ".h");
   }
   const std::string text = serialize_record(record);
   std::string file = record_file_for(dir.path(".nvfresh"), record.object);
@@ -92,13 +94,15 @@ TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record
   CHECK(nvfresh::decompress_if_compressed("plain text", "x") == "plain text");
 }
 
-TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads as well", "[record_store]")
+TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads as well",
+          "[record_store]")
 {
   const std::string text(100000, 'r');
   std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
   ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
   std::string packed(ZSTD_compressBound(text.size()), '\0');
-  const size_t size = ZSTD_compress2(context.get(), packed.data(), packed.size(), text.data(), text.size());
+  const size_t size =
+    ZSTD_compress2(context.get(), packed.data(), packed.size(), text.data(), text.size());
   REQUIRE(ZSTD_isError(size) == 0);
   packed.resize(size);
   REQUIRE(ZSTD_getFrameContentSize(packed.data(), packed.size()) == ZSTD_CONTENTSIZE_UNKNOWN);

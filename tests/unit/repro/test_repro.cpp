@@ -52,14 +52,20 @@ TEST_CASE("repro: identical runs form one variant", "[repro]")
 TEST_CASE("repro: variants are ordered by first run, runs ascending", "[repro]")
 {
   // Given out of order, as parallel runs finish.
-  std::vector<RunDigests> runs{{3, components("h", "B")}, {0, components("h", "A")}, {2, components("h", "A")}, {1, components("h", "B")}, {4, components("h2", "A")}};
+  std::vector<RunDigests> runs{{3, components("h", "B")},
+                               {0, components("h", "A")},
+                               {2, components("h", "A")},
+                               {1, components("h", "B")},
+                               {4, components("h2", "A")}};
   auto variants = group_variants(runs);
   REQUIRE(variants.size() == 3);
   CHECK(variants[0].runs == std::vector<std::size_t>{0, 2});
   CHECK(variants[1].runs == std::vector<std::size_t>{1, 3});
   CHECK(variants[2].runs == std::vector<std::size_t>{4});
-  CHECK(nvfresh::differing_components(variants[0], variants[1]) == std::vector<std::string>{"sm_90a cubin"});
-  CHECK(nvfresh::differing_components(variants[0], variants[2]) == std::vector<std::string>{"host code"});
+  CHECK(nvfresh::differing_components(variants[0], variants[1]) ==
+        std::vector<std::string>{"sm_90a cubin"});
+  CHECK(nvfresh::differing_components(variants[0], variants[2]) ==
+        std::vector<std::string>{"host code"});
 }
 
 TEST_CASE("repro: a component present in only some runs makes a variant", "[repro]")
@@ -68,7 +74,8 @@ TEST_CASE("repro: a component present in only some runs makes a variant", "[repr
   more.emplace_back("compute_90a ptx", hash_bytes("p"));
   auto variants = group_variants({{0, components("h", "c")}, {1, more}});
   REQUIRE(variants.size() == 2);
-  CHECK(nvfresh::differing_components(variants[0], variants[1]) == std::vector<std::string>{"compute_90a ptx"});
+  CHECK(nvfresh::differing_components(variants[0], variants[1]) ==
+        std::vector<std::string>{"compute_90a ptx"});
 }
 
 TEST_CASE("repro: no successful runs, no variants", "[repro]")
@@ -96,7 +103,8 @@ TEST_CASE("repro: run 0 is the ASLR-off control, the others are perturbed", "[re
       heap_variables.insert(name);
     }
   }
-  CHECK(heap_variables == std::set<std::string>{"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_PERTURB_"});
+  CHECK(heap_variables ==
+        std::set<std::string>{"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_PERTURB_"});
   CHECK(noise_seeds.size() == plan.size() - 1);
   CHECK(nvfresh::plan_perturbations(8, 42)[5].describe() == plan[5].describe());
   CHECK(plan[0].describe() == "control: ASLR off");
@@ -120,9 +128,11 @@ TEST_CASE("repro: heap noise preloads its library in front of an existing LD_PRE
   Environment alone = plan[1].apply({{"PATH", "/bin"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
   CHECK(alone["LD_PRELOAD"] == "/opt/lib/libnvfresh_heap_noise.so");
   CHECK(alone[std::string(nvfresh::k_heap_noise_variable)] == seed);
-  Environment chained = plan[1].apply({{"LD_PRELOAD", "/x/libother.so"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
+  Environment chained =
+    plan[1].apply({{"LD_PRELOAD", "/x/libother.so"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
   CHECK(chained["LD_PRELOAD"] == "/opt/lib/libnvfresh_heap_noise.so:/x/libother.so");
-  Environment control = plan[0].apply({{"LD_PRELOAD", "/x/libother.so"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
+  Environment control =
+    plan[0].apply({{"LD_PRELOAD", "/x/libother.so"}}, "/t", "/opt/lib/libnvfresh_heap_noise.so");
   CHECK(control["LD_PRELOAD"] == "/x/libother.so");
   CHECK(control.count(std::string(nvfresh::k_heap_noise_variable)) == 0);
   CHECK_THAT(plan[1].describe(), Catch::Contains("heap noise " + seed));
@@ -130,8 +140,10 @@ TEST_CASE("repro: heap noise preloads its library in front of an existing LD_PRE
 
 TEST_CASE("repro: the output option is replaced in every spelling", "[repro]")
 {
-  for (const auto& spelling : std::vector<std::vector<std::string>>{
-         {"-o", "build/k.o"}, {"-o=build/k.o"}, {"--output-file", "build/k.o"}, {"--output-file=build/k.o"}}) {
+  for (const auto& spelling : std::vector<std::vector<std::string>>{{"-o", "build/k.o"},
+                                                                    {"-o=build/k.o"},
+                                                                    {"--output-file", "build/k.o"},
+                                                                    {"--output-file=build/k.o"}}) {
     std::vector<std::string> command{"nvcc", "-c", "k.cu", "-arch=sm_90a"};
     command.insert(command.end(), spelling.begin(), spelling.end());
     ReproTarget target = target_of(command);
@@ -167,7 +179,8 @@ TEST_CASE("repro: the runs' private TMPDIR paths are factored out before digesti
   const std::string dir = "/tmp/nvfresh-repro.ab12CD/run-00003/tmp";
   CHECK(nvfresh::canonical_tmp_dir(dir) == "/tmp/nvfresh-repro.ab12CD/run-XXXXX/tmp");
   std::string bytes = "x" + dir + "/tmpxft_1.cpp|" + dir + "|";
-  std::string other = "x/tmp/nvfresh-repro.ab12CD/run-00004/tmp/tmpxft_1.cpp|/tmp/nvfresh-repro.ab12CD/run-00004/tmp|";
+  std::string other = "x/tmp/nvfresh-repro.ab12CD/run-00004/tmp/tmpxft_1.cpp|/tmp/"
+                      "nvfresh-repro.ab12CD/run-00004/tmp|";
   CHECK(nvfresh::replace_same_length(bytes, dir, nvfresh::canonical_tmp_dir(dir)) == 2);
   const std::string dir4 = "/tmp/nvfresh-repro.ab12CD/run-00004/tmp";
   nvfresh::replace_same_length(other, dir4, nvfresh::canonical_tmp_dir(dir4));

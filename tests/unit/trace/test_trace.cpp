@@ -20,14 +20,8 @@ public:
     m_path = m_dir + "/trace";
     nvfresh::write_file_atomically(m_path, text);
   }
-  ~TraceFile()
-  {
-    std::filesystem::remove_all(m_dir);
-  }
-  const std::string& path() const
-  {
-    return m_path;
-  }
+  ~TraceFile() { std::filesystem::remove_all(m_dir); }
+  const std::string& path() const { return m_path; }
 
 private:
   std::string m_dir;
@@ -40,15 +34,15 @@ nvfresh::Trace trace_of(const std::string& text)
   return nvfresh::read_trace(file.path());
 }
 
-nvfresh::TracedInputs summary_of(const std::string& text, const std::string& tmp_dir = "/scratch/tmp")
+nvfresh::TracedInputs summary_of(const std::string& text,
+                                 const std::string& tmp_dir = "/scratch/tmp")
 {
   return nvfresh::summarize_trace(trace_of(text), tmp_dir);
 }
 
 using Passes = std::set<std::string>;
 
-enum class Execs { included,
-                   left_out };
+enum class Execs { included, left_out };
 
 // The paths of a trace's accesses in trace order; the exec entries (one per program started) too,
 // or not.
@@ -141,7 +135,8 @@ TEST_CASE("trace: read_trace marks the trace incomplete on lost, malformed and t
   }
   SECTION("bad numbers, unknown letters, missing fields")
   {
-    for (const char* bad : {"R x /a.h\n", "Q 1 /a.h\n", "R 1\n", "X 1 2 -\n", "X 1 -2x - /e\n", "\n"}) {
+    for (const char* bad :
+         {"R x /a.h\n", "Q 1 /a.h\n", "R 1\n", "X 1 2 -\n", "X 1 -2x - /e\n", "\n"}) {
       INFO(bad);
       CHECK_FALSE(trace_of(bad).complete);
     }
@@ -188,19 +183,20 @@ TEST_CASE("trace: summarize_trace maps every file to the passes that read it")
   CHECK(inputs.files_read.at("/src/hopper_only.h") == Passes{"compute_90"});
   CHECK(inputs.files_read.at("/cuda/bin/nvcc.profile") == Passes{"host"});
   CHECK(inputs.files_read.at("/cuda/lib/libptx_extra.so") == Passes{"sm_90"});
-  CHECK(inputs.executables ==
-        std::set<std::string>{"/cuda/bin/nvcc", "/usr/bin/dash", "/usr/bin/gcc-12",
-                              "/usr/lib/gcc/12/cc1plus", "/cuda/bin/ptxas"});
+  CHECK(inputs.executables == std::set<std::string>{"/cuda/bin/nvcc", "/usr/bin/dash",
+                                                    "/usr/bin/gcc-12", "/usr/lib/gcc/12/cc1plus",
+                                                    "/cuda/bin/ptxas"});
 }
 
-TEST_CASE("trace: summarize_trace drops the private tmp dir, written files, directories and system noise")
+TEST_CASE(
+  "trace: summarize_trace drops the private tmp dir, written files, directories and system noise")
 {
-  nvfresh::TracedInputs inputs =
-    summary_of("X 1 0 - /nvcc\nR 1 /scratch/tmp/x.ii\nR 1 /scratch/tmpfile.h\nW 1 /out/a.o\nR 1 /out/a.o\n"
-               "D 1 /src\nR 1 /proc/self/exe\nR 1 /dev/urandom\nR 1 /sys/x\nR 1 /proc\n"
-               "R 1 /usr/lib/locale/C.utf8/LC_CTYPE\nM 1 /usr/share/locale/C/LC_MESSAGES/gcc-12.mo\n"
-               "R 1 /usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache\nM 1 /etc/ld.so.preload\n"
-               "M 1 /scratch/tmp/cc.s\nM 1 /out/a.o\n");
+  nvfresh::TracedInputs inputs = summary_of(
+    "X 1 0 - /nvcc\nR 1 /scratch/tmp/x.ii\nR 1 /scratch/tmpfile.h\nW 1 /out/a.o\nR 1 /out/a.o\n"
+    "D 1 /src\nR 1 /proc/self/exe\nR 1 /dev/urandom\nR 1 /sys/x\nR 1 /proc\n"
+    "R 1 /usr/lib/locale/C.utf8/LC_CTYPE\nM 1 /usr/share/locale/C/LC_MESSAGES/gcc-12.mo\n"
+    "R 1 /usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache\nM 1 /etc/ld.so.preload\n"
+    "M 1 /scratch/tmp/cc.s\nM 1 /out/a.o\n");
   CHECK(inputs.files_read.size() == 1);
   CHECK(inputs.files_read.contains("/scratch/tmpfile.h"));  // a sibling of the tmp dir stays
   CHECK(inputs.missing.empty());
@@ -212,7 +208,8 @@ TEST_CASE("trace: summarize_trace keeps failed lookups that could later appear")
     summary_of("X 1 0 - /gcc\nM 1 /src/cfg.h\nM 1 /src/inc1/cfg.h\nR 1 /src/inc2/cfg.h\n"
                "M 1 /src/maybe.h\nM 1 /home/dev/.local/bin/gcc\nM 1 /usr/lib/gcc/12/specs\n");
   CHECK(inputs.missing == std::set<std::string>{"/src/cfg.h", "/src/inc1/cfg.h", "/src/maybe.h",
-                                                "/home/dev/.local/bin/gcc", "/usr/lib/gcc/12/specs"});
+                                                "/home/dev/.local/bin/gcc",
+                                                "/usr/lib/gcc/12/specs"});
   CHECK(inputs.files_read.contains("/src/inc2/cfg.h"));
 }
 
@@ -255,7 +252,8 @@ TEST_CASE("trace: restrict_to_subtree keeps nvcc and its descendants only", "[tr
   CHECK(unchanged.accesses.size() == trace.accesses.size());
 }
 
-TEST_CASE("trace: what a launcher did before it exec'ed nvcc in its own process is not nvcc's", "[trace]")
+TEST_CASE("trace: what a launcher did before it exec'ed nvcc in its own process is not nvcc's",
+          "[trace]")
 {
   // ccache falling back (or a wrapper's `exec nvcc`): pid 10 reads its own state, then becomes nvcc.
   auto trace = trace_of("X 10 1 - /usr/bin/ccache\n"
@@ -267,13 +265,14 @@ TEST_CASE("trace: what a launcher did before it exec'ed nvcc in its own process 
                         "R 11 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
   const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
-  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile", "/cuda/nvvm/bin/cicc",
-                                          "/src/kernel.h"});
+  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile",
+                                          "/cuda/nvvm/bin/cicc", "/src/kernel.h"});
   REQUIRE(subtree.processes.size() == 2);
   CHECK(subtree.processes[0].executable == "/cuda/bin/nvcc");
 }
 
-TEST_CASE("trace: a forked child's accesses before its exec belong to its parent's image", "[trace]")
+TEST_CASE("trace: a forked child's accesses before its exec belong to its parent's image",
+          "[trace]")
 {
   // Between fork and exec the child runs its parent's code: nvcc's counts, ccache's does not (it
   // opens the file nvcc's output goes to, then execs nvcc).
@@ -286,7 +285,8 @@ TEST_CASE("trace: a forked child's accesses before its exec belong to its parent
                         "X 13 10 - /usr/bin/unrelated\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
   const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
-  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/early/read/before/cicc", "/cuda/nvvm/bin/cicc"});
+  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/early/read/before/cicc",
+                                          "/cuda/nvvm/bin/cicc"});
 }
 
 TEST_CASE("trace: read_trace attaches an I line to the latest process of its pid", "[trace]")
@@ -303,7 +303,8 @@ TEST_CASE("trace: read_trace attaches an I line to the latest process of its pid
   CHECK_FALSE(trace_of("X 30 1 - /usr/bin/dash\nI 30 relative/nvcc\n").complete);
 }
 
-TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stays in the subtree", "[trace]")
+TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stays in the subtree",
+          "[trace]")
 {
   // /usr/local/bin/nvcc is `#!/bin/sh` + `exec /cuda/bin/nvcc "$@"`, behind a launcher that execs it.
   // The tracer sees dash (its /proc/self/exe) invoked as the script. The script path is resolved on
@@ -317,13 +318,15 @@ TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stay
                         "R 10 /build/launcher-state\n"
                         "X 10 1 - /usr/bin/dash\n"
                         "I 10 " +
-                        wrapper + "\n"
-                                  "R 10 " +
-                        wrapper + "\n"
-                                  "X 10 1 - /cuda/bin/nvcc\n"
-                                  "R 10 /cuda/bin/nvcc.profile\n"
-                                  "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
-                                  "R 11 /src/kernel.h\n");
+                        wrapper +
+                        "\n"
+                        "R 10 " +
+                        wrapper +
+                        "\n"
+                        "X 10 1 - /cuda/bin/nvcc\n"
+                        "R 10 /cuda/bin/nvcc.profile\n"
+                        "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
+                        "R 11 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, std::filesystem::canonical(wrapper).string());
   std::filesystem::remove_all(dir);
   const std::vector<std::string> paths = accessed_paths(subtree, Execs::left_out);
@@ -331,7 +334,9 @@ TEST_CASE("trace: an nvcc wrapper script is the root, and the nvcc it execs stay
   CHECK(subtree.processes.size() == 3);
 }
 
-TEST_CASE("trace: a compiler cache inside nvcc's tree is transparent: what it runs counts, its cache does not", "[trace]")
+TEST_CASE("trace: a compiler cache inside nvcc's tree is transparent: what it runs counts, its "
+          "cache does not",
+          "[trace]")
 {
   // /usr/lib/ccache first on PATH: nvcc's `gcc` is ccache, which forks, opens its stdout file in the
   // child and execs the real gcc; its own reads and lookups are of its cache.
@@ -349,14 +354,15 @@ TEST_CASE("trace: a compiler cache inside nvcc's tree is transparent: what it ru
   auto subtree = nvfresh::restrict_to_subtree(trace, "/cuda/bin/nvcc");
   const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile",
-                                          "/usr/bin/x86_64-linux-gnu-gcc-12", "/usr/lib/gcc/12/cc1plus",
-                                          "/src/kernel.h"});
+                                          "/usr/bin/x86_64-linux-gnu-gcc-12",
+                                          "/usr/lib/gcc/12/cc1plus", "/src/kernel.h"});
   CHECK(subtree.processes.size() == 4);
   auto inputs = nvfresh::summarize_trace(subtree, "/scratch/tmp");
   CHECK(inputs.files_read.at("/src/kernel.h") == Passes{"compute_80"});
 }
 
-TEST_CASE("trace: ccache masquerading as nvcc: the nvcc it runs is the compile, its cache is not", "[trace]")
+TEST_CASE("trace: ccache masquerading as nvcc: the nvcc it runs is the compile, its cache is not",
+          "[trace]")
 {
   // CMAKE_CUDA_COMPILER=~/ccache/nvcc, a symlink to ccache: the compiler nvfresh plans is ccache.
   auto trace = trace_of("X 10 1 - /usr/bin/ccache\n"
@@ -368,6 +374,6 @@ TEST_CASE("trace: ccache masquerading as nvcc: the nvcc it runs is the compile, 
                         "R 12 /src/kernel.h\n");
   auto subtree = nvfresh::restrict_to_subtree(trace, "/usr/bin/ccache");
   const std::vector<std::string> paths = accessed_paths(subtree, Execs::included);
-  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile", "/cuda/nvvm/bin/cicc",
-                                          "/src/kernel.h"});
+  CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile",
+                                          "/cuda/nvvm/bin/cicc", "/src/kernel.h"});
 }
