@@ -23,6 +23,21 @@ constexpr std::uint64_t k_max_ratio = 65536;  // bounds allocations claimed by c
 
 constexpr std::uint64_t k_flag_lz4 = 0x2000;
 constexpr std::uint64_t k_flag_zstd = 0x8000;
+constexpr std::uint64_t k_flag_arch_specific = 0x100000;
+constexpr std::uint64_t k_flag_family_specific = 0x200000;
+constexpr std::uint16_t k_kind_ptx = 1;
+constexpr std::uint16_t k_kind_cubin = 2;
+constexpr std::uint16_t k_kind_ltoir = 8;
+
+FatbinKind kind_of(std::uint16_t raw_kind)
+{
+  switch (raw_kind) {
+  case k_kind_ptx: return FatbinKind::ptx;
+  case k_kind_cubin: return FatbinKind::cubin;
+  case k_kind_ltoir: return FatbinKind::ltoir;
+  default: return FatbinKind::other;
+  }
+}
 
 struct CompressionRow {
   std::uint64_t flag;
@@ -152,7 +167,7 @@ std::string header_string(std::string_view header, std::uint64_t offset, std::ui
 std::string ptxas_options_of(std::string_view header, const RawEntryHeader& raw,
                              const std::string& what, std::uint64_t entry_offset)
 {
-  if (raw.kind != 1 || raw.options_descriptor == 0) {
+  if (raw.kind != k_kind_ptx || raw.options_descriptor == 0) {
     return {};
   }
   if (!in_range(raw.options_descriptor, 8, header.size())) {
@@ -170,12 +185,19 @@ std::string payload_of(std::string_view stored, const RawEntryHeader& raw,
                        FatbinCompression compression, const std::string& what,
                        std::uint64_t entry_offset)
 {
+  if (raw.kind != k_kind_ptx && raw.kind != k_kind_cubin) {
+    // LTO-IR is stored in a form no public tool reads (its zstd flag notwithstanding, the bytes
+    // are no zstd frame; cuobjdump cannot extract it): it is kept, and digested, as stored.
+    return std::string(stored);
+  }
   if (compression == FatbinCompression::none) {
     std::string plain(stored);
-    if (raw.kind == 1) {
+    if (raw.kind == k_kind_ptx) {
       plain.erase(plain.find_last_not_of('\0') + 1);  // PTX is padded with NULs to 8 bytes
-    } else if (auto extent = elf_image_extent(plain)) {
-      plain.resize(*extent);  // so is a cubin: the image ends where its ELF structures end
+    } else if (raw.kind == k_kind_cubin) {
+      if (auto extent = elf_image_extent(plain)) {
+        plain.resize(*extent);  // so is a cubin: the image ends where its ELF structures end
+      }
     }
     return plain;
   }
@@ -187,7 +209,7 @@ std::string payload_of(std::string_view stored, const RawEntryHeader& raw,
   }
   std::string plain = decompress(stored.substr(0, raw.compressed_size), compression,
                                  raw.uncompressed_size, what, entry_offset);
-  if (raw.kind == 1) {
+  if (raw.kind == k_kind_ptx) {
     plain.erase(plain.find_last_not_of('\0') + 1);
   }
   return plain;
@@ -200,9 +222,6 @@ FatbinEntry read_entry(std::string_view bytes, std::uint64_t offset, std::uint64
     fail(what, "entry header runs past the end of the fatbin", offset);
   }
   const RawEntryHeader raw = load_entry_header(bytes.substr(offset));
-  if (raw.kind != 1 && raw.kind != 2) {
-    fail(what, fmt::format("entry kind {} is neither 1 (PTX) nor 2 (cubin)", raw.kind), offset);
-  }
   if (raw.header_size < k_entry_header_min_size || !in_range(offset, raw.header_size, end) ||
       !in_range(offset + raw.header_size, raw.payload_size, end)) {
     fail(what,
@@ -212,7 +231,8 @@ FatbinEntry read_entry(std::string_view bytes, std::uint64_t offset, std::uint64
   }
   const std::string_view header = bytes.substr(offset, raw.header_size);
   FatbinEntry entry;
-  entry.kind = raw.kind == 1 ? FatbinKind::ptx : FatbinKind::cubin;
+  entry.kind = kind_of(raw.kind);
+  entry.raw_kind = raw.kind;
   entry.arch = raw.arch;
   entry.flags = raw.flags;
   entry.offset = offset;
@@ -263,7 +283,8 @@ bool only_zeros(std::string_view bytes)
 
 std::string_view to_string(FatbinKind kind)
 {
-  return kind == FatbinKind::ptx ? "ptx" : "cubin";
+  constexpr std::array<std::string_view, 4> k_names{"ptx", "cubin", "ltoir", "other"};
+  return k_names[static_cast<std::size_t>(kind)];
 }
 
 std::string_view to_string(FatbinCompression compression)
@@ -274,12 +295,22 @@ std::string_view to_string(FatbinCompression compression)
 
 std::string FatbinEntry::arch_name() const
 {
-  return fmt::format("{}_{}", kind == FatbinKind::ptx ? "compute" : "sm", arch);
+  constexpr std::array<std::string_view, 4> k_prefixes{"compute", "sm", "lto", "arch"};
+  const std::string_view variant = (flags & k_flag_family_specific) != 0 ? "f"
+                                   : (flags & k_flag_arch_specific) != 0 ? "a"
+                                                                         : "";
+  return fmt::format("{}_{}{}", k_prefixes[static_cast<std::size_t>(kind)], arch, variant);
+}
+
+std::string FatbinEntry::kind_name() const
+{
+  return kind == FatbinKind::other ? fmt::format("entry kind {}", raw_kind)
+                                   : std::string(to_string(kind));
 }
 
 std::string FatbinEntry::key() const
 {
-  return fmt::format("{} {}", arch_name(), to_string(kind));
+  return fmt::format("{} {}", arch_name(), kind_name());
 }
 
 bool looks_like_fatbin(std::string_view bytes)

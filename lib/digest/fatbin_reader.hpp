@@ -4,7 +4,8 @@
 //   container header (16 bytes): +0 u32 magic 0xBA55ED50, +4 u16 version (1), +6 u16 header size (16),
 //                                +8 u64 size of the entries that follow. Several containers may be
 //                                concatenated (device link); zero padding may follow the last one.
-//   entry header (>= 64 bytes):  +0 u16 kind (1 PTX, 2 ELF/cubin), +2 u16 (0x0101),
+//   entry header (>= 64 bytes):  +0 u16 kind (1 PTX, 2 ELF/cubin, 8 LTO-IR: NVVM bitcode for
+//                                -dlto / code=lto_XX, nvcc 11.x to 13.x), +2 u16 (0x0101),
 //                                +4 u32 header size (64, 72, 80, 96, 128 seen), +8 u64 payload size
 //                                (padded to 8), +16 u32 compressed size (0 when stored plain),
 //                                +20 u32 offset, inside the header, of the ptxas-options descriptor
@@ -14,7 +15,13 @@
 //                                +32 u32 offset and +36 u32 length of the source name inside the header
 //                                (present with -g/-G), +40 u64 flags, +48 u64 (0),
 //                                +56 u64 uncompressed size (0 when stored plain).
-//   flags: 0x1 64-bit, 0x2 debug (-g/-G), 0x10 Linux host, 0x2000 LZ4 block, 0x8000 zstd frame.
+//   flags: 0x1 64-bit, 0x2 debug (-g/-G), 0x10 Linux host, 0x2000 LZ4 block, 0x8000 zstd frame,
+//          0x10000 LTO-IR, 0x100000 arch-specific (sm_90a, compute_100a), 0x200000 family-specific
+//          (sm_100f); 0x1000000 is set on sm_100+ cubins.
+// An entry of a kind not listed is read as opaque bytes ("entry kind N"), never called corrupt.
+// LTO-IR payloads are stored in a form no public tool reads: they are kept as stored. They are
+// identical for identical compiles of the same source path; the module id inside them (a hash of
+// the absolute source path) makes them differ across checkouts at other paths.
 // The payload follows the entry header; the next entry starts after header size + payload size.
 #pragma once
 
@@ -33,22 +40,26 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class FatbinKind { ptx, cubin };
+enum class FatbinKind { ptx, cubin, ltoir, other };
 
 enum class FatbinCompression { none, zstd, lz4 };
 
 struct FatbinEntry {
   FatbinKind kind = FatbinKind::cubin;
+  std::uint16_t raw_kind = 2;  // the kind field as stored (other: not one nvfresh names)
   std::uint32_t arch = 0;
   std::uint64_t flags = 0;
   FatbinCompression compression = FatbinCompression::none;
   std::uint64_t offset = 0;   // of the entry header inside the fatbin bytes
   std::string source_name;    // from the header (with -g/-G), else empty
   std::string ptxas_options;  // PTX entries: options recorded for the JIT, else empty
-  std::string payload;        // decompressed; PTX has its trailing NUL padding removed
+  std::string payload;        // PTX and cubins decompressed (PTX without its NUL padding); LTO-IR
+                              // and unknown kinds as stored
 
-  std::string arch_name() const;  // "sm_80" (cubin) or "compute_90" (PTX)
-  std::string key() const;        // "sm_80 cubin", "compute_90 ptx"
+  // "sm_80" (cubin), "compute_90a" (PTX), "lto_80" (LTO-IR), "arch_80" (other); "a"/"f" from the flags
+  std::string arch_name() const;
+  std::string kind_name() const;  // "cubin", "ptx", "ltoir", "entry kind 4"
+  std::string key() const;        // "sm_80 cubin", "compute_90a ptx", "lto_80 ltoir"
 };
 
 std::string_view to_string(FatbinKind kind);

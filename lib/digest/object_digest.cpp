@@ -49,7 +49,9 @@ constexpr std::array k_kind_names{KindNameRow{ComponentKind::host_code, "host co
                                   KindNameRow{ComponentKind::cubin, "cubin"},
                                   KindNameRow{ComponentKind::cubin_debug, "cubin debug"},
                                   KindNameRow{ComponentKind::ptx, "ptx"},
-                                  KindNameRow{ComponentKind::ptx_debug, "ptx debug"}};
+                                  KindNameRow{ComponentKind::ptx_debug, "ptx debug"},
+                                  KindNameRow{ComponentKind::ltoir, "ltoir"},
+                                  KindNameRow{ComponentKind::opaque, "opaque"}};
 
 bool is_debug_section(std::string_view name)
 {
@@ -296,6 +298,19 @@ void digest_ptx(std::string_view ptx, const std::string& arch_name, const std::s
   }
 }
 
+// An LTO-IR entry (NVVM bitcode) or one of a kind nvfresh does not name: its bytes, with the names
+// nvcc makes up per run rewritten, and its flags.
+void digest_opaque_entry(const FatbinEntry& entry, const Normalizer& normalizer, ComponentList& out)
+{
+  const std::string bytes = normalizer.apply(entry.payload);
+  Hasher hasher;
+  hasher.tag(k_digest_version).tag(entry.kind_name());
+  hasher.field(fmt::format("{:#x}", entry.flags & ~k_compression_flags)).field(bytes);
+  const ComponentKind kind =
+    entry.kind == FatbinKind::ltoir ? ComponentKind::ltoir : ComponentKind::opaque;
+  out.add(make_component(entry.key(), kind, hasher, bytes.size()));
+}
+
 // The SM of a PTX file, from its ".target sm_XX" line (0 when absent).
 std::uint32_t ptx_target_arch(std::string_view ptx)
 {
@@ -323,8 +338,10 @@ void digest_fatbin(std::string_view bytes, const Normalizer& normalizer, const s
       const std::string options =
         fmt::format("{}|{:#x}", entry.ptxas_options, entry.flags & ~k_compression_flags);
       digest_ptx(entry.payload, entry.arch_name(), options, normalizer, out);
-    } else {
+    } else if (entry.kind == FatbinKind::cubin) {
       digest_cubin(entry.payload, entry.arch_name(), entry.arch, normalizer, what, out);
+    } else {
+      digest_opaque_entry(entry, normalizer, out);
     }
   }
 }

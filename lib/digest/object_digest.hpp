@@ -8,6 +8,7 @@
 //   "host debug"         .debug_* sections (they hold directories, so they differ across checkouts)
 //   "sm_80 cubin"        one per device ELF, payload decompressed; "sm_80 cubin debug" for its debug info
 //   "compute_90 ptx"     one per PTX entry; "compute_90 ptx debug" for .file lines and .debug sections
+//   "lto_80 ltoir"       one per LTO-IR entry (-dlto); "arch_80 entry kind N" for an unknown kind
 #pragma once
 
 #include "util/hasher.hpp"
@@ -36,7 +37,16 @@ struct KernelInfo {
   Digest code;  // the SASS bytes and the kernel's .nv.info attributes
 };
 
-enum class ComponentKind { host_code, host_debug, cubin, cubin_debug, ptx, ptx_debug };
+enum class ComponentKind {
+  host_code,
+  host_debug,
+  cubin,
+  cubin_debug,
+  ptx,
+  ptx_debug,
+  ltoir,   // NVVM bitcode for link-time optimization (-dlto, code=lto_XX)
+  opaque,  // a fatbin entry of a kind nvfresh does not name: its bytes
+};
 
 struct ComponentDigest {
   std::string key;

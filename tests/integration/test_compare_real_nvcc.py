@@ -142,14 +142,42 @@ class CompareRealNvcc(harness.unittest.TestCase):
         truncated.write_bytes(data[: len(data) // 2])
         corrupt = self.work / "corrupt.o"
         fatbin_at = data.find(b"\x50\xed\x55\xba")
-        corrupt.write_bytes(data[:fatbin_at + 16] + b"\x07" + data[fatbin_at + 17:])  # entry kind 7
-        cases = {truncated: "malformed ELF", corrupt: "entry kind 7", self.work / "missing.o": "cannot read"}
+        entry = fatbin_at + 16  # the first entry's header: its size at +4 made to run past the end
+        corrupt.write_bytes(data[:entry + 4] + b"\xff\xff\x00\x00" + data[entry + 8:])
+        cases = {truncated: "malformed ELF", corrupt: "runs past the end of the fatbin",
+                 self.work / "missing.o": "cannot read"}
         for path, message in cases.items():
             with self.subTest(path=path.name):
                 result = harness.run(compare_command() + [str(good), str(path)])
                 self.assertEqual(result.returncode, 2)
                 self.assertIn(message, result.stderr.decode())
                 self.assertIn(path.name, result.stderr.decode())
+
+    def test_an_entry_of_an_unknown_kind_is_compared_not_called_corrupt(self):
+        good = self.compile("good")
+        data = good.read_bytes()
+        fatbin_at = data.find(b"\x50\xed\x55\xba")
+        other = self.work / "kind7.o"
+        other.write_bytes(data[:fatbin_at + 16] + b"\x07" + data[fatbin_at + 17:])  # entry kind 7
+        result = harness.run(compare_command() + [str(good), str(other)])
+        self.assertEqual(result.returncode, 1, result.stderr.decode())
+        self.assertIn("entry kind 7", result.stdout.decode())
+        self.assertNotIn("corrupt", result.stdout.decode() + result.stderr.decode())
+
+    def test_lto_objects_are_compared(self):
+        """-dlto and code=lto_XX write LTO-IR entries (kind 8): once rejected as corrupt."""
+        for name, flags in (("dlto", ["-rdc=true", "-dlto", "-arch=sm_80"]),
+                            ("lto_code", ["-rdc=true", "--generate-code=arch=compute_80,code=[lto_80]"])):
+            with self.subTest(flags=flags):
+                one = self.compile(f"{name}1", flags=flags)
+                two = self.compile(f"{name}2", flags=flags)
+                result = harness.run(compare_command() + [str(one), str(two)])
+                self.assertEqual(result.returncode, 0, result.stdout.decode() + result.stderr.decode())
+                self.assertRegex(result.stdout.decode(), r"same\s+lto_80 ltoir\s+[0-9a-f]{8}")
+                edited = self.compile(f"{name}3", flags=flags, source=KERNEL_SOURCE.replace(*DEVICE_EDIT))
+                result = harness.run(compare_command() + [str(one), str(edited)])
+                self.assertEqual(result.returncode, 1)
+                self.assertRegex(result.stdout.decode(), r"different\s+lto_80 ltoir")
 
 
 if __name__ == "__main__":
