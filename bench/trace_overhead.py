@@ -82,7 +82,7 @@ def cpu_seconds():
 
 def summary(trace_file, tmp_dir):
     tool = build_dir() / "tests/tools/trace_tool"
-    out = subprocess.run([tool, trace_file, tmp_dir], capture_output=True, check=True).stdout
+    out = subprocess.run([tool, trace_file], capture_output=True, check=True).stdout
     reads, missing = {}, set()
     for line in out.decode().splitlines():
         kind, _, rest = line.partition(" ")

@@ -79,7 +79,7 @@ nlohmann::json object_json(const ObjectStatus& status)
 {
   nlohmann::json reasons = nlohmann::json::array();
   for (const auto& r : status.verdict.reasons) {
-    reasons.push_back(reason_json(kind_name(r.kind), r.path, r.before, r.after, r.describe()));
+    reasons.push_back(reason_json(cause_name(r.kind), r.path, r.before, r.after, r.describe()));
   }
   return {{"object", status.object},
           {"source", status.source},

@@ -1,92 +1,128 @@
-// nvfresh stats [-C build-dir] [--json]: what nvfresh did in a build tree, from its events log:
-// compiles, skips (and the nvcc time they saved), races, failures, and for each event kind the
-// reasons with their counts.
+// nvfresh stats [-C build-dir] [--json]: what nvfresh did in a build tree, from its events log,
+// counted by named outcome (compiled, skipped, served, raced, failed, not-recorded, passthrough,
+// fell-back) and, within each, by cause, with the nvcc time each kind took (or, for skips and
+// cache hits, saved) and the most frequent details of each cause.
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
+#include "util/json.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 namespace nvfresh {
 
 namespace {
 
-struct EventSummary {
+constexpr size_t k_details_shown = 3;
+
+struct CauseSummary {
   size_t count = 0;
-  std::int64_t duration_ns = 0;
-  std::map<std::string, size_t> reasons;
+  std::map<std::string, size_t> details;
 };
 
-std::map<std::string, EventSummary> summarize(const std::vector<BuildEvent>& events)
+struct KindSummary {
+  size_t count = 0;
+  std::int64_t duration_ns = 0;
+  std::map<Cause, CauseSummary> causes;
+};
+
+std::map<OutcomeKind, KindSummary> summarize(const std::vector<BuildEvent>& events)
 {
-  std::map<std::string, EventSummary> summary;
+  std::map<OutcomeKind, KindSummary> summary;
   for (const auto& event : events) {
-    EventSummary& entry = summary[event.event];
-    ++entry.count;
-    entry.duration_ns += event.duration_ns;
-    ++entry.reasons[event.reason];
+    KindSummary& kind = summary[event.outcome.kind];
+    ++kind.count;
+    kind.duration_ns += event.duration_ns;
+    CauseSummary& cause = kind.causes[event.outcome.cause];
+    ++cause.count;
+    ++cause.details[event.outcome.detail];
   }
   return summary;
 }
 
-void print_text(const std::map<std::string, EventSummary>& summary, const std::string& root)
+// The most frequent details first (ties: alphabetically), at most `limit`.
+std::vector<std::pair<std::string, size_t>> top_details(const CauseSummary& cause, size_t limit)
 {
-  fmt::print("nvfresh stats for {}\n", root);
-  for (const auto& [event, entry] : summary) {
-    const char* time_label = event == "skipped" ? "nvcc time saved" : "nvcc time";
-    fmt::print("  {:<13} {:>6}   {} {:.1f} s\n", event, entry.count, time_label,
+  std::vector<std::pair<std::string, size_t>> details(cause.details.begin(), cause.details.end());
+  std::stable_sort(details.begin(), details.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  details.resize(std::min(details.size(), limit));
+  return details;
+}
+
+std::string_view time_label(OutcomeKind kind)
+{
+  return kind == OutcomeKind::skipped || kind == OutcomeKind::served ? "nvcc time saved"
+                                                                     : "nvcc time";
+}
+
+void print_text(const std::map<OutcomeKind, KindSummary>& summary, size_t total,
+                const std::string& root)
+{
+  fmt::print("nvfresh stats for {}: {} compiles\n", root, total);
+  for (const auto& [kind, entry] : summary) {
+    fmt::print("  {:<13} {:>6}   {} {:.1f} s\n", outcome_name(kind), entry.count, time_label(kind),
                static_cast<double>(entry.duration_ns) / 1e9);
-    for (const auto& [reason, count] : entry.reasons) {
-      fmt::print("      {:>6}  {}\n", count, reason);
+    for (const auto& [cause, cause_entry] : entry.causes) {
+      fmt::print("      {:>6}  {:<28} {}\n", cause_entry.count, cause_name(cause), describe(cause));
+      for (const auto& [detail, count] : top_details(cause_entry, k_details_shown)) {
+        fmt::print("        {:>6}  {}\n", count, detail);
+      }
     }
   }
 }
 
-nlohmann::json to_json(const std::map<std::string, EventSummary>& summary, size_t total)
+nlohmann::json to_json(const std::map<OutcomeKind, KindSummary>& summary, size_t total,
+                       const std::string& root)
 {
-  nlohmann::json events = nlohmann::json::object();
-  for (const auto& [event, entry] : summary) {
-    nlohmann::json reasons = nlohmann::json::object();
-    for (const auto& [reason, count] : entry.reasons) {
-      reasons[reason] = count;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& [kind, entry] : summary) {
+    nlohmann::json causes = nlohmann::json::object();
+    for (const auto& [cause, cause_entry] : entry.causes) {
+      nlohmann::json details = nlohmann::json::array();
+      for (const auto& [detail, count] : top_details(cause_entry, 10)) {
+        details.push_back({{"detail", detail}, {"count", count}});
+      }
+      causes[std::string(cause_name(cause))] = {
+        {"count", cause_entry.count}, {"description", describe(cause)}, {"top_details", details}};
     }
-    events[event] = {{"count", entry.count},
-                     {"seconds", static_cast<double>(entry.duration_ns) / 1e9},
-                     {"reasons", reasons}};
+    kinds[std::string(outcome_name(kind))] = {
+      {"count", entry.count},
+      {"seconds", static_cast<double>(entry.duration_ns) / 1e9},
+      {"causes", causes}};
   }
-  return {{"events", events}, {"total", total}};
+  return {{"record_root", root}, {"total", total}, {"kinds", kinds}};
 }
 
 }  // namespace
 
 int run_stats(const std::vector<std::string>& args)
 {
-  CLI::App app{"What nvfresh did in a build tree: compiles, skips and their reasons",
-               "nvfresh stats"};
+  SubcommandOptions cli("stats");
   std::string build_dir = ".";
   bool json = false;
-  app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
-  app.add_flag("--json", json, "machine-readable output");
-  try {
-    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+  cli.add_build_dir(build_dir);
+  cli.add_json(json);
+  if (auto status = cli.parse(args)) {
+    return *status;
   }
   std::string root =
     record_root_of_build_dir(load_config(current_environment()).record_dir, build_dir);
   auto events = read_events(root);
   auto summary = summarize(events);
   if (json) {
-    fmt::print("{}\n", to_json(summary, events.size()).dump(2));
+    print_json(to_json(summary, events.size(), root));
   } else if (events.empty()) {
     fmt::print("nvfresh stats: nothing recorded under {} yet\n", root);
   } else {
-    print_text(summary, root);
+    print_text(summary, events.size(), root);
   }
   return 0;
 }

@@ -1,21 +1,27 @@
 #include "compile/compile.hpp"
 
 #include "compile/compile_plan.hpp"
-#include "compile/depfile.hpp"
+#include "compile/compiler_caches.hpp"
 #include "compile/recording.hpp"
 #include "compile/skip.hpp"
+#include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
 #include "nvcc/command_line.hpp"
 #include "nvcc/compiler_chain.hpp"
+#include "outcome/outcome.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
+#include "trace/trace_channel.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
+#include <variant>
 
 namespace nvfresh {
 
@@ -29,12 +35,6 @@ int finish(const ProcessResult& result)
   return result.exit_code;
 }
 
-int run_plain(const std::vector<std::string>& command, const Environment& env,
-              ProcessRunner& runner)
-{
-  return finish(runner.run(command, env));
-}
-
 void warn(const std::string& message)
 {
   std::fflush(stdout);
@@ -42,122 +42,149 @@ void warn(const std::string& message)
   log::info("warning: {}", message);
 }
 
-std::optional<Depfile> read_nvcc_depfile(const CompilePlan& plan)
+// The compiler run as if nvfresh were not there. A compiler that cannot be started at all gets one
+// line and the status a shell gives (127 not found, 126 not executable).
+int run_plain(const std::vector<std::string>& command, const Environment& env,
+              ProcessRunner& runner)
 {
-  if (plan.depfile_path.empty()) {
-    return std::nullopt;
+  try {
+    return finish(runner.run(command, env));
+  } catch (const SpawnError& error) {
+    warn(error.what());
+    return error.shell_status();
   }
-  auto text = try_read_file(plan.depfile_path);
-  std::string error;
-  auto depfile = text ? parse_depfile(*text, &error, DepfileDialect::k_nvcc) : std::nullopt;
-  if (text && !depfile) {
-    log::info("cannot parse nvcc's depfile {}: {}", plan.depfile_path, error);
-  }
-  return depfile;
 }
 
-// Everything after nvcc succeeded. Throws on failure; the caller decides what that means.
-Record record_compile(const CompileRequest& request, const CompilerChain& chain,
-                      const CompilePlan& plan, CompileRun run, const CapturedOutput& captured,
-                      const std::optional<Record>& previous)
+// Where the outcome of a command goes: the record root of the build tree it runs in, if it has
+// one (a command nvfresh passes through never makes a new .nvfresh directory).
+void log_outcome(const std::optional<std::string>& record_root, const Outcome& outcome,
+                 const std::string& object, std::int64_t duration_ns)
 {
-  auto nvcc_depfile = read_nvcc_depfile(plan);
-  FileHasher hasher(plan.record_root + "/hash-cache");
-  Record record = make_record({request, chain, plan, run, nvcc_depfile, previous}, hasher);
-  set_console(record, captured, plan.child_env);
-  apply_race_guard(record);
-  if (!plan.depfile_path.empty()) {
-    record.depfile_prerequisites = depfile_prerequisites(record, plan, nvcc_depfile);
+  log::info("{} {}: {} ({})", outcome_name(outcome.kind), object.empty() ? "-" : object,
+            outcome.detail, cause_name(outcome.cause));
+  if (record_root) {
+    append_event(*record_root, {now_ns(), outcome, duration_ns, object});
   }
-  save_record(plan.record_file, record);
-  if (!record.depfile_prerequisites.empty()) {
-    write_build_depfile(plan, record.depfile_prerequisites, request.depfile.phony_targets);
-  }
-  log::info("recorded {} ({} inputs, {} probes, {})", plan.object, record.inputs.size(),
-            record.missing.size(), record.trusted ? "trusted" : record.untrusted_reason);
-  return record;
 }
 
-// Decides whether nvcc need not run and, when so, carries the skip out completely. The decision
-// tells why nvcc must run otherwise.
-SkipDecision skip_if_unchanged(const CompileRequest& request, const CompilerChain& chain,
-                               const CompilePlan& plan, const std::optional<Record>& previous)
+// What an exception thrown while recording says about its cause.
+Cause cause_of(const std::exception& error)
 {
-  std::int64_t check_start = coarse_now_ns();
-  FileHasher hasher(plan.record_root + "/hash-cache");
-  SkipDecision decision = decide_skip(previous, request, chain, plan, hasher);
-  log::info("{} {}: {}", decision.skip ? "skip" : "compile", plan.object, decision.reason);
-  if (decision.skip) {
-    perform_skip(*previous, decision, request, plan, check_start);
+  if (const auto* named = dynamic_cast<const OutcomeError*>(&error)) {
+    return named->cause();
   }
-  return decision;
+  if (const auto* write = dynamic_cast<const FileWriteError*>(&error)) {
+    return write->disk_full() ? Cause::no_space : Cause::write_failed;
+  }
+  if (const auto* fs_error = dynamic_cast<const std::filesystem::filesystem_error*>(&error)) {
+    const int code = fs_error->code().value();
+    return code == ENOSPC || code == EDQUOT ? Cause::no_space : Cause::write_failed;
+  }
+  return Cause::recording_error;
+}
+
+Outcome failed_outcome(const ProcessResult& result)
+{
+  if (result.term_signal != 0) {
+    return {OutcomeKind::failed, Cause::nvcc_signal,
+            fmt::format("nvcc was killed by signal {}", result.term_signal)};
+  }
+  return {OutcomeKind::failed, Cause::nvcc_exit_status,
+          fmt::format("nvcc exited with status {}", result.exit_code)};
 }
 
 struct Prepared {
+  Config config;
   CompilerChain chain;
   CompileRequest request;
   CompilePlan plan;
 };
 
-// nullopt: not nvfresh's business (the reason is logged); throws on internal failure.
-std::optional<Prepared> prepare(const std::vector<std::string>& command, const Environment& env)
+// What nvfresh does not handle: a passthrough with its cause.
+struct NotHandled {
+  Config config;
+  Outcome outcome;
+};
+
+// Parse and plan; a NotHandled when the command is not nvfresh's business. Throws on an internal
+// failure (the caller falls back to a plain run).
+std::variant<Prepared, NotHandled> prepare(const std::vector<std::string>& command,
+                                           const Environment& env)
 {
   Config config = load_config(env);
   log::set_file(config.log_file);
   if (config.disabled || env.count(k_nested_marker) != 0) {
-    log::info("passthrough: {}",
-              describe(config.disabled ? FallbackReason::disabled : FallbackReason::nested_call));
-    return std::nullopt;
+    Cause cause = config.disabled ? Cause::disabled : Cause::nested_call;
+    return NotHandled{config, {OutcomeKind::passthrough, cause, std::string(describe(cause))}};
   }
   auto chain = split_compiler_chain(command);
   if (!chain) {
-    log::info("passthrough: {}", describe(FallbackReason::no_compiler));
-    return std::nullopt;
+    return NotHandled{
+      config, {OutcomeKind::passthrough, Cause::no_compiler, "no word of the command names nvcc"}};
   }
   std::string cwd = current_directory();
   ParseResult parsed = parse_command_line(chain->args, env, cwd);
   if (!parsed.request) {
-    log::info("passthrough: {} {}", describe(parsed.reason), parsed.detail);
-    return std::nullopt;
+    return NotHandled{config,
+                      {OutcomeKind::passthrough, parsed.reason,
+                       fmt::format("{}{}{}", describe(parsed.reason),
+                                   parsed.detail.empty() ? "" : ": ", parsed.detail)}};
   }
   CompilePlan plan = plan_compile(*parsed.request, *chain, config, env, cwd);
-  return Prepared{std::move(*chain), std::move(*parsed.request), std::move(plan)};
+  return Prepared{config, std::move(*chain), std::move(*parsed.request), std::move(plan)};
+}
+
+// Decides whether nvcc need not run and, when so, carries the skip out completely.
+SkipDecision skip_if_unchanged(const Prepared& prepared, const std::optional<Record>& previous)
+{
+  std::int64_t check_start = coarse_now_ns();
+  FileHasher hasher(hash_cache_file(prepared.plan.record_root));
+  SkipDecision decision = decide_skip(previous, prepared.request, prepared.plan, hasher);
+  if (decision.skip) {
+    perform_skip(*previous, decision, prepared.request, prepared.plan, check_start);
+  }
+  return decision;
+}
+
+// After nvcc succeeded: the record, or "not recorded" with its cause. Never throws.
+Outcome record_or_report(const Prepared& prepared, const CompileRun& run, const std::string& trace,
+                         const CapturedOutput& captured, const std::optional<Record>& previous)
+{
+  try {
+    return record_compile(
+      {prepared.request, prepared.chain, prepared.plan, run, trace, captured, previous});
+  } catch (const std::exception& error) {
+    remove_record(prepared.plan.record_file);
+    warn(fmt::format("the object was built, but nvfresh could not record it: {}", error.what()));
+    return {OutcomeKind::not_recorded, cause_of(error), error.what()};
+  }
 }
 
 int compile_and_record(const std::vector<std::string>& command, const Environment& env,
                        ProcessRunner& runner, const Prepared& prepared,
-                       const std::optional<Record>& previous, const std::string& why)
+                       const std::optional<Record>& previous, const Outcome& why)
 {
   const CompilePlan& plan = prepared.plan;
+  ChainedRun chained = prepare_chained_caches(prepared.chain, plan.child_env);
   CompileRun run{race_guard_start_ns(), 0, why};
   CapturedOutput captured;
   ProcessResult result;
+  std::string trace;
   try {
-    result = runner.run_capturing(command, plan.child_env, captured);
+    TraceListener listener;
+    chained.env[k_trace_socket_variable] = listener.address();
+    result = runner.run_capturing(chained.command, chained.env, captured);
+    trace = listener.finish();
   } catch (const std::exception& error) {
-    remove_private_dir(plan);
     warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
+    log_outcome(plan.record_root, {OutcomeKind::fell_back, Cause::runner_failed, error.what()},
+                plan.object, 0);
     return run_plain(command, env, runner);
   }
   run.end_ns = now_ns();
-  std::int64_t duration = run.end_ns - run.start_ns;
-  if (!result.succeeded()) {
-    append_event(plan.record_root, {run.end_ns, "failed", duration, plan.object,
-                                    fmt::format("nvcc exited with status {}", result.exit_code)});
-  } else {
-    try {
-      Record record =
-        record_compile(prepared.request, prepared.chain, plan, run, captured, previous);
-      append_event(plan.record_root, {run.end_ns, record.history.back().event, duration,
-                                      plan.object, record.history.back().reason});
-    } catch (const std::exception& error) {
-      remove_record(plan.record_file);
-      append_event(plan.record_root,
-                   {run.end_ns, "not-recorded", duration, plan.object, error.what()});
-      warn(fmt::format("the object was built, but nvfresh could not record it: {}", error.what()));
-    }
-  }
-  remove_private_dir(plan);
+  Outcome outcome = result.succeeded() ? record_or_report(prepared, run, trace, captured, previous)
+                                       : failed_outcome(result);
+  log_outcome(plan.record_root, outcome, plan.object, run.end_ns - run.start_ns);
   return finish(result);
 }
 
@@ -170,26 +197,35 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
   std::optional<Record> previous;
   SkipDecision decision;
   try {
-    prepared = prepare(command, env);
-    if (prepared) {
-      previous = load_record(prepared->plan.record_file).record;
-      decision = skip_if_unchanged(prepared->request, prepared->chain, prepared->plan, previous);
-      if (decision.skip) {
-        remove_private_dir(prepared->plan);
-        return 0;
+    auto planned = prepare(command, env);
+    if (auto* not_handled = std::get_if<NotHandled>(&planned)) {
+      if (not_handled->outcome.cause != Cause::disabled &&
+          not_handled->outcome.cause != Cause::nested_call) {
+        log_outcome(existing_record_root(not_handled->config.record_dir, current_directory()),
+                    not_handled->outcome, "", 0);
       }
+      return run_plain(command, env, runner);
+    }
+    prepared = std::move(std::get<Prepared>(planned));
+    previous = load_record(prepared->plan.record_file).record;
+    decision = skip_if_unchanged(*prepared, previous);
+    if (decision.skip) {
+      log::info("skip {}: {}", prepared->plan.object, decision.why.detail);
+      return 0;
     }
   } catch (const std::exception& error) {
-    if (prepared) {
-      remove_private_dir(prepared->plan);
-    }
     warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
+    Cause cause = dynamic_cast<const OutcomeError*>(&error) != nullptr
+                    ? dynamic_cast<const OutcomeError&>(error).cause()
+                    : Cause::internal_error;
+    std::optional<std::string> root =
+      prepared ? std::optional<std::string>(prepared->plan.record_root)
+               : existing_record_root(load_config(env).record_dir, current_directory());
+    log_outcome(root, {OutcomeKind::fell_back, cause, error.what()},
+                prepared ? prepared->plan.object : std::string(), 0);
     return run_plain(command, env, runner);
   }
-  if (!prepared) {
-    return run_plain(command, env, runner);
-  }
-  return compile_and_record(command, env, runner, *prepared, previous, decision.reason);
+  return compile_and_record(command, env, runner, *prepared, previous, decision.why);
 }
 
 }  // namespace nvfresh

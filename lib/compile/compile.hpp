@@ -1,11 +1,12 @@
-// One compile through nvfresh, end to end: parse -> plan -> run nvcc -> record. The only file that
-// orders these steps. Never leaves the user worse off than plain nvcc:
-//   - anything nvfresh cannot handle runs the compiler unchanged (a named FallbackReason);
-//   - an internal failure before nvcc ran runs it plainly, with one "nvfresh:" line on stderr;
+// One compile through nvfresh, end to end: parse -> plan -> skip? -> run nvcc -> record. The only
+// file that orders these steps. Every compile ends in one named outcome (outcome/outcome.hpp),
+// appended to the tree's events log. Never leaves the user worse off than plain nvcc:
+//   - anything nvfresh does not handle runs the compiler unchanged (passthrough, with its cause);
+//   - an internal failure before nvcc ran runs it plainly, with one "nvfresh:" line (fell-back);
 //   - once nvcc has run it is never run again: a bookkeeping failure means "not recorded".
 #pragma once
 
-#include "config/config.hpp"
+#include "util/environment.hpp"
 #include "util/process.hpp"
 
 #include <string>

@@ -1,46 +1,26 @@
 #include "compile/compile_plan.hpp"
 
+#include "nvcc/output_names.hpp"
+#include "outcome/outcome.hpp"
 #include "record/record_root.hpp"
+#include "record/signature.hpp"
 #include "util/file_io.hpp"
 #include "util/installed_libraries.hpp"
+#include "util/process.hpp"
 
 #include <fmt/format.h>
 
-#include <cerrno>
+#include <elf.h>
+
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
-
-#include <stdlib.h>
 
 namespace nvfresh {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct ModeSuffix {
-  CompileMode mode;
-  const char* suffix;
-};
-
-constexpr ModeSuffix k_mode_suffixes[] = {
-  {CompileMode::object, ".o"},      {CompileMode::relocatable, ".o"},
-  {CompileMode::ptx, ".ptx"},       {CompileMode::cubin, ".cubin"},
-  {CompileMode::fatbin, ".fatbin"}, {CompileMode::optix_ir, ".optixir"},
-};
-
-std::string make_private_dir(const Environment& env)
-{
-  auto tmp = env.find("TMPDIR");
-  std::string base = tmp != env.end() && !tmp->second.empty() ? tmp->second : "/tmp";
-  std::string pattern = base + "/nvfresh.XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error(
-      fmt::format("cannot create a temporary directory in {}: {}", base, std::strerror(errno)));
-  }
-  return pattern;
-}
 
 std::string preload_value(const Environment& env, const std::string& library)
 {
@@ -51,25 +31,38 @@ std::string preload_value(const Environment& env, const std::string& library)
   return library + ":" + existing->second;
 }
 
-}  // namespace
-
-std::string default_output(const CompileRequest& request)
+// A shared object ld.so can preload into this process's kind of programs: a 64-bit ELF shared
+// object for this machine. Anything else makes ld.so print "cannot be preloaded" once for every
+// process of the compile.
+bool is_preloadable(const std::string& path)
 {
-  std::string suffix = ".o";
-  for (const auto& entry : k_mode_suffixes) {
-    if (entry.mode == request.mode) {
-      suffix = entry.suffix;
-    }
+  auto head = try_read_file_prefix(path, sizeof(Elf64_Ehdr));
+  if (!head || head->size() < sizeof(Elf64_Ehdr)) {
+    return false;
   }
-  return fs::path(request.source).stem().string() + suffix;
+  Elf64_Ehdr header{};
+  std::memcpy(&header, head->data(), sizeof header);
+  return std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
+         header.e_ident[EI_CLASS] == ELFCLASS64 && header.e_type == ET_DYN &&
+         header.e_machine == EM_X86_64;
 }
+
+}  // namespace
 
 std::string locate_trace_library(const Config& config)
 {
   if (!config.trace_lib.empty()) {
     if (!stat_file(config.trace_lib).is_regular) {
-      throw std::runtime_error(
+      throw OutcomeError(
+        Cause::tracer_unusable,
         fmt::format("NVFRESH_TRACE_LIB names {}, which does not exist", config.trace_lib));
+    }
+    if (!is_preloadable(config.trace_lib)) {
+      throw OutcomeError(
+        Cause::tracer_unusable,
+        fmt::format("NVFRESH_TRACE_LIB names {}, which is not a shared library for "
+                    "this machine",
+                    config.trace_lib));
     }
     return config.trace_lib;
   }
@@ -78,9 +71,10 @@ std::string locate_trace_library(const Config& config)
   }
   std::error_code error;
   const fs::path exe_dir = fs::canonical("/proc/self/exe", error).parent_path();
-  throw std::runtime_error(fmt::format("the tracer libnvfresh_trace.so is not installed next to {} "
-                                       "(set NVFRESH_TRACE_LIB to its path)",
-                                       exe_dir.string()));
+  throw OutcomeError(Cause::tracer_unusable,
+                     fmt::format("the tracer libnvfresh_trace.so is not installed next to {} "
+                                 "(set NVFRESH_TRACE_LIB to its path)",
+                                 exe_dir.string()));
 }
 
 CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
@@ -91,7 +85,8 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.working_dir = working_dir;
   std::string compiler = find_program(chain.compiler, env);
   if (compiler.empty()) {
-    throw std::runtime_error(fmt::format("{}: command not found in PATH", chain.compiler));
+    throw OutcomeError(Cause::runner_failed,
+                       fmt::format("{}: command not found in PATH", chain.compiler));
   }
   plan.compiler_path = fs::weakly_canonical(absolute_path(compiler, working_dir)).string();
   std::string output = request.output.empty() ? default_output(request) : request.output;
@@ -106,25 +101,13 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
     plan.depfile_path = absolute_path(path, working_dir);
     plan.depfile_target = request.depfile.target.empty() ? output : request.depfile.target;
   }
-  std::string trace_library = locate_trace_library(config);
-  plan.private_dir = make_private_dir(env);
-  plan.trace_file = plan.private_dir + "/trace";
-  plan.compiler_tmp_dir = plan.private_dir + "/tmp";
-  fs::create_directories(plan.compiler_tmp_dir);
+  plan.trace_library = locate_trace_library(config);
   plan.child_env = env;
   plan.child_env[k_nested_marker] = "1";
-  plan.child_env["LD_PRELOAD"] = preload_value(env, trace_library);
-  plan.child_env["NVFRESH_TRACE_FILE"] = plan.trace_file;
-  plan.child_env["TMPDIR"] = plan.compiler_tmp_dir;
+  plan.child_env["LD_PRELOAD"] = preload_value(env, plan.trace_library);
+  plan.signature_env = compile_environment(plan.child_env);
+  plan.signature = command_signature(request.signature_args, plan.signature_env, working_dir);
   return plan;
-}
-
-void remove_private_dir(const CompilePlan& plan)
-{
-  std::error_code ignored;
-  if (!plan.private_dir.empty()) {
-    fs::remove_all(plan.private_dir, ignored);
-  }
 }
 
 }  // namespace nvfresh

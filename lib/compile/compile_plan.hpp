@@ -1,11 +1,17 @@
-// Planning one compile: where its record goes, the private directory for the trace and nvcc's
-// temporary files, and the environment the compiler gets (tracer preloaded, nested-call marker).
+// Planning one compile: where its record goes, what the object, source and depfile are, which nvcc
+// runs, the command signature, and the environment the compiler gets (tracer preloaded,
+// nested-call marker). Pure: it looks things up (PATH, the tracer, the build tree) but writes
+// nothing; running the plan is compile.cpp's job. nvcc's own TMPDIR is left as the build has it:
+// its temporary files, and so the paths gcc writes into debug info, are what plain nvcc gives.
 #pragma once
 
 #include "config/config.hpp"
 #include "nvcc/command_line.hpp"
 #include "nvcc/compiler_chain.hpp"
+#include "util/environment.hpp"
+#include "util/hasher.hpp"
 
+#include <map>
 #include <string>
 
 namespace nvfresh {
@@ -20,24 +26,22 @@ struct CompilePlan {
   std::string source;        // absolute path of the source
   std::string depfile_path;  // where the build asked for a depfile (absolute), "" when none
   std::string depfile_target;
-  std::string private_dir;  // removed after the compile
-  std::string trace_file;
-  std::string compiler_tmp_dir;
   std::string compiler_path;  // the nvcc that will run, absolute with symlinks resolved
-  Environment child_env;
+  std::string trace_library;  // the LD_PRELOAD tracer
+  Environment child_env;      // the compiler's environment, but for the trace socket (run time)
+  std::map<std::string, std::string> signature_env;  // the compile-relevant part of child_env
+  Digest signature;  // command_signature(request.signature_args, signature_env, cwd)
 };
 
-// Throws std::runtime_error when the plan cannot be made (no tracer, no temporary directory).
+// Throws std::runtime_error when the plan cannot be made (no nvcc, no tracer); the message says
+// what is missing and what to do.
 CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& chain,
                          const Config& config, const Environment& env,
                          const std::string& working_dir);
 
-// nvcc's default output for a compile without -o: the source's stem + ".o" (".ptx", ...), in cwd.
-std::string default_output(const CompileRequest& request);
-
-// Where the tracer library is: the configured path, else next to the nvfresh executable.
+// Where the tracer library is: the configured path, else next to the nvfresh executable. Throws
+// when it is missing or is not a shared library for this machine (ld.so would print an error for
+// every process of the compile).
 std::string locate_trace_library(const Config& config);
-
-void remove_private_dir(const CompilePlan& plan);
 
 }  // namespace nvfresh

@@ -1,5 +1,9 @@
 #include "compile/recording.hpp"
 
+#include "compile/build_depfile.hpp"
+#include "freshness/file_hasher.hpp"
+#include "record/record_root.hpp"
+
 #include "digest/object_digest.hpp"
 #include "nvcc/nvcc_version.hpp"
 #include "record/signature.hpp"
@@ -69,18 +73,21 @@ bool saw_compile(const TracedInputs& traced, const std::string& language)
   });
 }
 
-std::optional<TracedInputs> traced_inputs(const CompilePlan& plan, const std::string& language)
+// The traced inputs, and whether the trace is complete; nullopt when the trace saw no compile (a
+// launcher answered from its cache, or nothing was traced at all).
+struct TraceSummary {
+  TracedInputs inputs;
+  bool complete = true;
+};
+
+std::optional<TraceSummary> traced_inputs(const FinishedCompile& in)
 {
-  try {
-    Trace trace = restrict_to_subtree(read_trace(plan.trace_file), plan.compiler_path);
-    TracedInputs traced = summarize_trace(trace, plan.private_dir);
-    if (saw_compile(traced, language)) {
-      return traced;
-    }
-    log::info("the trace saw no compiler pass (a launcher answered from its cache?)");
-  } catch (const std::exception& error) {
-    log::info("no usable trace: {}", error.what());
+  Trace trace = restrict_to_subtree(parse_trace(in.trace_text), in.plan.compiler_path);
+  TraceSummary summary{summarize_trace(trace), trace.complete};
+  if (saw_compile(summary.inputs, in.request.language)) {
+    return summary;
   }
+  log::info("the trace saw no compiler pass (a launcher answered from its cache?)");
   return std::nullopt;
 }
 
@@ -94,11 +101,12 @@ void add_traced(Candidates& candidates, const TracedInputs& traced)
   }
 }
 
-void add_command_line_inputs(Candidates& candidates, const RecordingInput& in)
+void add_command_line_inputs(Candidates& candidates, const FinishedCompile& in,
+                             const std::optional<Depfile>& nvcc_depfile)
 {
   const auto& cwd = in.plan.working_dir;
-  if (in.nvcc_depfile) {
-    for (const auto& dep : in.nvcc_depfile->prerequisites) {
+  if (nvcc_depfile) {
+    for (const auto& dep : nvcc_depfile->prerequisites) {
       candidates[absolute_path(dep, cwd)];
     }
   }
@@ -135,7 +143,21 @@ bool changed_since(const FileStat& stat, std::int64_t start_ns)
   return stat.ctime_ns >= start_ns || (stat.mtime_ns >= start_ns && stat.mtime_ns <= now_ns());
 }
 
-void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher)
+// Why the record cannot vouch for its object, the first reason found (the record keeps its text).
+struct Distrust {
+  Cause cause = Cause::none;
+  void note(Record& record, Cause why, std::string reason)
+  {
+    if (record.trusted) {
+      record.trusted = false;
+      record.untrusted_reason = std::move(reason);
+      cause = why;
+    }
+  }
+};
+
+void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher& hasher,
+                        Distrust& distrust)
 {
   for (const auto& [path, candidate] : candidates) {
     FingerprintResult result = hasher.fingerprint(path);
@@ -143,14 +165,14 @@ void fingerprint_inputs(const Candidates& candidates, Record& record, FileHasher
       if (result.stat.exists && !result.stat.is_regular) {
         continue;  // a directory or device that the trace saw: not content
       }
-      record.trusted = false;
-      record.untrusted_reason = fmt::format("{} could not be read after the compile", path);
+      distrust.note(record, Cause::input_changed_during_compile,
+                    fmt::format("{} could not be read after the compile", path));
       continue;
     }
     const FileStat& stat = result.stat;
-    if (record.trusted && changed_since(stat, record.start_ns)) {
-      record.trusted = false;
-      record.untrusted_reason = race_reason(path, stat, record.start_ns);
+    if (changed_since(stat, record.start_ns)) {
+      distrust.note(record, Cause::input_changed_during_compile,
+                    race_reason(path, stat, record.start_ns));
     }
     RecordedInput input;
     input.file = *result.fingerprint;
@@ -170,7 +192,7 @@ const RecordedInput* find_input(const Record& record, const std::string& path)
   return nullptr;
 }
 
-std::string nvcc_version_text(const RecordingInput& in, const Record& record)
+std::string nvcc_version_text(const FinishedCompile& in, const Record& record)
 {
   const std::string& canonical = in.plan.compiler_path;
   if (in.previous && !in.previous->nvcc_version.empty()) {
@@ -190,7 +212,8 @@ void fingerprint_output(Record& record, FileHasher& hasher)
 {
   FingerprintResult result = hasher.fingerprint(record.object);
   if (!result.fingerprint) {
-    throw std::runtime_error(fmt::format("nvcc succeeded but {} cannot be read", record.object));
+    throw OutcomeError(Cause::output_unreadable,
+                       fmt::format("nvcc succeeded but {} cannot be read", record.object));
   }
   record.output = *result.fingerprint;
 }
@@ -206,84 +229,30 @@ void digest_output(Record& record)
   }
 }
 
-void append_history(Record& record, const std::optional<Record>& previous, const std::string& why)
+void append_history(Record& record, const std::optional<Record>& previous, const Outcome& why)
 {
   if (previous) {
     record.history = previous->history;
   }
-  std::string ran = why.empty() ? std::string("nvcc ran") : "nvcc ran: " + why;
-  add_history(record, {record.end_ns, record.trusted ? "compiled" : "raced",
-                       record.trusted ? ran : record.untrusted_reason});
+  std::string ran = why.detail.empty() ? std::string("nvcc ran") : "nvcc ran: " + why.detail;
+  add_history(
+    record, {record.end_ns,
+             std::string(outcome_name(record.trusted ? OutcomeKind::compiled : OutcomeKind::raced)),
+             record.trusted ? ran : record.untrusted_reason});
 }
 
-}  // namespace
-
-Record make_record(const RecordingInput& in, FileHasher& hasher)
+std::optional<Depfile> read_nvcc_depfile(const CompilePlan& plan)
 {
-  Record record;
-  record.object = in.plan.object;
-  record.source = in.plan.source;
-  record.working_dir = in.plan.working_dir;
-  record.compiler = in.chain.compiler;
-  record.launcher_prefix = in.chain.prefix;
-  record.signature_args = in.request.signature_args;
-  record.env = compile_environment(in.plan.child_env);
-  record.signature = command_signature(record.signature_args, record.env, record.working_dir);
-  record.start_ns = in.run.start_ns;
-  record.end_ns = in.run.end_ns;
-  Candidates candidates;
-  auto traced = traced_inputs(in.plan, in.request.language);
-  record.inputs_from_trace = traced.has_value();
-  if (traced) {
-    add_traced(candidates, *traced);
-    record.missing.assign(traced->missing.begin(), traced->missing.end());
+  if (plan.depfile_path.empty()) {
+    return std::nullopt;
   }
-  add_command_line_inputs(candidates, in);
-  fingerprint_inputs(candidates, record, hasher);
-  fingerprint_output(record, hasher);
-  digest_output(record);
-  record.nvcc_version = nvcc_version_text(in, record);
-  record.depfile_path = in.plan.depfile_path;
-  record.depfile_target = in.plan.depfile_target;
-  record.depfile_phony = in.request.depfile.phony_targets;
-  append_history(record, in.previous, in.run.why);
-  return record;
-}
-
-std::vector<std::string> depfile_prerequisites(const Record& record, const CompilePlan& plan,
-                                               const std::optional<Depfile>& nvcc_depfile)
-{
-  std::vector<std::string> prerequisites;
-  std::set<std::string> listed;
-  if (nvcc_depfile) {
-    for (const auto& dep : nvcc_depfile->prerequisites) {
-      prerequisites.push_back(dep);
-      listed.insert(absolute_path(dep, plan.working_dir));
-    }
-  } else {
-    prerequisites.push_back(record.source);
-    listed.insert(record.source);
+  auto text = try_read_file(plan.depfile_path);
+  std::string error;
+  auto depfile = text ? parse_depfile(*text, &error, DepfileDialect::k_nvcc) : std::nullopt;
+  if (text && !depfile) {
+    log::info("cannot parse nvcc's depfile {}: {}", plan.depfile_path, error);
   }
-  for (const auto& input : record.inputs) {
-    if (listed.insert(input.file.path).second) {
-      prerequisites.push_back(input.file.path);
-    }
-  }
-  for (const auto& path : prerequisites) {
-    if (!depfile_can_represent(path)) {
-      log::info("keeping nvcc's own depfile: {} cannot be written so that make and ninja read it",
-                path);
-      return {};
-    }
-  }
-  return prerequisites;
-}
-
-void write_build_depfile(const CompilePlan& plan, const std::vector<std::string>& prerequisites,
-                         bool phony_targets)
-{
-  write_file_atomically(plan.depfile_path,
-                        format_depfile(plan.depfile_target, prerequisites, phony_targets));
+  return depfile;
 }
 
 void set_console(Record& record, const CapturedOutput& captured, const Environment& env)
@@ -301,6 +270,8 @@ void set_console(Record& record, const CapturedOutput& captured, const Environme
   }
 }
 
+// An untrusted record's object is made older than the compile's start, so that make and ninja (any
+// version) rebuild it on the next run.
 void apply_race_guard(Record& record)
 {
   if (record.trusted) {
@@ -310,6 +281,71 @@ void apply_race_guard(Record& record)
   FileStat after = stat_file(record.object);
   record.output.mtime_ns = after.mtime_ns;
   record.output.ctime_ns = after.ctime_ns;
+}
+
+Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc_depfile,
+                   FileHasher& hasher, Distrust& distrust)
+{
+  Record record;
+  record.object = in.plan.object;
+  record.source = in.plan.source;
+  record.working_dir = in.plan.working_dir;
+  record.compiler = in.chain.compiler;
+  record.launcher_prefix = in.chain.prefix;
+  record.signature_args = in.request.signature_args;
+  record.env = in.plan.signature_env;
+  record.signature = in.plan.signature;
+  record.start_ns = in.run.start_ns;
+  record.end_ns = in.run.end_ns;
+  Candidates candidates;
+  auto traced = traced_inputs(in);
+  record.inputs_from_trace = traced.has_value();
+  if (traced) {
+    add_traced(candidates, traced->inputs);
+    record.missing.assign(traced->inputs.missing.begin(), traced->inputs.missing.end());
+    if (!traced->complete) {
+      distrust.note(record, Cause::trace_incomplete,
+                    "the tracer lost events (a path it cannot write, or a line it could not "
+                    "deliver): not every input is known");
+    }
+  }
+  add_command_line_inputs(candidates, in, nvcc_depfile);
+  fingerprint_inputs(candidates, record, hasher, distrust);
+  fingerprint_output(record, hasher);
+  digest_output(record);
+  record.nvcc_version = nvcc_version_text(in, record);
+  record.depfile_path = in.plan.depfile_path;
+  record.depfile_target = in.plan.depfile_target;
+  record.depfile_phony = in.request.depfile.phony_targets;
+  append_history(record, in.previous, in.run.why);
+  return record;
+}
+
+}  // namespace
+
+Outcome record_compile(const FinishedCompile& compile)
+{
+  const CompilePlan& plan = compile.plan;
+  auto nvcc_depfile = read_nvcc_depfile(plan);
+  FileHasher hasher(hash_cache_file(plan.record_root));
+  Distrust distrust;
+  Record record = make_record(compile, nvcc_depfile, hasher, distrust);
+  set_console(record, compile.captured, plan.child_env);
+  apply_race_guard(record);
+  if (!plan.depfile_path.empty()) {
+    record.depfile_prerequisites = depfile_prerequisites(record, plan.working_dir, nvcc_depfile);
+  }
+  save_record(plan.record_file, record);
+  if (!record.depfile_prerequisites.empty()) {
+    write_build_depfile(plan.depfile_path, plan.depfile_target, record.depfile_prerequisites,
+                        compile.request.depfile.phony_targets);
+  }
+  log::info("recorded {} ({} inputs, {} probes, {})", plan.object, record.inputs.size(),
+            record.missing.size(), record.trusted ? "trusted" : record.untrusted_reason);
+  if (!record.trusted) {
+    return {OutcomeKind::raced, distrust.cause, record.untrusted_reason};
+  }
+  return {OutcomeKind::compiled, compile.run.why.cause, compile.run.why.detail};
 }
 
 }  // namespace nvfresh

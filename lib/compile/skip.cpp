@@ -1,6 +1,6 @@
 #include "compile/skip.hpp"
 
-#include "compile/recording.hpp"
+#include "compile/build_depfile.hpp"
 #include "freshness/freshness.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
@@ -35,35 +35,43 @@ std::string describe_variables(const std::map<std::string, std::string>& variabl
   return parts.empty() ? std::string("none set") : fmt::format("{}", fmt::join(parts, " "));
 }
 
-std::string record_doubt(const Record& record, const CompileRequest& request,
-                         const CompilePlan& plan)
+struct Doubt {
+  Cause cause = Cause::none;
+  std::string reason;
+};
+
+// Why the record cannot vouch for a skip, before any file is looked at ({none} when it can).
+Doubt record_doubt(const Record& record, const CompileRequest& /*request*/, const CompilePlan& plan)
 {
   if (!record.trusted) {
-    return "the last compile raced with an edit: " + record.untrusted_reason;
+    return {Cause::untrusted, "the last compile raced with an edit: " + record.untrusted_reason};
   }
   if (!record.inputs_from_trace) {
-    return "the last compile's inputs were not traced (only nvcc's depfile)";
+    return {Cause::not_verified, "the last compile's inputs were not traced (only nvcc's depfile)"};
   }
   if (record.console_mode == "none") {
-    return "the last compile's output was not captured, so it could not be replayed";
+    return {Cause::output_not_captured,
+            "the last compile's output was not captured, so it could not be replayed"};
   }
   if (std::string doubt = console_replay_doubt(record, terminal_streams(), plan.child_env);
       !doubt.empty()) {
-    return doubt;
+    return {Cause::console_differs, doubt};
   }
   if (!plan.depfile_path.empty() && record.depfile_prerequisites.empty()) {
-    return "the build wants a depfile and the last compile left none nvfresh could recreate";
+    return {Cause::depfile_not_recreatable,
+            "the build wants a depfile and the last compile left none nvfresh could recreate"};
   }
-  if (command_signature(request.signature_args, compile_environment(plan.child_env),
-                        plan.working_dir) != record.signature) {
-    return "the command signature changed (arguments, environment or working directory)";
+  if (plan.signature != record.signature) {
+    return {Cause::signature_changed,
+            "the command signature changed (arguments, environment or working directory)"};
   }
   for (const auto& input : record.inputs) {
     if (input.role == InputRole::tool && input.file.path == plan.compiler_path) {
       return {};
     }
   }
-  return fmt::format("a different nvcc ({}) runs now", plan.compiler_path);
+  return {Cause::compiler_changed,
+          fmt::format("a different nvcc ({}) runs now", plan.compiler_path)};
 }
 
 size_t touched_inputs(const Record& record, FileHasher& hasher)
@@ -114,32 +122,37 @@ std::string console_replay_doubt(const Record& previous, const std::string& term
 }
 
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
-                         const CompilerChain& /*chain*/, const CompilePlan& plan,
-                         FileHasher& hasher)
+                         const CompilePlan& plan, FileHasher& hasher)
 {
   if (!previous) {
-    return {false, "no record of an earlier compile"};
+    return {false, {OutcomeKind::compiled, Cause::no_record, "no record of an earlier compile"}};
   }
-  if (auto doubt = record_doubt(*previous, request, plan); !doubt.empty()) {
-    return {false, doubt};
+  if (Doubt doubt = record_doubt(*previous, request, plan); doubt.cause != Cause::none) {
+    return {false, {OutcomeKind::compiled, doubt.cause, doubt.reason}};
   }
   FreshnessVerdict verdict = FreshnessChecker(hasher, plan.child_env).check(*previous);
   if (!verdict.fresh()) {
-    return {false, verdict.reasons.front().describe()};
+    const StaleReason& first = verdict.reasons.front();
+    return {false, {OutcomeKind::compiled, first.kind, first.describe()}};
   }
   size_t touched = touched_inputs(*previous, hasher);
   if (touched == 0) {
-    return {true, "no input changed (the build tool re-ran the compile)"};
+    return {true,
+            {OutcomeKind::skipped, Cause::unchanged,
+             "no input changed (the build tool re-ran the compile)"}};
   }
-  return {true, fmt::format("{} of {} inputs touched, content unchanged", touched,
-                            previous->inputs.size())};
+  return {
+    true,
+    {OutcomeKind::skipped, Cause::touched_unchanged,
+     fmt::format("{} of {} inputs touched, content unchanged", touched, previous->inputs.size())}};
 }
 
 void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
                   const CompilePlan& plan, std::int64_t check_start_ns)
 {
   if (!plan.depfile_path.empty()) {
-    write_build_depfile(plan, record.depfile_prerequisites, request.depfile.phony_targets);
+    write_build_depfile(plan.depfile_path, plan.depfile_target, record.depfile_prerequisites,
+                        request.depfile.phony_targets);
   }
   FileStat object = stat_file(plan.object);
   if (object.mtime_ns < check_start_ns - 1) {
@@ -149,10 +162,11 @@ void perform_skip(Record record, const SkipDecision& decision, const CompileRequ
   record.output.mtime_ns = object.mtime_ns;
   record.output.ctime_ns = object.ctime_ns;
   std::int64_t saved = record.end_ns - record.start_ns;
-  add_history(record, {now_ns(), "skipped", decision.reason});
+  add_history(record,
+              {now_ns(), std::string(outcome_name(OutcomeKind::skipped)), decision.why.detail});
   save_record(plan.record_file, record);
   replay_console(record);
-  append_event(plan.record_root, {now_ns(), "skipped", saved, plan.object, decision.reason});
+  append_event(plan.record_root, {now_ns(), decision.why, saved, plan.object});
 }
 
 }  // namespace nvfresh

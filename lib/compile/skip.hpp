@@ -7,7 +7,7 @@
 #include "compile/compile_plan.hpp"
 #include "freshness/file_hasher.hpp"
 #include "nvcc/command_line.hpp"
-#include "nvcc/compiler_chain.hpp"
+#include "outcome/outcome.hpp"
 #include "record/record.hpp"
 
 #include <cstdint>
@@ -18,12 +18,11 @@ namespace nvfresh {
 
 struct SkipDecision {
   bool skip = false;
-  std::string reason;  // why it may skip ("3 inputs touched, content unchanged"), or why not
+  Outcome why;  // skipped with why nvcc need not run, or compiled with why it must (cause + words)
 };
 
-// check_start_ns: CLOCK_REALTIME_COARSE taken before any input was looked at.
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
-                         const CompilerChain& chain, const CompilePlan& plan, FileHasher& hasher);
+                         const CompilePlan& plan, FileHasher& hasher);
 
 // Why replaying what the last compile printed might not be what the compiler would print now (""
 // when it would be): a compile that printed nothing prints nothing anywhere; otherwise the streams
@@ -32,8 +31,9 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
 std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
                                  const Environment& env_now);
 
-// Carries the skip out: depfile, console replay, object mtime, record. Throws on failure (the
-// caller then compiles).
+// Carries the skip out: depfile, console replay, object mtime, record. check_start_ns:
+// CLOCK_REALTIME_COARSE taken before any input was looked at (the object's mtime becomes at least
+// that). Throws on failure (the caller then runs the compiler plainly).
 void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
                   const CompilePlan& plan, std::int64_t check_start_ns);
 

@@ -11,26 +11,6 @@ namespace nvfresh {
 
 namespace {
 
-struct KindText {
-  StaleKind kind;
-  std::string_view name;
-};
-
-constexpr KindText k_kind_names[] = {
-  {StaleKind::record_unreadable, "record_unreadable"},
-  {StaleKind::untrusted, "untrusted"},
-  {StaleKind::object_missing, "object_missing"},
-  {StaleKind::object_modified, "object_modified"},
-  {StaleKind::input_changed, "input_changed"},
-  {StaleKind::input_missing, "input_missing"},
-  {StaleKind::input_unstable, "input_unstable"},
-  {StaleKind::tool_changed, "tool_changed"},
-  {StaleKind::probe_found, "probe_found"},
-  {StaleKind::env_changed, "env_changed"},
-  {StaleKind::path_lookup_changed, "path_lookup_changed"},
-  {StaleKind::inputs_unknown, "inputs_unknown"},
-};
-
 std::string quoted_or_unset(const std::string* value)
 {
   return value != nullptr ? fmt::format("'{}'", *value) : std::string("unset");
@@ -38,44 +18,36 @@ std::string quoted_or_unset(const std::string* value)
 
 }  // namespace
 
-std::string_view kind_name(StaleKind kind)
-{
-  for (const auto& entry : k_kind_names) {
-    if (entry.kind == kind) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
-
 std::string StaleReason::describe() const
 {
   switch (kind) {
-  case StaleKind::record_unreadable: return fmt::format("record unreadable ({})", after);
-  case StaleKind::untrusted: return fmt::format("not trusted: {}", after);
-  case StaleKind::object_missing: return fmt::format("object {} is missing", path);
-  case StaleKind::object_modified:
+  case Cause::record_unreadable: return fmt::format("record unreadable ({})", after);
+  case Cause::untrusted: return fmt::format("not trusted: {}", after);
+  case Cause::object_missing: return fmt::format("object {} is missing", path);
+  case Cause::object_modified:
     return fmt::format("object {} was modified after it was built: {} -> {}", path, before, after);
-  case StaleKind::input_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
-  case StaleKind::input_missing: return fmt::format("{} was deleted", path);
-  case StaleKind::input_unstable: return fmt::format("{} kept changing while it was read", path);
-  case StaleKind::tool_changed:
-    return fmt::format("tool {} changed: {} -> {}", path, before, after);
-  case StaleKind::probe_found:
+  case Cause::input_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
+  case Cause::input_missing: return fmt::format("{} was deleted", path);
+  case Cause::input_unstable: return fmt::format("{} kept changing while it was read", path);
+  case Cause::tool_changed: return fmt::format("tool {} changed: {} -> {}", path, before, after);
+  case Cause::probe_found:
     return fmt::format("{} now exists (it was looked up and not found when the object was built)",
                        path);
-  case StaleKind::env_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
-  case StaleKind::path_lookup_changed:
+  case Cause::env_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
+  case Cause::path_lookup_changed:
     return fmt::format("{} on PATH is now {} (was {})", path, after.empty() ? "not found" : after,
                        before.empty() ? "not found" : before);
-  case StaleKind::inputs_unknown:
-    return "its inputs are unknown: the compile was not traced (a launcher answered from its "
-           "cache) "
-           "and the build asked nvcc for no depfile, so nothing can prove it fresh (rebuild it "
-           "once "
-           "with CCACHE_DISABLE=1, or give nvcc -MD)";
+  case Cause::inputs_unknown:
+    return "its inputs are unknown: the compile was not traced (another cache answered, or the "
+           "tracer could not run) and the build asked nvcc for no depfile, so nothing can prove it "
+           "fresh; the next build compiles it again";
+  case Cause::not_verified:
+    return "not verified: the compile was not traced (another cache answered, or the tracer could "
+           "not run), so nothing proves what the object was built from; the next build compiles "
+           "it again";
+  default: break;
   }
-  return "stale";
+  return fmt::format("{} ({})", nvfresh::describe(kind), path);
 }
 
 FreshnessChecker::FreshnessChecker(FileHasher& hasher, Environment current_env)
@@ -86,10 +58,11 @@ FreshnessVerdict FreshnessChecker::check(const Record& record)
 {
   FreshnessVerdict verdict;
   if (!record.trusted) {
-    verdict.reasons.push_back({StaleKind::untrusted, record.object, "", record.untrusted_reason});
+    verdict.reasons.push_back({Cause::untrusted, record.object, "", record.untrusted_reason});
   }
-  if (!record.inputs_from_trace && record.depfile_path.empty()) {
-    verdict.reasons.push_back({StaleKind::inputs_unknown, record.object, "", ""});
+  if (!record.inputs_from_trace) {
+    const Cause cause = record.depfile_path.empty() ? Cause::inputs_unknown : Cause::not_verified;
+    verdict.reasons.push_back({cause, record.object, "", ""});
   }
   check_object(record, verdict);
   check_inputs(record, verdict);
@@ -106,10 +79,10 @@ void FreshnessChecker::check_object(const Record& record, FreshnessVerdict& verd
     return;
   }
   if (!m_hasher.stat(record.output.path).exists) {
-    verdict.reasons.push_back({StaleKind::object_missing, record.output.path, "", ""});
+    verdict.reasons.push_back({Cause::object_missing, record.output.path, "", ""});
     return;
   }
-  verdict.reasons.push_back({StaleKind::object_modified, record.output.path,
+  verdict.reasons.push_back({Cause::object_modified, record.output.path,
                              record.output.hash.short_hex(),
                              now ? now->hash.short_hex() : std::string("unreadable")});
 }
@@ -123,12 +96,11 @@ void FreshnessChecker::check_inputs(const Record& record, FreshnessVerdict& verd
     }
     const std::string& path = input.file.path;
     if (!m_hasher.stat(path).exists) {
-      verdict.reasons.push_back({StaleKind::input_missing, path, input.file.hash.short_hex(), ""});
+      verdict.reasons.push_back({Cause::input_missing, path, input.file.hash.short_hex(), ""});
     } else if (!now) {
-      verdict.reasons.push_back({StaleKind::input_unstable, path, input.file.hash.short_hex(), ""});
+      verdict.reasons.push_back({Cause::input_unstable, path, input.file.hash.short_hex(), ""});
     } else {
-      auto kind =
-        input.role == InputRole::tool ? StaleKind::tool_changed : StaleKind::input_changed;
+      auto kind = input.role == InputRole::tool ? Cause::tool_changed : Cause::input_changed;
       verdict.reasons.push_back({kind, path, input.file.hash.short_hex(), now->hash.short_hex()});
     }
   }
@@ -138,7 +110,7 @@ void FreshnessChecker::check_probes(const Record& record, FreshnessVerdict& verd
 {
   for (const auto& path : record.missing) {
     if (m_hasher.stat(path).exists) {
-      verdict.reasons.push_back({StaleKind::probe_found, path, "", ""});
+      verdict.reasons.push_back({Cause::probe_found, path, "", ""});
     }
   }
 }
@@ -160,7 +132,7 @@ void FreshnessChecker::check_environment(const Record& record, FreshnessVerdict&
     const std::string* after = now != m_compile_env.end() ? &now->second : nullptr;
     if ((before == nullptr) != (after == nullptr) || (before != nullptr && *before != *after)) {
       verdict.reasons.push_back(
-        {StaleKind::env_changed, name, quoted_or_unset(before), quoted_or_unset(after)});
+        {Cause::env_changed, name, quoted_or_unset(before), quoted_or_unset(after)});
     }
   }
 }
@@ -178,7 +150,7 @@ void FreshnessChecker::check_path_lookups(const Record& record, FreshnessVerdict
     std::string resolved = resolve_in_path(lookup.name, current_path, record.working_dir);
     if (resolved != lookup.resolved) {
       verdict.reasons.push_back(
-        {StaleKind::path_lookup_changed, lookup.name, lookup.resolved, resolved});
+        {Cause::path_lookup_changed, lookup.name, lookup.resolved, resolved});
     }
   }
 }

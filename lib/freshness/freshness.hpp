@@ -4,6 +4,7 @@
 #pragma once
 
 #include "freshness/file_hasher.hpp"
+#include "outcome/outcome.hpp"
 #include "record/record.hpp"
 #include "util/process.hpp"
 
@@ -12,31 +13,13 @@
 
 namespace nvfresh {
 
-enum class StaleKind {
-  record_unreadable,  // corrupt, truncated, older format
-  untrusted,          // an input changed while the object compiled
-  object_missing,
-  object_modified,  // someone else wrote the object after nvfresh recorded it
-  input_changed,
-  input_missing,
-  input_unstable,       // it kept changing while nvfresh hashed it
-  tool_changed,         // nvcc, cicc, ptxas, the host compiler, ... replaced
-  probe_found,          // a lookup that found nothing now finds a file (shadowing, __has_include)
-  env_changed,          // NVCC_APPEND_FLAGS and friends
-  path_lookup_changed,  // a program found through PATH (gcc, as) resolves elsewhere under today's PATH
-  inputs_unknown,  // neither traced nor listed by a depfile: a launcher answered from its cache
-                   // and the build asked nvcc for no depfile, so nothing can prove it fresh
-};
-
 struct StaleReason {
-  StaleKind kind = StaleKind::input_changed;
-  std::string path;    // the file or variable concerned
-  std::string before;  // recorded value (short hash, env value)
-  std::string after;   // current value
+  Cause kind = Cause::input_changed;  // its stable name: cause_name(kind)
+  std::string path;                   // the file or variable concerned
+  std::string before;                 // recorded value (short hash, env value)
+  std::string after;                  // current value
   std::string describe() const;
 };
-
-std::string_view kind_name(StaleKind kind);  // stable identifier for --json
 
 struct FreshnessVerdict {
   std::vector<StaleReason> reasons;

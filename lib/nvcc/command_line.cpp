@@ -24,13 +24,12 @@ constexpr int k_max_options_file_depth = 16;
 // Thrown inside this file only; parse_command_line turns it into a ParseResult.
 class Fallback : public std::runtime_error {
 public:
-  Fallback(FallbackReason reason, const std::string& detail)
-    : std::runtime_error(detail), m_reason(reason)
+  Fallback(Cause reason, const std::string& detail) : std::runtime_error(detail), m_reason(reason)
   {}
-  FallbackReason reason() const { return m_reason; }
+  Cause reason() const { return m_reason; }
 
 private:
-  FallbackReason m_reason;
+  Cause m_reason;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -202,7 +201,7 @@ std::optional<OptionWord> read_option(const std::vector<std::string>& words, std
     result.value = words[i + 1];
     result.words = 2;
   } else {
-    throw Fallback(FallbackReason::bad_command_line,
+    throw Fallback(Cause::bad_command_line,
                    fmt::format("option {} is missing its value", words[i]));
   }
   return result;
@@ -242,7 +241,7 @@ private:
   static void check_depth(int depth)
   {
     if (depth > k_max_options_file_depth) {
-      throw Fallback(FallbackReason::bad_command_line,
+      throw Fallback(Cause::bad_command_line,
                      fmt::format("options files nest deeper than {} levels (a file includes "
                                  "itself?)",
                                  k_max_options_file_depth));
@@ -254,7 +253,7 @@ private:
     const std::string path = absolute_path(file, m_working_dir);
     std::optional<std::string> body = try_read_file(path);
     if (!body) {
-      throw Fallback(FallbackReason::unreadable_options_file,
+      throw Fallback(Cause::unreadable_options_file,
                      fmt::format("cannot read options file {} (looked for {})", file, path));
     }
     m_files_read.push_back(file);
@@ -372,10 +371,10 @@ private:
     switch (option.role) {
     case OptionRole::not_a_compile:
       throw Fallback(
-        FallbackReason::not_a_compile,
+        Cause::not_a_compile,
         fmt::format("{} does not compile one source to one output", option.canonical_name()));
     case OptionRole::too_hard:
-      throw Fallback(FallbackReason::unsupported_option,
+      throw Fallback(Cause::unsupported_option,
                      fmt::format("{} makes nvcc write or skip files nvfresh cannot account for",
                                  option.canonical_name()));
     case OptionRole::compile_mode: m_collected.mode = option.mode; break;
@@ -554,7 +553,7 @@ std::string virtual_of(const std::string& arch)
 DevicePass pass_from_arch(const std::string& arch, const std::vector<std::string>& codes)
 {
   if (arch == "native") {
-    throw Fallback(FallbackReason::unsupported_option,
+    throw Fallback(Cause::unsupported_option,
                    "-arch=native compiles for the GPUs of this machine, which nvfresh does not "
                    "record");
   }
@@ -593,12 +592,11 @@ DevicePass parse_gencode(const std::string& spec)
     } else if (after_code) {
       pass.real_archs.push_back(item);
     } else {
-      throw Fallback(FallbackReason::bad_command_line,
-                     fmt::format("cannot read -gencode value '{}'", spec));
+      throw Fallback(Cause::bad_command_line, fmt::format("cannot read -gencode value '{}'", spec));
     }
   }
   if (pass.virtual_arch.empty() || pass.real_archs.empty()) {
-    throw Fallback(FallbackReason::bad_command_line,
+    throw Fallback(Cause::bad_command_line,
                    fmt::format("-gencode value '{}' lacks arch= or code=", spec));
   }
   return pass;
@@ -608,7 +606,7 @@ std::vector<DevicePass> device_passes(const Collected& collected, std::string_vi
 {
   std::vector<DevicePass> passes;
   if (!collected.code_values.empty() && collected.arch_values.empty()) {
-    throw Fallback(FallbackReason::bad_command_line, "-code is given without -arch");
+    throw Fallback(Cause::bad_command_line, "-code is given without -arch");
   }
   if (!collected.arch_values.empty()) {
     // The last -arch counts; a comma list (rejected by nvcc 13.0) gives one pass per item.
@@ -633,14 +631,14 @@ bool parse_rdc(const std::optional<std::string>& value)
   if (*value == "true") {
     return true;
   }
-  throw Fallback(FallbackReason::bad_command_line,
+  throw Fallback(Cause::bad_command_line,
                  fmt::format("-rdc takes true or false, not '{}'", *value));
 }
 
 CompileMode compile_mode(const Collected& collected)
 {
   if (!collected.mode) {
-    throw Fallback(FallbackReason::not_a_compile,
+    throw Fallback(Cause::not_a_compile,
                    "no compile phase option (-c, -dc, -ptx, ...): nvcc would link");
   }
   const bool rdc = parse_rdc(collected.rdc);
@@ -655,16 +653,16 @@ CompileMode compile_mode(const Collected& collected)
   case ModeKind::ltoir: return CompileMode::ltoir;
   case ModeKind::none: break;
   }
-  throw Fallback(FallbackReason::internal_error, "compile phase option without a mode");
+  throw Fallback(Cause::internal_error, "compile phase option without a mode");
 }
 
 void find_source(const Collected& collected, CompileRequest& request)
 {
   if (collected.inputs.empty()) {
-    throw Fallback(FallbackReason::no_source, "no input file on the command line");
+    throw Fallback(Cause::no_source, "no input file on the command line");
   }
   if (collected.inputs.size() > 1) {
-    throw Fallback(FallbackReason::several_sources,
+    throw Fallback(Cause::several_sources,
                    fmt::format("{} input files: {} and {}", collected.inputs.size(),
                                collected.inputs[0], collected.inputs[1]));
   }
@@ -675,7 +673,7 @@ void find_source(const Collected& collected, CompileRequest& request)
   }
   const std::optional<std::string_view> language = language_of_extension(request.source);
   if (!language) {
-    throw Fallback(FallbackReason::no_source,
+    throw Fallback(Cause::no_source,
                    fmt::format("{} is not a source nvcc compiles (no -x and an unknown "
                                "extension)",
                                request.source));

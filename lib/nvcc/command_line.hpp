@@ -6,7 +6,7 @@
 // the table in nvcc_options.hpp; this module only walks the arguments.
 #pragma once
 
-#include "outcome/fallback.hpp"
+#include "outcome/outcome.hpp"
 #include "util/environment.hpp"
 
 #include <map>
@@ -92,7 +92,7 @@ struct CompileRequest {
 
 struct ParseResult {
   std::optional<CompileRequest> request;  // set when reason == none
-  FallbackReason reason = FallbackReason::none;
+  Cause reason = Cause::none;
   std::string detail;  // e.g. the option that caused the fallback
 };
 

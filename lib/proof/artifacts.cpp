@@ -231,7 +231,7 @@ ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
 {
   ProvenTree tree;
   tree.record_root = record_root_of_build_dir(load_config(env).record_dir, build_dir);
-  FileHasher hasher(tree.record_root + "/hash-cache");
+  FileHasher hasher(hash_cache_file(tree.record_root));
   FreshnessChecker checker(hasher, env);
   tree.objects = evaluate_tree(tree.record_root, checker, progress);
   tree.graph = merge_link_records(load_build_graph(build_dir), tree.record_root);

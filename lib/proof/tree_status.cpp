@@ -68,7 +68,7 @@ ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
     }
     status.object = salvage_field(text, "object");
     status.source = salvage_field(text, "source");
-    status.verdict.reasons.push_back({StaleKind::record_unreadable, loaded.file, "", loaded.error});
+    status.verdict.reasons.push_back({Cause::record_unreadable, loaded.file, "", loaded.error});
     return status;
   }
   status.object = loaded.record->object;
@@ -87,7 +87,7 @@ ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessCheck
 
 std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const Environment& env)
 {
-  FileHasher hasher(record_root + "/hash-cache");
+  FileHasher hasher(hash_cache_file(record_root));
   FreshnessChecker checker(hasher, env);
   return evaluate_tree(record_root, checker);
 }

@@ -1,7 +1,13 @@
-// events.log grammar (fields escaped as in util/text_fields.hpp):
-//   line := time_ns TAB event TAB duration_ns TAB object TAB reason LF
-// A line that does not parse (torn by a crash, edited by hand) is skipped. events.log.1 holds the
-// lines before the last rotation.
+// events.log grammar, version 2 (fields escaped as in util/text_fields.hpp):
+//   line    := v2_line | v1_line
+//   v2_line := time_ns TAB kind TAB cause TAB duration_ns TAB object TAB detail LF
+//   v1_line := time_ns TAB kind TAB duration_ns TAB object TAB detail LF      (nvfresh before the
+//              outcome model; read with cause "unknown")
+//   kind    := "compiled" | "skipped" | "served" | "raced" | "failed" | "not-recorded" |
+//              "passthrough" | "fell-back"                       (outcome_name in outcome.hpp)
+//   cause   := a cause_name of outcome.hpp ("input_changed", "not_a_compile", ...)
+// A line that does not parse (torn by a crash, edited by hand, an unknown kind) is skipped.
+// events.log.1 holds the lines before the last rotation.
 #include "record/events.hpp"
 
 #include "util/file_io.hpp"
@@ -26,14 +32,39 @@ std::string events_file(const std::string& record_root)
 
 }  // namespace
 
+std::string format_event_line(const BuildEvent& event)
+{
+  return fmt::format("{}\t{}\t{}\t{}\t{}\t{}", event.time_ns, outcome_name(event.outcome.kind),
+                     cause_name(event.outcome.cause), event.duration_ns, escape_field(event.object),
+                     escape_field(event.outcome.detail));
+}
+
+std::optional<BuildEvent> parse_event_line(std::string_view line)
+{
+  auto fields = split_fields(line);
+  if (!fields || (fields->size() != 6 && fields->size() != 5)) {
+    return std::nullopt;
+  }
+  const auto& f = *fields;
+  const bool v2 = f.size() == 6;
+  BuildEvent event;
+  auto kind = outcome_from_name(f[1]);
+  auto cause = v2 ? cause_from_name(f[2]) : std::optional<Cause>(Cause::unknown);
+  if (!kind || !cause || !parse_number(f[0], event.time_ns) ||
+      !parse_number(f[v2 ? 3 : 2], event.duration_ns)) {
+    return std::nullopt;
+  }
+  event.outcome = {*kind, *cause, f[v2 ? 5 : 4]};
+  event.object = f[v2 ? 4 : 3];
+  return event;
+}
+
 void append_event(const std::string& record_root, const BuildEvent& event,
                   std::int64_t rotate_bytes)
 {
   std::error_code ignored;
   std::filesystem::create_directories(record_root, ignored);
-  std::string line =
-    fmt::format("{}\t{}\t{}\t{}\t{}\n", event.time_ns, escape_field(event.event), event.duration_ns,
-                escape_field(event.object), escape_field(event.reason));
+  const std::string line = format_event_line(event) + "\n";
   const std::string file = events_file(record_root);
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
   if (fd < 0) {
@@ -60,16 +91,10 @@ std::vector<BuildEvent> read_events(const std::string& record_root)
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = std::min(text.find('\n', begin), text.size());
-    auto fields = split_fields(std::string_view(text).substr(begin, end - begin));
-    begin = end + 1;
-    BuildEvent event;
-    if (fields && fields->size() == 5 && parse_number((*fields)[0], event.time_ns) &&
-        parse_number((*fields)[2], event.duration_ns)) {
-      event.event = (*fields)[1];
-      event.object = (*fields)[3];
-      event.reason = (*fields)[4];
-      events.push_back(std::move(event));
+    if (auto event = parse_event_line(std::string_view(text).substr(begin, end - begin))) {
+      events.push_back(std::move(*event));
     }
+    begin = end + 1;
   }
   return events;
 }

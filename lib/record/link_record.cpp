@@ -19,6 +19,8 @@
 // A file that fails the header, version or checksum check is ignored (as if no link was recorded).
 #include "record/link_record.hpp"
 
+#include "record/record_root.hpp"
+
 #include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
@@ -185,7 +187,7 @@ std::optional<LinkRecord> parse_link_record(const std::string& text, std::string
 std::string link_record_file_for(const std::string& record_root, const std::string& artifact)
 {
   std::string name = fs::path(artifact).filename().string();
-  return record_root + "/links/" + name + "-" + hash_bytes(artifact).to_hex().substr(0, 16) +
+  return links_dir(record_root) + "/" + name + "-" + hash_bytes(artifact).to_hex().substr(0, 16) +
          ".link";
 }
 
@@ -215,7 +217,7 @@ std::vector<LinkRecord> load_all_link_records(const std::string& record_root)
 {
   std::vector<LinkRecord> records;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(record_root + "/links", error)) {
+  for (const auto& entry : fs::directory_iterator(links_dir(record_root), error)) {
     if (auto record = read_link_record_file(entry.path().string())) {
       records.push_back(std::move(*record));
     }

@@ -25,7 +25,8 @@ bool is_build_tree_top(const fs::path& dir)
 
 }  // namespace
 
-std::string find_record_root(const std::string& configured_dir, const std::string& working_dir)
+std::optional<std::string> existing_record_root(const std::string& configured_dir,
+                                                const std::string& working_dir)
 {
   if (!configured_dir.empty()) {
     return absolute_path(configured_dir, working_dir);
@@ -38,7 +39,28 @@ std::string find_record_root(const std::string& configured_dir, const std::strin
       break;
     }
   }
-  return (fs::path(working_dir) / ".nvfresh").string();
+  return std::nullopt;
+}
+
+std::string find_record_root(const std::string& configured_dir, const std::string& working_dir)
+{
+  return existing_record_root(configured_dir, working_dir)
+    .value_or((fs::path(working_dir) / ".nvfresh").string());
+}
+
+std::string records_dir(const std::string& record_root)
+{
+  return record_root + "/records";
+}
+
+std::string links_dir(const std::string& record_root)
+{
+  return record_root + "/links";
+}
+
+std::string hash_cache_file(const std::string& record_root)
+{
+  return record_root + "/hash-cache";
 }
 
 std::string record_root_of_build_dir(const std::string& configured_dir,
@@ -66,7 +88,7 @@ std::string record_file_for(const std::string& record_root, const std::string& c
 {
   std::string name = fs::path(canonical_object).filename().string();
   std::string key = hash_bytes(canonical_object).to_hex().substr(0, 16);
-  return record_root + "/records/" + name + "-" + key + ".rec";
+  return records_dir(record_root) + "/" + name + "-" + key + ".rec";
 }
 
 LoadedRecord load_record(const std::string& record_file)
@@ -103,7 +125,7 @@ std::vector<std::string> list_record_files(const std::string& record_root)
 {
   std::vector<std::string> files;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(record_root + "/records", error)) {
+  for (const auto& entry : fs::directory_iterator(records_dir(record_root), error)) {
     if (entry.path().extension() == ".rec") {
       files.push_back(entry.path().string());
     }

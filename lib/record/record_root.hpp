@@ -2,8 +2,14 @@
 //
 // The record root is NVFRESH_RECORD_DIR when set, else "<build tree>/.nvfresh", where the build
 // tree is the nearest directory at or above the working directory that holds CMakeCache.txt,
-// build.ninja or a .nvfresh directory, else the working directory itself. Records are
-// "<root>/records/<basename>-<hash of the object's absolute path>.rec".
+// build.ninja or a .nvfresh directory, else the working directory itself. It holds:
+//   records/<basename>-<hash>.rec   one record per object, keyed by the object's absolute path
+//                                   (record.cpp has the grammar)
+//   links/<basename>-<hash>.link    one link record per linked artifact (link_record.cpp)
+//   hash-cache                      stat-keyed content hashes of large files (file_hasher.cpp)
+//   events.log, events.log.1        the outcome of every compile (events.cpp)
+// The CMake module keeps its own state in "<build dir>/.nvfresh" (stamps.map, stamps/: see
+// commands/sync.cpp and cmake/nvfresh.cmake), also when NVFRESH_RECORD_DIR points elsewhere.
 #pragma once
 
 #include "record/record.hpp"
@@ -15,6 +21,17 @@
 namespace nvfresh {
 
 std::string find_record_root(const std::string& configured_dir, const std::string& working_dir);
+
+// The record root of the build tree the working directory is in, or NVFRESH_RECORD_DIR; nullopt
+// when neither names one (find_record_root would fall back to the working directory). Where
+// nvfresh logs a command it passes through: never a new .nvfresh in a directory that is no build
+// tree.
+std::optional<std::string> existing_record_root(const std::string& configured_dir,
+                                                const std::string& working_dir);
+
+std::string records_dir(const std::string& record_root);
+std::string links_dir(const std::string& record_root);
+std::string hash_cache_file(const std::string& record_root);
 
 // The record root that belongs to a build directory given on nvfresh's command line.
 std::string record_root_of_build_dir(const std::string& configured_dir,

@@ -2,6 +2,7 @@
 
 #include "digest/object_digest.hpp"
 #include "nvcc/nvcc_options.hpp"
+#include "nvcc/output_names.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -71,20 +72,15 @@ constexpr std::array k_heap_variants{HeapVariant{malloc_perturb}, HeapVariant{mm
 constexpr std::size_t k_max_env_pad = 32 * 1024;
 
 // nvcc's default output name per compile mode (source stem + extension, in the working directory).
-struct ModeExtension {
-  CompileMode mode;
-  std::string_view extension;
-};
-constexpr std::array k_mode_extensions{
-  ModeExtension{CompileMode::object, ".o"}, ModeExtension{CompileMode::relocatable, ".o"},
-  ModeExtension{CompileMode::ptx, ".ptx"}, ModeExtension{CompileMode::cubin, ".cubin"},
-  ModeExtension{CompileMode::fatbin, ".fatbin"}};
+// The compile modes whose output the digests read (lib/digest/object_digest.hpp).
+constexpr CompileMode k_digestible_modes[] = {CompileMode::object, CompileMode::relocatable,
+                                              CompileMode::ptx, CompileMode::cubin,
+                                              CompileMode::fatbin};
 
-const ModeExtension* find_mode(CompileMode mode)
+bool digestible(CompileMode mode)
 {
-  const auto* row = std::find_if(k_mode_extensions.begin(), k_mode_extensions.end(),
-                                 [mode](const ModeExtension& r) { return r.mode == mode; });
-  return row == k_mode_extensions.end() ? nullptr : row;
+  return std::find(std::begin(k_digestible_modes), std::end(k_digestible_modes), mode) !=
+         std::end(k_digestible_modes);
 }
 
 bool is_redirected_role(OptionRole role)
@@ -183,8 +179,7 @@ std::variant<ReproTarget, std::string> prepare_repro_target(const std::vector<st
     return fmt::format("repro needs a single-source compile: {}{}", describe(parsed.reason),
                        parsed.detail.empty() ? "" : " (" + parsed.detail + ")");
   }
-  const ModeExtension* mode = find_mode(parsed.request->mode);
-  if (mode == nullptr) {
+  if (!digestible(parsed.request->mode)) {
     return std::string(
       "repro digests objects, PTX, cubins and fatbins; this compile makes none of them");
   }
@@ -193,10 +188,8 @@ std::variant<ReproTarget, std::string> prepare_repro_target(const std::vector<st
   target.base_args = without_output_options(args);
   target.explicit_depfile = !parsed.request->depfile.path.empty();
   const auto& output = parsed.request->output;
-  target.output_name =
-    output.empty()
-      ? std::filesystem::path(parsed.request->source).stem().string() + std::string(mode->extension)
-      : std::filesystem::path(output).filename().string();
+  target.output_name = output.empty() ? default_output(*parsed.request)
+                                      : std::filesystem::path(output).filename().string();
   // The output must now come only from the -o repro adds: one inside an options file or
   // NVCC_*_FLAGS would still be there.
   const auto redirected = run_command(target, "/repro/out", "/repro/out.d");

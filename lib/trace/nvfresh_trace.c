@@ -1,15 +1,17 @@
 // nvfresh_trace: an LD_PRELOAD interposer that records what every process of one compile did to
 // the file system. Loaded into nvcc and everything it runs (gcc, cc1plus, cudafe++, cicc, ptxas,
-// fatbinary, as) when the launcher sets LD_PRELOAD and NVFRESH_TRACE_FILE. Does nothing when
-// NVFRESH_TRACE_FILE is unset.
+// fatbinary, as) when the launcher sets LD_PRELOAD and NVFRESH_TRACE_SOCKET (or NVFRESH_TRACE_FILE).
+// Does nothing when neither is set.
 //
-// Each event is one line appended with one write(2) to a file opened with O_APPEND, so lines of
-// concurrent processes never interleave. The line grammar is written at the top of lib/trace.cpp.
+// Each event is one line, sent as one datagram to the launcher's socket (NVFRESH_TRACE_SOCKET) or
+// appended with one write(2) to a file opened with O_APPEND (NVFRESH_TRACE_FILE), so lines of
+// concurrent processes never interleave. A line that cannot be delivered is reported as lost.
+// The line grammar is written at the top of lib/trace/trace.cpp.
 //
 // Rules for every wrapper: call the real function first, keep its return value and errno, never
 // allocate, and record nothing while already inside the tracer (reentrancy guard). The trace file
-// is opened anew for every event: a program that closes or dup2s over our descriptor can never
-// make us write into one of its own files.
+// (or socket) is opened anew for every event: a program that closes or dup2s over our descriptor
+// can never make us write into one of its own files.
 //
 // Needs glibc: constructors receive argc/argv, and the legacy __xstat family is interposed for
 // binaries built against glibc < 2.33 (the CUDA tools are).
@@ -19,12 +21,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define NVFRESH_EXPORT __attribute__((visibility("default")))
@@ -32,7 +37,6 @@
 enum { k_line_max = 4096, k_pass_max = 64 };
 
 static char g_trace_file[PATH_MAX];
-static int g_enabled = -1;  // -1: not yet decided
 static __thread int t_busy;
 
 // ---- output -------------------------------------------------------------------------------------
@@ -68,30 +72,119 @@ static size_t append_number(char* buf, size_t used, long value)
   return append_text(buf, used, text);
 }
 
-static void write_line(const char* line, size_t len)
+// Where the lines go: NVFRESH_TRACE_SOCKET names a Unix datagram socket the launcher listens on
+// ("@name" for the abstract namespace), so that tracing needs no disk space at all (a briefly
+// full TMPDIR once lost lines silently); NVFRESH_TRACE_FILE names a file to append to (tests,
+// benchmarks, debugging).
+enum { k_mode_undecided = -1, k_mode_off = 0, k_mode_file = 1, k_mode_socket = 2 };
+static int g_mode = k_mode_undecided;
+static struct sockaddr_un g_socket_address;
+static socklen_t g_socket_length;
+static unsigned long g_lost;  // lines that could not be delivered and are not yet reported
+
+enum { k_sent = 1, k_failed = 0, k_nobody_listens = -1 };
+
+static int send_datagram(const char* line, size_t len)
+{
+  int fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return k_failed;
+  }
+  long sent;
+  do {
+    sent = syscall(SYS_sendto, fd, line, len, MSG_NOSIGNAL, &g_socket_address, g_socket_length);
+  } while (sent < 0 && errno == EINTR);
+  int error = errno;
+  syscall(SYS_close, fd);
+  if (sent == (long)len) {
+    return k_sent;
+  }
+  // The launcher is gone (killed, or this process outlived the compile): nobody to tell.
+  return sent < 0 && (error == ECONNREFUSED || error == ENOENT) ? k_nobody_listens : k_failed;
+}
+
+static int append_to_file(const char* line, size_t len)
 {
   int fd = (int)syscall(SYS_openat, AT_FDCWD, g_trace_file,
                         O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
+    return k_failed;
+  }
+  long written = syscall(SYS_write, fd, line, len);
+  syscall(SYS_close, fd);
+  return written == (long)len ? k_sent : k_failed;
+}
+
+static int deliver(const char* line, size_t len)
+{
+  return g_mode == k_mode_socket ? send_datagram(line, len) : append_to_file(line, len);
+}
+
+static size_t event_head(char* line, char letter);
+
+// A line that could not be delivered is counted, and the count goes out as a lost line ("L pid
+// lost-<n>-events") with the next line that can be delivered, or when the process ends: the
+// reader then knows the trace is incomplete.
+static void report_lost(void)
+{
+  unsigned long lost = __atomic_load_n(&g_lost, __ATOMIC_RELAXED);
+  if (lost == 0) {
     return;
   }
-  ssize_t ignored = (ssize_t)syscall(SYS_write, fd, line, len);
-  (void)ignored;
-  syscall(SYS_close, fd);
+  char line[96];
+  size_t used = event_head(line, 'L');
+  used = append_text(line, used, "lost-");
+  used = append_number(line, used, (long)lost);
+  used = append_text(line, used, "-events");
+  line[used] = '\n';
+  if (deliver(line, used + 1) == k_sent) {
+    __atomic_fetch_sub(&g_lost, lost, __ATOMIC_RELAXED);
+  }
+}
+
+static void write_line(const char* line, size_t len)
+{
+  int saved = errno;
+  report_lost();
+  if (deliver(line, len) == k_failed) {
+    __atomic_fetch_add(&g_lost, 1, __ATOMIC_RELAXED);
+  }
+  errno = saved;
+}
+
+// "@name" is the abstract address "\0name"; anything else a socket file's path.
+static int set_socket_address(const char* name)
+{
+  size_t len = strlen(name);
+  if (len == 0 || len >= sizeof g_socket_address.sun_path) {
+    return 0;
+  }
+  memset(&g_socket_address, 0, sizeof g_socket_address);
+  g_socket_address.sun_family = AF_UNIX;
+  memcpy(g_socket_address.sun_path, name, len);
+  if (name[0] == '@') {
+    g_socket_address.sun_path[0] = '\0';
+  }
+  g_socket_length =
+    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + (name[0] == '@' ? 0 : 1));
+  return 1;
 }
 
 static void decide_enabled(void)
 {
-  if (g_enabled != -1) {
+  if (g_mode != k_mode_undecided) {
     return;
   }
+  const char* socket_name = getenv("NVFRESH_TRACE_SOCKET");
   const char* path = getenv("NVFRESH_TRACE_FILE");
-  if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof g_trace_file) {
-    g_enabled = 0;
-    return;
+  if (socket_name != NULL && set_socket_address(socket_name)) {
+    g_mode = k_mode_socket;
+  } else if (path != NULL && path[0] != '\0' && strlen(path) < sizeof g_trace_file) {
+    strcpy(g_trace_file, path);
+    g_mode = k_mode_file;
+  } else {
+    g_mode = k_mode_off;
   }
-  strcpy(g_trace_file, path);
-  g_enabled = 1;
 }
 
 static size_t event_head(char* line, char letter)
@@ -159,7 +252,7 @@ static void record(char letter, int dirfd, const char* path)
 static int tracing(void)
 {
   decide_enabled();
-  return g_enabled == 1 && !t_busy;
+  return g_mode > k_mode_off && !t_busy;
 }
 
 static int lookup_failed(int saved_errno)
@@ -309,11 +402,18 @@ __attribute__((constructor)) static void nvfresh_trace_start(int argc, char** ar
   int saved = errno;
   ++t_busy;
   decide_enabled();
-  if (g_enabled == 1) {
+  if (g_mode > k_mode_off) {
     emit_process(argc, argv);
   }
   --t_busy;
   errno = saved;
+}
+
+__attribute__((destructor)) static void nvfresh_trace_end(void)
+{
+  if (g_mode > k_mode_off) {
+    report_lost();
+  }
 }
 
 // ---- the real functions -------------------------------------------------------------------------
@@ -622,6 +722,9 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags)
 NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp[])
 {
   REAL(int, execve, const char*, char* const*, char* const*);
+  if (tracing()) {
+    report_lost();  // the count dies with this image
+  }
   int result = real_execve(path, argv, envp);
   after_lookup(AT_FDCWD, path, result, errno, 'R');
   return result;

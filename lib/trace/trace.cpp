@@ -16,7 +16,8 @@
 //             | "D"     a directory was opened or stat'ed
 //             | "W"     opened for writing, created or truncated
 //             | "M"     open/stat/access/execve failed with ENOENT or ENOTDIR (found nothing)
-//   lost     := "L" SP pid SP reason LF                     an event the tracer could not write
+//   lost     := "L" SP pid SP reason LF                     events the tracer could not deliver:
+//               "path-too-long-or-newline", "unresolvable-path", "lost-<n>-events"
 //   pid, ppid := decimal
 //   pass     := "-" | "compute_" arch | "sm_" arch           what the process's own argv says:
 //               "-E" with "-D__CUDA_ARCH__=800" (gcc, cc1plus) is compute_80, with
@@ -27,7 +28,8 @@
 //               the end of the line; may contain spaces, never a newline
 //
 // A lost line, a line that does not parse, a relative path or a last line without LF make the trace
-// incomplete (Trace::complete = false); the record must then not claim it knows every input.
+// incomplete (Trace::complete = false); the record must then not claim it knows every input: it is
+// recorded untrusted (the next build compiles it again).
 #include "trace/trace.hpp"
 
 #include "util/file_io.hpp"
@@ -142,21 +144,17 @@ bool parse_line(std::string_view line, Trace& trace)
   return false;
 }
 
-bool is_under(const std::string& path, std::string_view dir)
+// nvcc names every temporary file "tmpxft_<pid>_<n>..." (in TMPDIR): never an input, and a lookup
+// of such a name (cudafe's probe for a precompiled header) never a probe worth keeping.
+bool is_nvcc_temporary(const std::string& path)
 {
-  if (dir.empty()) {
-    return false;
-  }
-  if (dir.size() > 1 && dir.back() == '/') {
-    dir.remove_suffix(1);
-  }
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-         (path[dir.size()] == '/' || dir == "/");
+  const size_t slash = path.rfind('/');
+  return path.compare(slash == std::string::npos ? 0 : slash + 1, 7, "tmpxft_") == 0;
 }
 
-bool never_input(const std::string& path, const std::string& private_tmp_dir)
+bool never_input(const std::string& path)
 {
-  if (is_under(path, private_tmp_dir)) {
+  if (is_nvcc_temporary(path)) {
     return true;
   }
   for (std::string_view prefix : k_never_input_prefixes) {
@@ -234,7 +232,11 @@ std::set<std::string> written_paths(const Trace& trace)
 
 Trace read_trace(const std::string& trace_path)
 {
-  std::string text = read_file(trace_path);
+  return parse_trace(read_file(trace_path));
+}
+
+Trace parse_trace(std::string_view text)
+{
   Trace trace;
   std::string_view rest = text;
   while (!rest.empty()) {
@@ -319,9 +321,8 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   return subtree;
 }
 
-TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_dir)
+TracedInputs summarize_trace(const Trace& trace)
 {
-  std::string tmp_dir = private_tmp_dir.empty() ? "" : lexically_normal(private_tmp_dir);
   std::map<int, std::string> passes = resolve_passes(trace);
   std::set<std::string> written = written_paths(trace);
   TracedInputs inputs;
@@ -329,7 +330,7 @@ TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_
     if (access.kind == AccessKind::exec) {
       inputs.executables.insert(access.path);
     }
-    if (written.contains(access.path) || never_input(access.path, tmp_dir)) {
+    if (written.contains(access.path) || never_input(access.path)) {
       continue;
     }
     if (access.kind == AccessKind::read) {

@@ -1,11 +1,12 @@
 // What the processes of one compile did to the file system, as recorded by the LD_PRELOAD tracer
-// (lib/trace/nvfresh_trace.c). The tracer appends one line per event to the file named by
-// NVFRESH_TRACE_FILE; the grammar is written at the top of trace.cpp.
+// (lib/trace/nvfresh_trace.c). The tracer sends one line per event to the launcher's socket
+// (trace_channel.hpp) or appends it to NVFRESH_TRACE_FILE; the grammar is at the top of trace.cpp.
 #pragma once
 
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvfresh {
@@ -47,8 +48,11 @@ struct TracedInputs {
   std::set<std::string> executables;                        // every program the compile ran
 };
 
-// Throws std::runtime_error when the file cannot be read; malformed lines are skipped and make
-// Trace::complete false.
+// The trace in `text` (as the tracer wrote it). Malformed lines and lost-event lines are skipped
+// and make Trace::complete false.
+Trace parse_trace(std::string_view text);
+
+// The same for a trace file (NVFRESH_TRACE_FILE). Throws std::runtime_error when it cannot be read.
 Trace read_trace(const std::string& trace_path);
 
 // The pass of every traced process: its own, else its nearest traced ancestor's, else "host"
@@ -64,9 +68,10 @@ std::map<int, std::string> resolve_passes(const Trace& trace);
 // Returns the trace unchanged when no process ran root_executable.
 Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable);
 
-// Drops what is not an input: files the compile wrote (intermediates), anything under
-// private_tmp_dir, /proc, /dev, /sys, directories, and "missing" entries that are not lookups of
-// a file that could later appear (see trace.cpp).
-TracedInputs summarize_trace(const Trace& trace, const std::string& private_tmp_dir);
+// Drops what is not an input: files the compile wrote (intermediates), nvcc's own temporary files
+// (tmpxft_*, in TMPDIR: also the lookups their names take part in, such as a precompiled header
+// probe "tmpxft_..._a.cudafe1.cpp.gch"), /proc, /dev, /sys, directories, and "missing" entries
+// that are not lookups of a file that could later appear (see trace.cpp).
+TracedInputs summarize_trace(const Trace& trace);
 
 }  // namespace nvfresh

@@ -37,16 +37,6 @@ FileStat from_stat(const struct stat& st)
   return result;
 }
 
-std::string describe_write_error(const std::string& path, int error)
-{
-  if (error == ENOSPC || error == EDQUOT) {
-    return fmt::format("no space left on the device holding {} ({}): free space there, "
-                       "or point NVFRESH_RECORD_DIR at a disk with room",
-                       path, std::strerror(error));
-  }
-  return fmt::format("cannot write {}: {}", path, std::strerror(error));
-}
-
 void write_all(int fd, std::string_view content, const std::string& path)
 {
   while (!content.empty()) {
@@ -55,7 +45,7 @@ void write_all(int fd, std::string_view content, const std::string& path)
       continue;
     }
     if (written < 0) {
-      throw std::runtime_error(describe_write_error(path, errno));
+      throw FileWriteError(path, errno);
     }
     content.remove_prefix(static_cast<size_t>(written));
   }
@@ -87,37 +77,102 @@ FileStat lstat_file(const std::string& path)
   return from_stat(st);
 }
 
-std::optional<std::string> try_read_file(const std::string& path)
+FileWriteError::FileWriteError(const std::string& path, int error)
+  : std::runtime_error(error == ENOSPC || error == EDQUOT
+                         ? fmt::format("no space left on the device holding {}", path)
+                         : fmt::format("cannot write {}: {}", path, std::strerror(error))),
+    m_path(path), m_error(error)
+{}
+
+bool FileWriteError::disk_full() const
 {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  return m_error == ENOSPC || m_error == EDQUOT;
+}
+
+int open_regular_file(const std::string& path)
+{
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    return std::nullopt;
+    return -1;
   }
-  std::string content;
-  char buffer[65536];
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
+bool read_chunks(int fd, const std::function<bool(std::string_view)>& consume)
+{
+  static thread_local char buffer[1 << 17];
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
+      return false;
     }
-    if (n == 0) {
-      break;
+    if (n == 0 || !consume(std::string_view(buffer, static_cast<size_t>(n)))) {
+      return true;
     }
-    content.append(buffer, static_cast<size_t>(n));
   }
+}
+
+namespace {
+
+std::optional<std::string> read_bounded(const std::string& path, std::uint64_t max_bytes,
+                                        bool fail_when_longer)
+{
+  int fd = open_regular_file(path);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string content;
+  bool too_long = false;
+  bool ok = read_chunks(fd, [&](std::string_view chunk) {
+    const std::uint64_t room = max_bytes - content.size();
+    content.append(
+      chunk.substr(0, static_cast<size_t>(std::min<std::uint64_t>(room, chunk.size()))));
+    too_long = chunk.size() > room;
+    return !too_long;
+  });
+  int error = errno;
   ::close(fd);
+  if (!ok || (too_long && fail_when_longer)) {
+    errno = ok ? EFBIG : error;
+    return std::nullopt;
+  }
   return content;
 }
 
-std::string read_file(const std::string& path)
+}  // namespace
+
+std::optional<std::string> try_read_file(const std::string& path, std::uint64_t max_bytes)
 {
-  auto content = try_read_file(path);
+  return read_bounded(path, max_bytes, true);
+}
+
+std::optional<std::string> try_read_file_prefix(const std::string& path, std::uint64_t max_bytes)
+{
+  return read_bounded(path, max_bytes, false);
+}
+
+std::string read_file(const std::string& path, std::uint64_t max_bytes)
+{
+  auto content = try_read_file(path, max_bytes);
   if (!content) {
-    throw std::runtime_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    const int error = errno;
+    if (error == EINVAL) {
+      throw std::runtime_error(fmt::format("cannot read {}: not a regular file", path));
+    }
+    if (error == EFBIG) {
+      throw std::runtime_error(
+        fmt::format("cannot read {}: larger than {} bytes", path, max_bytes));
+    }
+    throw std::runtime_error(fmt::format("cannot read {}: {}", path, std::strerror(error)));
   }
   return *content;
 }
@@ -128,7 +183,7 @@ void write_file_atomically(const std::string& path, std::string_view content)
   std::string temp = fmt::format("{}.nvfresh-tmp.{}.{}", path, ::getpid(), counter++);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
-    throw std::runtime_error(describe_write_error(temp, errno));
+    throw FileWriteError(temp, errno);
   }
   try {
     write_all(fd, content, temp);
@@ -140,13 +195,12 @@ void write_file_atomically(const std::string& path, std::string_view content)
   if (::close(fd) != 0) {
     int error = errno;
     ::unlink(temp.c_str());
-    throw std::runtime_error(describe_write_error(temp, error));
+    throw FileWriteError(temp, error);
   }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int error = errno;
     ::unlink(temp.c_str());
-    throw std::runtime_error(
-      fmt::format("cannot rename {} to {}: {}", temp, path, std::strerror(error)));
+    throw FileWriteError(path, error);
   }
 }
 

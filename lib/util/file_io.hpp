@@ -4,7 +4,9 @@
 #include "util/clock.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -26,12 +28,42 @@ struct FileStat {
 FileStat stat_file(const std::string& path);   // follows symlinks; exists=false when absent
 FileStat lstat_file(const std::string& path);  // does not follow symlinks
 
-// Throws std::runtime_error with the path and strerror on failure.
-std::string read_file(const std::string& path);
-std::optional<std::string> try_read_file(const std::string& path);
+// Reads of files nvfresh does not control (records, configs, objects to compare) are bounded and
+// typed: only a regular file is read (a FIFO would block for ever, /dev/zero never end), and at
+// most max_bytes of it. try_read_file gives nullopt and sets errno on failure (EINVAL: not a
+// regular file, EFBIG: larger than max_bytes); read_file throws std::runtime_error saying which.
+inline constexpr std::uint64_t k_default_read_limit = 256ULL << 20;  // 256 MiB
+std::optional<std::string> try_read_file(const std::string& path,
+                                         std::uint64_t max_bytes = k_default_read_limit);
+std::string read_file(const std::string& path, std::uint64_t max_bytes = k_default_read_limit);
 
-// Writes to "<path>.nvfresh-tmp.<pid>.<n>" and renames over path. Throws on failure (the temp file
-// is removed); a full disk is reported as such, with the path and what to do.
+// The first max_bytes of a regular file (less when it is shorter); nullopt as try_read_file.
+std::optional<std::string> try_read_file_prefix(const std::string& path, std::uint64_t max_bytes);
+
+// Opens a regular file for reading without blocking on a FIFO; -1 and errno on failure (EINVAL:
+// not a regular file). The caller closes it.
+int open_regular_file(const std::string& path);
+
+// Calls consume(chunk) for the rest of fd's bytes, in order, retrying on EINTR; false on a read
+// error. Stops early, with true, when consume returns false.
+bool read_chunks(int fd, const std::function<bool(std::string_view)>& consume);
+
+// A write that failed: which file, and errno (ENOSPC/EDQUOT: the file system is full). What the
+// message advises is the caller's business: only it knows what the file is for.
+class FileWriteError : public std::runtime_error {
+public:
+  FileWriteError(const std::string& path, int error);
+  const std::string& path() const { return m_path; }
+  int error() const { return m_error; }
+  bool disk_full() const;
+
+private:
+  std::string m_path;
+  int m_error;
+};
+
+// Writes to "<path>.nvfresh-tmp.<pid>.<n>" and renames over path. Throws FileWriteError on
+// failure (the temp file is removed).
 void write_file_atomically(const std::string& path, std::string_view content);
 
 // Sets a file's mtime (atime left alone). Throws on failure.

@@ -1,5 +1,7 @@
 #include "util/hasher.hpp"
 
+#include "util/file_io.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -116,28 +118,17 @@ Digest hash_bytes(std::string_view data)
 
 std::optional<Digest> hash_file(const std::string& path)
 {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_regular_file(path);
   if (fd < 0) {
     return std::nullopt;
   }
   Hasher hasher;
-  static thread_local char buffer[1 << 17];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) {
-      break;
-    }
-    hasher.add(std::string_view(buffer, static_cast<size_t>(n)));
-  }
+  bool ok = read_chunks(fd, [&](std::string_view chunk) {
+    hasher.add(chunk);
+    return true;
+  });
   ::close(fd);
-  return hasher.digest();
+  return ok ? std::optional<Digest>(hasher.digest()) : std::nullopt;
 }
 
 }  // namespace nvfresh

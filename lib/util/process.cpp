@@ -1,6 +1,10 @@
 // Boost.Process v2 (1.81) is compiled into this one file: its header-only mode leaves
 // process_environment::on_setup undefined.
 #define BOOST_PROCESS_V2_SEPARATE_COMPILATION 1
+// Wait with waitpid, never through pidfd_open: that system call is missing before Linux 5.3 (RHEL 8's
+// 4.18 on many GPU clusters) and denied by some seccomp profiles and valgrind, and Boost.Process then
+// throws after the child has started (the compile ran twice, unattended, and the build failed).
+#define BOOST_PROCESS_V2_DISABLE_PIDFD_OPEN 1
 #include "util/process.hpp"
 
 #include "util/file_io.hpp"
@@ -17,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -253,17 +258,48 @@ std::string find_program(const std::string& name, const Environment& env)
 
 namespace {
 
-// argv[0] found through PATH (see find_program); throws when there is nothing to run.
+// argv[0] found through PATH (see find_program); throws SpawnError, as a shell would report it,
+// when there is nothing to run.
 std::string resolve_program(const std::vector<std::string>& argv, const Environment& env)
 {
   if (argv.empty()) {
-    throw std::runtime_error("no program to run");
+    throw SpawnError(127, "no program to run");
   }
-  std::string program = find_program(argv[0], env);
+  const std::string& name = argv[0];
+  std::string program = find_program(name, env);
   if (program.empty()) {
-    throw std::runtime_error(fmt::format("{}: command not found in PATH", argv[0]));
+    throw SpawnError(127, fmt::format("{}: command not found", name));
+  }
+  struct stat st {};
+  if (::stat(program.c_str(), &st) != 0) {
+    const int error = errno;
+    throw SpawnError(error == ENOENT || error == ENOTDIR ? 127 : 126,
+                     fmt::format("{}: {}", name, std::strerror(error)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    throw SpawnError(126, fmt::format("{}: Is a directory", name));
+  }
+  if (::access(program.c_str(), X_OK) != 0) {
+    throw SpawnError(126, fmt::format("{}: {}", name, std::strerror(errno)));
   }
   return program;
+}
+
+// Starts a child; a failure to start it (exec format error, ...) is a SpawnError.
+template <typename... Init>
+std::unique_ptr<bp::process> start_process(boost::asio::io_context& context,
+                                           const std::string& program,
+                                           const std::vector<std::string>& argv,
+                                           const Environment& env, Init&&... init)
+{
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  try {
+    return std::make_unique<bp::process>(context, program, args,
+                                         bp::process_environment(environment_strings(env)),
+                                         std::forward<Init>(init)...);
+  } catch (const std::exception& error) {
+    throw SpawnError(126, fmt::format("{}: cannot be started: {}", argv[0], error.what()));
+  }
 }
 
 }  // namespace
@@ -272,12 +308,11 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, con
 {
   std::string program = resolve_program(argv, env);
   boost::asio::io_context context;
-  std::vector<std::string> args(argv.begin() + 1, argv.end());
   SignalForwarding forwarding;
-  bp::process child(context, program, args, bp::process_environment(environment_strings(env)));
-  g_child_pid.store(child.id());
-  child.wait();
-  return to_result(child.native_exit_code());
+  auto child = start_process(context, program, argv, env);
+  g_child_pid.store(child->id());
+  child->wait();
+  return to_result(child->native_exit_code());
 }
 
 ProcessResult SystemProcessRunner::run_capturing(const std::vector<std::string>& argv,
@@ -311,12 +346,11 @@ ProcessResult run_capturing_output(const std::vector<std::string>& argv, const E
     return SystemProcessRunner().run(argv, env);
   }
   boost::asio::io_context context;
-  std::vector<std::string> args(argv.begin() + 1, argv.end());
   SignalForwarding forwarding;
-  std::optional<bp::process> child;
+  std::unique_ptr<bp::process> child;
   try {
-    child.emplace(context, program, args, bp::process_environment(environment_strings(env)),
-                  bp::process_stdio{{}, out.write_end, err.write_end});
+    child = start_process(context, program, argv, env,
+                          bp::process_stdio{{}, out.write_end, err.write_end});
   } catch (...) {
     for (int fd : {out.read_end, out.write_end, err.read_end, err.write_end}) {
       ::close(fd);
@@ -371,11 +405,10 @@ ProcessResult run_redirected(const std::vector<std::string>& argv, const Environ
   FileDescriptor out(stdout_path);
   FileDescriptor err(stderr_path);
   boost::asio::io_context context;
-  std::vector<std::string> args(argv.begin() + 1, argv.end());
-  bp::process child(context, program, args, bp::process_environment(environment_strings(env)),
-                    bp::process_stdio{nullptr, out.get(), err.get()});
-  child.wait();
-  return to_result(child.native_exit_code());
+  auto child =
+    start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()});
+  child->wait();
+  return to_result(child->native_exit_code());
 }
 
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
@@ -387,10 +420,15 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
   }
   boost::asio::io_context context;
   boost::asio::readable_pipe out_pipe(context);
-  std::vector<std::string> args(argv.begin() + 1, argv.end());
   boost::system::error_code error;
-  bp::process child(context, program, args, bp::process_environment(environment_strings(env)),
-                    bp::process_stdio{nullptr, out_pipe, nullptr});
+  std::unique_ptr<bp::process> started;
+  try {
+    started =
+      start_process(context, program, argv, env, bp::process_stdio{nullptr, out_pipe, nullptr});
+  } catch (const SpawnError&) {
+    return std::nullopt;
+  }
+  bp::process& child = *started;
   std::string output;
   char buffer[4096];
   for (;;) {

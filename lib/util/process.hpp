@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,12 +38,25 @@ constexpr size_t k_capture_limit = 4 * 1024 * 1024;
 // Which of nvfresh's own stdout and stderr are terminals now, as CapturedOutput::terminals says it.
 std::string terminal_streams();
 
+// A program that cannot be started, with the status a shell gives for it: 127 when it does not
+// exist, 126 when it exists but cannot be executed. The message names the program and why, once.
+class SpawnError : public std::runtime_error {
+public:
+  SpawnError(int shell_status, const std::string& what)
+    : std::runtime_error(what), m_shell_status(shell_status)
+  {}
+  int shell_status() const { return m_shell_status; }
+
+private:
+  int m_shell_status;
+};
+
 class ProcessRunner {
 public:
   virtual ~ProcessRunner() = default;
   // argv[0] is resolved through PATH of `env` (nvfresh's own executable is skipped, so that a
-  // masquerading symlink cannot make nvfresh call itself). Throws std::runtime_error when the
-  // program cannot be found or started.
+  // masquerading symlink cannot make nvfresh call itself). Throws SpawnError when the program
+  // cannot be found or started.
   virtual ProcessResult run(const std::vector<std::string>& argv, const Environment& env) = 0;
   // Like run, but keeps a copy of what the program printed (see run_capturing below).
   virtual ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,

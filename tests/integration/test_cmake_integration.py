@@ -116,13 +116,14 @@ class CMakeIntegration(harness.unittest.TestCase):
         harness.run(["cmake", "--build", str(build)], env=env, check=True)
         first_check = self.check(build)
         self.assertEqual(first_check.returncode, 0, first_check.stdout.decode() + first_check.stderr.decode())
-        # a clean rebuild is served by ccache behind nvfresh: still correct, still recorded
+        # a clean rebuild: nvfresh compiles, and ccache (CCACHE_RECACHE) recompiles instead of
+        # answering from its cache, so nvfresh sees the compile it records: still correct, traced
         harness.run(["cmake", "--build", str(build), "--target", "clean"], env=env, check=True)
         harness.run(["cmake", "--build", str(build)], env=env, check=True)
         stats = harness.run(["ccache", "--print-stats"], env=env, check=True).stdout.decode()
         hits = [line for line in stats.splitlines() if line.startswith("direct_cache_hit")
                 or line.startswith("preprocessed_cache_hit")]
-        self.assertTrue(any(int(line.split()[1]) > 0 for line in hits), stats)
+        self.assertTrue(all(int(line.split()[1]) == 0 for line in hits), stats)
         self.assertEqual(self.check(build).returncode, 0, self.check(build).stdout)
 
     def test_launcher_that_execs_nvcc_keeps_its_own_reads(self):

@@ -4,8 +4,9 @@
   build docs suggest), through CMake and Ninja: the cache's own files are not inputs, so the build
   is fresh, stays fresh when the cache's statistics change, and a header edit under an old mtime
   still rebuilds exactly its object.
-- A ccache hit when the build asked nvcc for no depfile: the trace saw no compile, so `check` says
-  the object's inputs are unknown instead of calling it fresh.
+- ccache chained behind nvfresh: whenever nvfresh compiles, ccache recompiles (it would answer a
+  host-only header edit with the old object), so nvfresh records a compile it saw.
+- A compile the tracer did not see is never called fresh.
 - A host source (.cpp) compiled by nvcc: traced like a .cu (cc1plus is its compiler proper).
 """
 import os
@@ -75,21 +76,47 @@ class CompilerCaches(harness.unittest.TestCase):
         after = self.check(build, env)
         self.assertEqual(after.returncode, 0, after.stdout.decode())
 
-    def test_a_cache_hit_without_a_depfile_is_not_called_fresh(self):
-        harness.write(self.work / "inc" / "tile.h", "#define TILE 64\n")
-        harness.write(self.work / "k.cu", '#include "tile.h"\n__global__ void k(int* p) { *p = TILE; }\n')
+    def test_a_chained_ccache_recompiles_whenever_nvfresh_compiles(self):
+        """ccache keys nvcc on `nvcc -E` (one pass): for a host-only header edit it would answer with
+        the old object. nvfresh sees the edit and compiles; ccache must not answer from its cache."""
+        harness.write(self.work / "inc" / "host_only.h", '#define HOST_TEXT "NVMARK_H1"\n')
+        harness.write(self.work / "k.cu", '#ifndef __CUDA_ARCH__\n#include "host_only.h"\n'
+                      'const char* host_text() { return HOST_TEXT; }\n#endif\n'
+                      '__global__ void k(int* p) { *p = 1; }\n')
         compile_cmd = [NVFRESH, CCACHE, NVCC, "-arch=sm_80", "-Iinc", "-c", "k.cu", "-o", "k.o"]
         harness.run(compile_cmd, cwd=self.work, env=self.env, check=True)
-        traced = self.check(self.work, self.env)
-        self.assertEqual(traced.returncode, 0, traced.stdout.decode())
+        self.assertEqual(self.check(self.work, self.env).returncode, 0)
+        header = self.work / "inc" / "host_only.h"
+        old = header.stat()
+        header.write_text('#define HOST_TEXT "NVMARK_H2"\n')
+        os.utime(header, ns=(old.st_atime_ns, old.st_mtime_ns))
+        harness.run(compile_cmd, cwd=self.work, env=self.env, check=True)
+        self.assertIn(b"NVMARK_H2", (self.work / "k.o").read_bytes())
         (self.work / "k.o").unlink()
-        harness.run(compile_cmd, cwd=self.work, env=self.env, check=True)  # served by ccache
+        harness.run(compile_cmd, cwd=self.work, env=self.env, check=True)
         stats = harness.run([CCACHE, "--print-stats"], env=self.env, check=True).stdout.decode()
-        self.assertTrue(any(line.split()[0] in ("direct_cache_hit", "preprocessed_cache_hit") and int(line.split()[1]) > 0
-                            for line in stats.splitlines() if len(line.split()) == 2), stats)
-        unknown = self.check(self.work, self.env)
-        self.assertEqual(unknown.returncode, 1, unknown.stdout.decode())
-        self.assertIn("its inputs are unknown", unknown.stdout.decode())
+        hits = [line for line in stats.splitlines() if len(line.split()) == 2 and
+                line.split()[0] in ("direct_cache_hit", "preprocessed_cache_hit")]
+        self.assertTrue(hits and all(int(line.split()[1]) == 0 for line in hits), stats)
+        fresh = self.check(self.work, self.env)
+        self.assertEqual(fresh.returncode, 0, fresh.stdout.decode())
+
+    def test_an_untraced_compile_is_never_called_fresh(self):
+        """A compile the tracer did not see (here: the configured tracer is some other library)
+        has a record from nvcc's depfile only: nothing proves its content, so it is not fresh."""
+        harness.write(self.work / "inc" / "tile.h", "#define TILE 64\n")
+        harness.write(self.work / "k.cu", '#include "tile.h"\n__global__ void k(int* p) { *p = TILE; }\n')
+        other_library = harness.run(["sh", "-c", "ls /usr/lib/x86_64-linux-gnu/libz.so.1"], check=True)
+        env = dict(self.env, NVFRESH_TRACE_LIB=other_library.stdout.decode().strip())
+        harness.run([NVFRESH, NVCC, "-arch=sm_80", "-Iinc", "-MD", "-c", "k.cu", "-o", "k.o"],
+                    cwd=self.work, env=env, check=True)
+        unverified = self.check(self.work, env)
+        self.assertEqual(unverified.returncode, 1, unverified.stdout.decode())
+        self.assertIn("not verified", unverified.stdout.decode())
+        explain = harness.run([NVFRESH, "explain", "-C", str(self.work), "k.o"], cwd=self.work, env=env,
+                              check=True).stdout.decode()
+        self.assertIn("STALE", explain)
+        self.assertIn("nvcc's depfile only", explain)
 
     def test_a_host_source_compiled_by_nvcc_is_traced(self):
         harness.write(self.work / "inc" / "answer.h", "#define ANSWER 42\n")

@@ -75,15 +75,16 @@ def header(name, mark, value=1):
 
 
 def events(directory):
-    """events.log of a record root, as (event, object, reason) tuples, oldest first."""
+    """The compile events of a record root (events.log: time, kind, cause, duration, object,
+    detail), as (kind, object, detail) tuples, oldest first; passthroughs left out."""
     log = Path(directory) / ".nvfresh" / "events.log"
     if not log.exists():
         return []
     out = []
     for line in log.read_bytes().decode(errors="replace").splitlines():
         fields = line.split("\t")
-        if len(fields) == 5:
-            out.append((fields[1], fields[3], fields[4]))
+        if len(fields) == 6 and fields[1] != "passthrough":
+            out.append((fields[1], fields[4], fields[5]))
     return out
 
 
@@ -92,8 +93,8 @@ def stats_json(directory):
     return json.loads(result.stdout)
 
 
-def stat_count(stats, event):
-    return stats["events"].get(event, {}).get("count", 0)
+def stat_count(stats, kind):
+    return stats["kinds"].get(kind, {}).get("count", 0)
 
 
 class Tu:

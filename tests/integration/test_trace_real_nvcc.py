@@ -51,7 +51,7 @@ def traced_env(trace_file, tmp_dir):
 
 def summarize(trace_file, tmp_dir):
     """trace_tool's output as (complete, {path: set(passes)}, set(missing), set(executables))."""
-    out = harness.run([trace_tool(), str(trace_file), str(tmp_dir)], check=True).stdout.decode()
+    out = harness.run([trace_tool(), str(trace_file)], check=True).stdout.decode()
     complete, reads, missing, executables = None, {}, set(), set()
     for line in out.splitlines():
         kind, _, rest = line.partition(" ")

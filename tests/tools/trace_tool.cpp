@@ -1,5 +1,5 @@
 // Test tool: prints summarize_trace of a trace file as text, for the integration tests and the
-// benchmark. Usage: trace_tool <trace-file> [<private-tmp-dir>]
+// benchmark. Usage: trace_tool <trace-file>
 // Output, one item a line, sorted:
 //   complete <yes|no>
 //   read <pass>[,<pass>...] <path>
@@ -41,13 +41,13 @@ void print_inputs(const nvfresh::Trace& trace, const nvfresh::TracedInputs& inpu
 
 int main(int argc, char** argv)
 {
-  if (argc < 2 || argc > 3) {
-    fmt::print(stderr, "usage: trace_tool <trace-file> [<private-tmp-dir>]\n");
+  if (argc != 2) {
+    fmt::print(stderr, "usage: trace_tool <trace-file>\n");
     return 2;
   }
   try {
     nvfresh::Trace trace = nvfresh::read_trace(argv[1]);
-    print_inputs(trace, nvfresh::summarize_trace(trace, argc == 3 ? argv[2] : ""));
+    print_inputs(trace, nvfresh::summarize_trace(trace));
     return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr, "trace_tool: {}\n", error.what());

@@ -1,7 +1,10 @@
-// make_record's race guard: an input written at or after the compile's start makes the record
-// untrusted (the next build compiles again); an mtime set into the future by hand does not.
+// record_compile: the race guard (an input written at or after the compile's start makes the
+// record untrusted, and the next build compiles again; an mtime set into the future by hand does
+// not), a trace that lost events, and what the trace makes of a host compiler script.
 #include "compile/recording.hpp"
 #include "freshness/freshness.hpp"
+#include "record/record_root.hpp"
+#include "record/signature.hpp"
 #include "temp_dir.hpp"
 #include "util/file_io.hpp"
 
@@ -14,6 +17,13 @@ using namespace nvfresh;
 namespace {
 
 constexpr std::int64_t k_day_ns = 86'400'000'000'000;
+
+// What plan_compile derives from the environment: the signature's part of it.
+void plan_signature(CompilePlan& plan, const CompileRequest& request)
+{
+  plan.signature_env = compile_environment(plan.child_env);
+  plan.signature = command_signature(request.signature_args, plan.signature_env, plan.working_dir);
+}
 
 struct Fixture {
   test::TempDir dir;
@@ -30,17 +40,25 @@ struct Fixture {
     plan.compiler_path = nvcc;
     plan.source = dir.write("a.cu", "__global__ void k() {}\n");
     plan.object = dir.write("a.o", "object bytes");
-    plan.private_dir = dir.path("private");
-    plan.trace_file = dir.path("private/trace");  // absent: inputs from the command line only
+    plan.record_root = dir.path(".nvfresh");
+    plan.record_file = record_file_for(plan.record_root, plan.object);
     plan.child_env = {{"PATH", "/usr/bin:/bin"}};
   }
 
-  Record record(std::int64_t start_ns)
+  // No trace: inputs from the command line only.
+  Record record(std::int64_t start_ns, const std::string& trace = "")
   {
-    FileHasher hasher;
-    return make_record({request, chain, plan, {start_ns, now_ns()}, std::nullopt, std::nullopt},
-                       hasher);
+    CapturedOutput captured;
+    std::optional<Record> previous;
+    plan_signature(plan, request);
+    last =
+      record_compile({request, chain, plan, {start_ns, now_ns(), {}}, trace, captured, previous});
+    auto loaded = load_record(plan.record_file);
+    REQUIRE(loaded.record);
+    return *loaded.record;
   }
+
+  Outcome last;
 };
 
 }  // namespace
@@ -52,6 +70,7 @@ TEST_CASE("recorder: inputs older than the compile are trusted", "[recorder]")
   INFO(record.untrusted_reason);
   REQUIRE(record.trusted);
   REQUIRE(record.history.back().event == "compiled");
+  CHECK(f.last.kind == OutcomeKind::compiled);
 }
 
 TEST_CASE("recorder: an input written during the compile makes the record untrusted", "[recorder]")
@@ -73,6 +92,30 @@ TEST_CASE("recorder: an input written during the compile makes the record untrus
   REQUIRE(record.untrusted_reason.find("a.cu changed while the object compiled") !=
           std::string::npos);
   REQUIRE(record.history.back().event == "raced");
+  CHECK(f.last.kind == OutcomeKind::raced);
+  CHECK(f.last.cause == Cause::input_changed_during_compile);
+}
+
+TEST_CASE("recording: a trace that lost events makes the record untrusted", "[recorder]")
+{
+  Fixture f;
+  const std::string nvcc = f.plan.compiler_path;
+  const std::string cicc = f.dir.write("cuda/nvvm/bin/cicc", "cicc");
+  const std::string header = f.dir.write("k.h", "#define K 1\n");
+  const std::string complete =
+    "X 100 1 - " + nvcc + "\n" + "X 101 100 compute_80 " + cicc + "\n" + "R 101 " + header + "\n";
+  Record traced = f.record(now_ns() + 1'000'000'000, complete);
+  REQUIRE(traced.trusted);
+  REQUIRE(traced.inputs_from_trace);
+  Record lossy = f.record(now_ns() + 1'000'000'000, complete + "L 101 lost-3-events\n");
+  CHECK_FALSE(lossy.trusted);
+  CHECK(lossy.untrusted_reason.find("the tracer lost events") != std::string::npos);
+  CHECK(f.last.kind == OutcomeKind::raced);
+  CHECK(f.last.cause == Cause::trace_incomplete);
+  FileHasher hasher;
+  auto verdict = FreshnessChecker(hasher, f.plan.child_env).check(lossy);
+  REQUIRE_FALSE(verdict.fresh());
+  CHECK(verdict.reasons.front().kind == Cause::untrusted);
 }
 
 TEST_CASE("recorder: an mtime set into the future before the compile is not a race", "[recorder]")
@@ -128,18 +171,25 @@ struct ScriptHostCompile {
     plan.source = dir.write("src/a.cu", "#include \"kernel.h\"\n");
     plan.object = dir.write("build/a.o", "object bytes");
     plan.compiler_path = nvcc;
-    plan.trace_file = dir.write("trace", "X 100 1 - " + nvcc + "\n" + "X 101 100 - " + sh + "\n" +
-                                           "R 101 " + script + "\n" + "X 102 100 compute_80 " +
-                                           cicc + "\n" + "R 102 " + header + "\n");
+    trace = "X 100 1 - " + nvcc + "\n" + "X 101 100 - " + sh + "\n" + "R 101 " + script + "\n" +
+            "X 102 100 compute_80 " + cicc + "\n" + "R 102 " + header + "\n";
+    plan.record_root = dir.path("build/.nvfresh");
+    plan.record_file = record_file_for(plan.record_root, plan.object);
     chain.compiler = nvcc;
   }
 
+  std::string trace;
+
   Record record()
   {
-    FileHasher hasher;
-    RecordingInput in{
-      request, chain, plan, {coarse_now_ns() + 10'000'000'000, coarse_now_ns() + 10'000'000'000}};
-    return make_record(in, hasher);
+    CapturedOutput captured;
+    std::optional<Record> previous;
+    std::int64_t later = coarse_now_ns() + 10'000'000'000;
+    plan_signature(plan, request);
+    record_compile({request, chain, plan, {later, later, {}}, trace, captured, previous});
+    auto loaded = load_record(plan.record_file);
+    REQUIRE(loaded.record);
+    return *loaded.record;
   }
 
   InputRole role_of(const Record& record, const std::string& path)
@@ -185,7 +235,7 @@ TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a
   FileHasher hasher;
   auto verdict = FreshnessChecker(hasher, c.plan.child_env).check(record);
   REQUIRE(verdict.reasons.size() == 1);
-  CHECK(verdict.reasons[0].kind == StaleKind::tool_changed);
+  CHECK(verdict.reasons[0].kind == Cause::tool_changed);
   CHECK(verdict.reasons[0].path == c.script);
 }
 

@@ -63,10 +63,14 @@ struct Fixture {
     record.console_err = "a.cu(1): warning\n";
   }
 
+  // As plan_compile would plan it: the signature from the request and the environment now.
   SkipDecision decide(const std::optional<Record>& previous)
   {
+    plan.signature_env = compile_environment(plan.child_env);
+    plan.signature =
+      command_signature(request.signature_args, plan.signature_env, plan.working_dir);
     FileHasher hasher;
-    return decide_skip(previous, request, chain, plan, hasher);
+    return decide_skip(previous, request, plan, hasher);
   }
   SkipDecision decide() { return decide(record); }
 };
@@ -84,7 +88,7 @@ TEST_CASE("skip: nothing changed", "[skip]")
 {
   Fixture f;
   auto decision = f.decide();
-  INFO(decision.reason);
+  INFO(decision.why.detail);
   REQUIRE(decision.skip);
 }
 
@@ -95,7 +99,7 @@ TEST_CASE("skip: inputs touched, content unchanged", "[skip]")
   set_mtime_ns(header, stat_file(header).mtime_ns + 10'000'000'000);
   auto decision = f.decide();
   REQUIRE(decision.skip);
-  REQUIRE(decision.reason == "1 of 4 inputs touched, content unchanged");
+  REQUIRE(decision.why.detail == "1 of 4 inputs touched, content unchanged");
 }
 
 TEST_CASE("skip: PATH changed but gcc resolves as before (a venv activated)", "[skip]")
@@ -106,7 +110,7 @@ TEST_CASE("skip: PATH changed but gcc resolves as before (a venv activated)", "[
   f.plan.child_env["PATH"] =
     f.dir.path("venv/bin") + ":" + f.plan.child_env["PATH"] + ":/opt/other/bin";
   auto decision = f.decide();
-  INFO(decision.reason);
+  INFO(decision.why.detail);
   REQUIRE(decision.skip);
 }
 
@@ -209,9 +213,9 @@ TEST_CASE("skip: every doubt compiles, with a reason", "[skip]")
     mentions = "deleted";
   }
   auto decision = f.decide(previous);
-  INFO(decision.reason);
+  INFO(decision.why.detail);
   REQUIRE_FALSE(decision.skip);
-  REQUIRE(decision.reason.find(mentions) != std::string::npos);
+  REQUIRE(decision.why.detail.find(mentions) != std::string::npos);
 }
 
 TEST_CASE("skip: PATH belongs to the compile environment", "[skip]")

@@ -44,7 +44,7 @@ TEST_CASE("an untouched build is fresh", "[freshness]")
 TEST_CASE("every kind of change makes the object stale, with a reason", "[freshness]")
 {
   Fixture f;
-  StaleKind expected = StaleKind::input_changed;
+  Cause expected = Cause::input_changed;
   std::string mentions;
 
   SECTION("header content replaced, mtime kept")
@@ -57,45 +57,52 @@ TEST_CASE("every kind of change makes the object stale, with a reason", "[freshn
   SECTION("tool replaced in place")
   {
     f.dir.write("bin/cicc", "cicc v2");
-    expected = StaleKind::tool_changed;
+    expected = Cause::tool_changed;
     mentions = "tool";
   }
   SECTION("header deleted")
   {
     std::filesystem::remove(f.dir.path("inc/kernel_forward.h"));
-    expected = StaleKind::input_missing;
+    expected = Cause::input_missing;
     mentions = "was deleted";
   }
   SECTION("a new header would shadow the old one")
   {
     f.dir.write("inc0/kernel_forward.h", "#define TILE 1\n");
-    expected = StaleKind::probe_found;
+    expected = Cause::probe_found;
     mentions = "now exists";
   }
   SECTION("object modified by someone else")
   {
     f.dir.write("a.o", "other bytes!");
-    expected = StaleKind::object_modified;
+    expected = Cause::object_modified;
     mentions = "was modified";
   }
   SECTION("object deleted")
   {
     std::filesystem::remove(f.dir.path("a.o"));
-    expected = StaleKind::object_missing;
+    expected = Cause::object_missing;
     mentions = "missing";
   }
   SECTION("untrusted after a race")
   {
     f.record.trusted = false;
     f.record.untrusted_reason = "kernel_forward.h changed while the object compiled";
-    expected = StaleKind::untrusted;
+    expected = Cause::untrusted;
     mentions = "while the object compiled";
   }
   SECTION("inputs neither traced nor listed by a depfile (a ccache hit without -MD)")
   {
     f.record.inputs_from_trace = false;
-    expected = StaleKind::inputs_unknown;
+    expected = Cause::inputs_unknown;
     mentions = "its inputs are unknown";
+  }
+  SECTION("inputs from nvcc's depfile only: the compile was not traced")
+  {
+    f.record.inputs_from_trace = false;
+    f.record.depfile_path = f.dir.path("a.o.d");
+    expected = Cause::not_verified;
+    mentions = "not verified";
   }
   FreshnessVerdict verdict = f.check();
   REQUIRE_FALSE(verdict.fresh());
@@ -126,12 +133,14 @@ TEST_CASE("a touched but unchanged input stays fresh", "[freshness]")
   REQUIRE(f.check().fresh());
 }
 
-TEST_CASE("inputs from nvcc's depfile alone can prove an object fresh", "[freshness]")
+TEST_CASE("inputs from nvcc's depfile alone never prove an object fresh", "[freshness]")
 {
+  // A depfile lists what one preprocessing saw; a cache that answered without nvcc running (a
+  // ccache hit keyed on `nvcc -E`) gives a depfile of the current headers for an old object.
   Fixture f;
   f.record.inputs_from_trace = false;
   f.record.depfile_path = f.dir.path("a.o.d");
   FreshnessVerdict verdict = f.check();
-  INFO((verdict.fresh() ? std::string() : verdict.reasons.front().describe()));
-  REQUIRE(verdict.fresh());
+  REQUIRE_FALSE(verdict.fresh());
+  CHECK(verdict.reasons.front().kind == Cause::not_verified);
 }

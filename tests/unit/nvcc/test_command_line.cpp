@@ -25,7 +25,7 @@ ParseResult parse(const Args& args, const Environment& env = {}, const std::stri
 CompileRequest require_request(const ParseResult& result)
 {
   INFO("fallback: " << describe(result.reason) << ": " << result.detail);
-  REQUIRE(result.reason == FallbackReason::none);
+  REQUIRE(result.reason == Cause::none);
   REQUIRE(result.request);
   return *result.request;
 }
@@ -182,7 +182,7 @@ TEST_CASE("the expanded arguments replace --options-file in place")
 TEST_CASE("CMake's device-link line is not a compile")
 {
   const ParseResult result = parse_cmake_line("ninja_dlink");
-  CHECK(result.reason == FallbackReason::not_a_compile);
+  CHECK(result.reason == Cause::not_a_compile);
   CHECK_FALSE(result.request);
   CHECK_THAT(result.detail, Catch::Contains("--device-link"));
 }
@@ -469,11 +469,10 @@ TEST_CASE("an unreadable or self-including options file falls back")
 {
   TempDir dir;
   const ParseResult missing = parse({"-c", "a.cu", "-optf", "missing.rsp"}, {}, dir.path());
-  CHECK(missing.reason == FallbackReason::unreadable_options_file);
+  CHECK(missing.reason == Cause::unreadable_options_file);
   CHECK_THAT(missing.detail, Catch::Contains("missing.rsp"));
   dir.write("loop.rsp", "-optf loop.rsp");
-  CHECK(parse({"-c", "a.cu", "-optf=loop.rsp"}, {}, dir.path()).reason ==
-        FallbackReason::bad_command_line);
+  CHECK(parse({"-c", "a.cu", "-optf=loop.rsp"}, {}, dir.path()).reason == Cause::bad_command_line);
 }
 
 TEST_CASE("split_nvcc_words and split_nvcc_env_flags follow nvcc 13.0")
@@ -521,36 +520,36 @@ TEST_CASE("lines nvfresh does not handle say why")
 {
   struct Case {
     Args args;
-    FallbackReason reason;
+    Cause reason;
     std::string detail_contains;
   };
   const std::vector<Case> cases{
-    {{"-E", "a.cu"}, FallbackReason::not_a_compile, "--preprocess"},
-    {{"-c", "-E", "a.cu"}, FallbackReason::not_a_compile, "--preprocess"},
-    {{"-M", "a.cu"}, FallbackReason::not_a_compile, "--generate-dependencies"},
-    {{"-MM", "a.cu"}, FallbackReason::not_a_compile, "--generate-nonsystem-dependencies"},
-    {{"--version"}, FallbackReason::not_a_compile, "--version"},
-    {{"-V"}, FallbackReason::not_a_compile, "--version"},
-    {{"a.cu", "-o", "app"}, FallbackReason::not_a_compile, "would link"},
-    {{"a.o", "b.o", "-o", "app"}, FallbackReason::not_a_compile, "would link"},
-    {{"-dlink", "a.o", "-o", "dl.o"}, FallbackReason::not_a_compile, "--device-link"},
-    {{"-lib", "a.cu", "-o", "a.a"}, FallbackReason::not_a_compile, "--lib"},
-    {{"-c", "a.cu", "b.cu"}, FallbackReason::several_sources, "a.cu and b.cu"},
-    {{"-c", "a.cu", "b.o"}, FallbackReason::several_sources, "2 input files"},
-    {{"-c"}, FallbackReason::no_source, "no input"},
-    {{"-c", "a.o"}, FallbackReason::no_source, "a.o"},
-    {{"-c", "a.cu", "-save-temps"}, FallbackReason::unsupported_option, "--save-temps"},
-    {{"-c", "a.cu", "-keep"}, FallbackReason::unsupported_option, "--keep"},
-    {{"-c", "a.cu", "-time", "t.csv"}, FallbackReason::unsupported_option, "--time"},
+    {{"-E", "a.cu"}, Cause::not_a_compile, "--preprocess"},
+    {{"-c", "-E", "a.cu"}, Cause::not_a_compile, "--preprocess"},
+    {{"-M", "a.cu"}, Cause::not_a_compile, "--generate-dependencies"},
+    {{"-MM", "a.cu"}, Cause::not_a_compile, "--generate-nonsystem-dependencies"},
+    {{"--version"}, Cause::not_a_compile, "--version"},
+    {{"-V"}, Cause::not_a_compile, "--version"},
+    {{"a.cu", "-o", "app"}, Cause::not_a_compile, "would link"},
+    {{"a.o", "b.o", "-o", "app"}, Cause::not_a_compile, "would link"},
+    {{"-dlink", "a.o", "-o", "dl.o"}, Cause::not_a_compile, "--device-link"},
+    {{"-lib", "a.cu", "-o", "a.a"}, Cause::not_a_compile, "--lib"},
+    {{"-c", "a.cu", "b.cu"}, Cause::several_sources, "a.cu and b.cu"},
+    {{"-c", "a.cu", "b.o"}, Cause::several_sources, "2 input files"},
+    {{"-c"}, Cause::no_source, "no input"},
+    {{"-c", "a.o"}, Cause::no_source, "a.o"},
+    {{"-c", "a.cu", "-save-temps"}, Cause::unsupported_option, "--save-temps"},
+    {{"-c", "a.cu", "-keep"}, Cause::unsupported_option, "--keep"},
+    {{"-c", "a.cu", "-time", "t.csv"}, Cause::unsupported_option, "--time"},
     {{"-c", "a.cu", "--fdevice-time-trace=t.json"},
-     FallbackReason::unsupported_option,
+     Cause::unsupported_option,
      "--fdevice-time-trace"},
-    {{"-c", "a.cu", "-dryrun"}, FallbackReason::unsupported_option, "--dryrun"},
-    {{"-c", "a.cu", "-arch=native"}, FallbackReason::unsupported_option, "native"},
-    {{"-c", "a.cu", "-o"}, FallbackReason::bad_command_line, "-o is missing its value"},
-    {{"-c", "a.cu", "-code=sm_80"}, FallbackReason::bad_command_line, "without -arch"},
-    {{"-c", "a.cu", "-rdc=yes"}, FallbackReason::bad_command_line, "yes"},
-    {{"-c", "a.cu", "-gencode", "code=sm_80"}, FallbackReason::bad_command_line, "code=sm_80"},
+    {{"-c", "a.cu", "-dryrun"}, Cause::unsupported_option, "--dryrun"},
+    {{"-c", "a.cu", "-arch=native"}, Cause::unsupported_option, "native"},
+    {{"-c", "a.cu", "-o"}, Cause::bad_command_line, "-o is missing its value"},
+    {{"-c", "a.cu", "-code=sm_80"}, Cause::bad_command_line, "without -arch"},
+    {{"-c", "a.cu", "-rdc=yes"}, Cause::bad_command_line, "yes"},
+    {{"-c", "a.cu", "-gencode", "code=sm_80"}, Cause::bad_command_line, "code=sm_80"},
   };
   for (const Case& c : cases) {
     INFO("args " << Catch::Detail::stringify(c.args));
@@ -653,14 +652,14 @@ TEST_CASE("every row's role shows in the parse result")
     const ParseResult result = parse(line_with(option, form), {}, dir.path());
     INFO("option " << option.canonical_name() << " (" << describe(option.role) << ")");
     switch (option.role) {
-    case OptionRole::not_a_compile: CHECK(result.reason == FallbackReason::not_a_compile); break;
-    case OptionRole::too_hard: CHECK(result.reason == FallbackReason::unsupported_option); break;
+    case OptionRole::not_a_compile: CHECK(result.reason == Cause::not_a_compile); break;
+    case OptionRole::too_hard: CHECK(result.reason == Cause::unsupported_option); break;
     case OptionRole::pass_only: CHECK(require_request(result).signature_args == plain); break;
     case OptionRole::hash:
     case OptionRole::host_options:
       CHECK(require_request(result).signature_args.size() > plain.size());
       break;
-    default: CHECK(result.reason == FallbackReason::none); break;
+    default: CHECK(result.reason == Cause::none); break;
     }
   }
 }

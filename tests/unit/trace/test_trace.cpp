@@ -34,10 +34,9 @@ nvfresh::Trace trace_of(const std::string& text)
   return nvfresh::read_trace(file.path());
 }
 
-nvfresh::TracedInputs summary_of(const std::string& text,
-                                 const std::string& tmp_dir = "/scratch/tmp")
+nvfresh::TracedInputs summary_of(const std::string& text)
 {
-  return nvfresh::summarize_trace(trace_of(text), tmp_dir);
+  return nvfresh::summarize_trace(trace_of(text));
 }
 
 using Passes = std::set<std::string>;
@@ -66,7 +65,7 @@ const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
                                  "R 103 /src/a.cu\n"
                                  "R 103 /src/host_only.h\n"
                                  "R 103 /src/common.h\n"
-                                 "W 103 /scratch/tmp/x.cpp4.ii\n"
+                                 "W 103 /scratch/tmp/tmpxft_0000abcd_00000000-5_a.cpp4.ii\n"
                                  "X 104 100 compute_80 /usr/bin/gcc-12\n"
                                  "X 105 104 compute_80 /usr/lib/gcc/12/cc1plus\n"
                                  "R 105 /src/a.cu\n"
@@ -77,7 +76,7 @@ const std::string k_nvcc_trace = "X 100 1 - /cuda/bin/nvcc\n"
                                  "R 107 /src/common.h\n"
                                  "R 107 /src/hopper_only.h\n"
                                  "X 108 100 sm_90 /cuda/bin/ptxas\n"
-                                 "R 108 /scratch/tmp/x.ptx\n"
+                                 "R 108 /scratch/tmp/tmpxft_0000abcd_00000000-6_a.ptx\n"
                                  "R 108 /cuda/lib/libptx_extra.so\n";
 
 }  // namespace
@@ -188,18 +187,21 @@ TEST_CASE("trace: summarize_trace maps every file to the passes that read it")
                                                     "/cuda/bin/ptxas"});
 }
 
-TEST_CASE(
-  "trace: summarize_trace drops the private tmp dir, written files, directories and system noise")
+TEST_CASE("trace: summarize_trace drops nvcc's temporaries, written files, directories and noise")
 {
   nvfresh::TracedInputs inputs = summary_of(
-    "X 1 0 - /nvcc\nR 1 /scratch/tmp/x.ii\nR 1 /scratch/tmpfile.h\nW 1 /out/a.o\nR 1 /out/a.o\n"
+    "X 1 0 - /nvcc\nR 1 /tmp/tmpxft_00001234_00000000-6_a.cudafe1.cpp\nR 1 /tmp/tmpfile.h\n"
+    "W 1 /out/a.o\nR 1 /out/a.o\n"
     "D 1 /src\nR 1 /proc/self/exe\nR 1 /dev/urandom\nR 1 /sys/x\nR 1 /proc\n"
     "R 1 /usr/lib/locale/C.utf8/LC_CTYPE\nM 1 /usr/share/locale/C/LC_MESSAGES/gcc-12.mo\n"
     "R 1 /usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache\nM 1 /etc/ld.so.preload\n"
-    "M 1 /scratch/tmp/cc.s\nM 1 /out/a.o\n");
+    "M 1 /tmp/tmpxft_00001234_00000000-6_a.cudafe1.cpp.gch\nM 1 /out/a.o\n"
+    "M 1 /tmp/fatbinary_section.h\n");
   CHECK(inputs.files_read.size() == 1);
-  CHECK(inputs.files_read.contains("/scratch/tmpfile.h"));  // a sibling of the tmp dir stays
-  CHECK(inputs.missing.empty());
+  CHECK(inputs.files_read.contains("/tmp/tmpfile.h"));  // any other file in TMPDIR stays
+  // a probe of a fixed name in TMPDIR is a real lookup (the stub's #include "fatbinary_section.h"
+  // looks in the directory of the including file first); one of a tmpxft_ name is not
+  CHECK(inputs.missing == std::set<std::string>{"/tmp/fatbinary_section.h"});
 }
 
 TEST_CASE("trace: summarize_trace keeps failed lookups that could later appear")
@@ -228,10 +230,14 @@ TEST_CASE("trace: summarize_trace: accesses before a process's X line still get 
   CHECK(inputs.files_read.at("/src/orphan.h") == Passes{"host"});
 }
 
-TEST_CASE("trace: summarize_trace without a private tmp dir filters nothing by location")
+TEST_CASE("trace: parse_trace reads a trace from memory; lost-event lines make it incomplete")
 {
-  nvfresh::TracedInputs inputs = summary_of("X 1 0 - /nvcc\nR 1 /tmp/a.h\n", "");
-  CHECK(inputs.files_read.contains("/tmp/a.h"));
+  auto complete = nvfresh::parse_trace("X 1 0 - /nvcc\nR 1 /a.h\n");
+  CHECK(complete.complete);
+  CHECK(complete.accesses.size() == 2);
+  CHECK_FALSE(nvfresh::parse_trace("X 1 0 - /nvcc\nL 1 lost-2-events\nR 1 /a.h\n").complete);
+  CHECK_FALSE(nvfresh::parse_trace("X 1 0 - /nvcc\nR 1 /a.h").complete);  // torn last line
+  CHECK_FALSE(nvfresh::parse_trace("X 1 0 - /nvcc\nR 1 relative.h\n").complete);
 }
 
 TEST_CASE("trace: restrict_to_subtree keeps nvcc and its descendants only", "[trace]")
@@ -357,7 +363,7 @@ TEST_CASE("trace: a compiler cache inside nvcc's tree is transparent: what it ru
                                           "/usr/bin/x86_64-linux-gnu-gcc-12",
                                           "/usr/lib/gcc/12/cc1plus", "/src/kernel.h"});
   CHECK(subtree.processes.size() == 4);
-  auto inputs = nvfresh::summarize_trace(subtree, "/scratch/tmp");
+  auto inputs = nvfresh::summarize_trace(subtree);
   CHECK(inputs.files_read.at("/src/kernel.h") == Passes{"compute_80"});
 }
 

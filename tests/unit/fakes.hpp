@@ -1,0 +1,76 @@
+// In-memory stand-ins for the OS seams the orchestrator uses (ninja's FakeCommandRunner): a
+// ProcessRunner that "compiles" by writing a canned object, depfile and trace, counts its runs,
+// and can fail, throw, print or edit a file on request.
+#pragma once
+
+#include "trace/trace_channel.hpp"
+#include "util/environment.hpp"
+#include "util/process.hpp"
+
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nvfresh::test {
+
+class FakeProcessRunner final : public ProcessRunner {
+public:
+  // What one traced compile does.
+  std::string object;  // written with object_bytes (unless empty)
+  std::string object_bytes = "object v1";
+  std::string depfile;  // written with depfile_text (unless empty)
+  std::string depfile_text;
+  std::vector<std::string> trace_lines;  // sent to the trace socket, one datagram each
+  std::string printed_err;               // "printed" on stderr (captured)
+  int exit_code = 0;
+  bool throw_on_capture = false;         // the runner cannot start the compiler at all
+  std::function<void()> during_compile;  // runs while "nvcc" runs (an editor saving a header)
+
+  // What happened.
+  int captured_runs = 0;
+  int plain_runs = 0;
+  std::vector<std::string> last_argv;
+  Environment last_env;
+
+  ProcessResult run(const std::vector<std::string>& argv, const Environment& env) override
+  {
+    ++plain_runs;
+    last_argv = argv;
+    last_env = env;
+    return {exit_code, 0};
+  }
+
+  ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
+                              CapturedOutput& captured) override
+  {
+    last_argv = argv;
+    last_env = env;
+    if (throw_on_capture) {
+      throw SpawnError(126, "fake: cannot start the compiler");
+    }
+    ++captured_runs;
+    if (during_compile) {
+      during_compile();
+    }
+    auto socket = env.find(k_trace_socket_variable);
+    for (const auto& line : trace_lines) {
+      if (socket != env.end()) {
+        send_trace_datagram(socket->second, line + "\n");
+      }
+    }
+    if (exit_code == 0 && !object.empty()) {
+      std::ofstream(object, std::ios::binary) << object_bytes;
+    }
+    if (exit_code == 0 && !depfile.empty()) {
+      std::ofstream(depfile, std::ios::binary) << depfile_text;
+    }
+    captured = CapturedOutput{};
+    captured.captured = true;
+    captured.err = printed_err;
+    return {exit_code, 0};
+  }
+};
+
+}  // namespace nvfresh::test
