@@ -6,8 +6,10 @@
 // Exit status: 0 all fresh, 1 stale found, 2 cannot tell (no records, or an unknown --target).
 // A progress line is drawn on stderr when it is a terminal and the run takes a while.
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "proof/artifacts.hpp"
 #include "util/file_io.hpp"
+#include "util/json.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -171,6 +173,19 @@ void print_target(const TargetAnswer& answer)
   }
 }
 
+// Records of another tree (a build tree copied with its .nvfresh, whose records name the
+// original's objects): set aside, never judged, never acted on.
+void print_foreign(const ProvenTree& tree)
+{
+  if (tree.foreign.empty()) {
+    return;
+  }
+  fmt::print(stderr,
+             "nvfresh check: {} record(s) under {} describe objects outside {} (a copied build "
+             "tree?): ignored; those objects are judged by their own tree's records\n",
+             tree.foreign.size(), tree.record_root, tree.scope.build_dir);
+}
+
 class ProgressLine {
 public:
   ProgressLine() : m_enabled(::isatty(STDERR_FILENO) == 1), m_start(now_ns()) {}
@@ -203,20 +218,17 @@ private:
 
 int run_check(const std::vector<std::string>& args)
 {
-  CLI::App app{"Report every recorded object and linked artifact as fresh or stale, with reasons",
-               "nvfresh check"};
+  SubcommandOptions cli("check");
   std::string build_dir = ".";
   std::string target;
   bool json = false;
-  app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
-  app.add_option(
+  cli.add_build_dir(build_dir);
+  cli.app().add_option(
     "--target", target,
     "a target or artifact you build/run: also say which recorded artifacts it does not link");
-  app.add_flag("--json", json, "machine-readable output");
-  try {
-    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+  cli.add_json(json);
+  if (auto status = cli.parse(args)) {
+    return *status;
   }
   // Deliberately never freed: the process ends right after, and freeing a large tree's records
   // (a million strings for 10k objects) costs a tenth of check's time.
@@ -244,7 +256,9 @@ int run_check(const std::vector<std::string>& args)
       artifacts.push_back(artifact_json(status));
     }
     nlohmann::json out = {{"record_root", tree.record_root},
+                          {"build_dir", tree.scope.build_dir},
                           {"objects", objects},
+                          {"foreign_records", tree.foreign},
                           {"stale", stale},
                           {"build_graph", tree.artifacts.graph_source},
                           {"artifacts", artifacts},
@@ -253,9 +267,10 @@ int run_check(const std::vector<std::string>& args)
     if (answer.edge != nullptr) {
       out["target"] = target_json(answer);
     }
-    fmt::print("{}\n", out.dump(2));
+    print_json(out);
     return exit_status;
   }
+  print_foreign(tree);
   if (tree.objects.empty()) {
     fmt::print(stderr, "nvfresh check: no records under {} (was the build done through nvfresh?)\n",
                tree.record_root);

@@ -1,8 +1,10 @@
 // nvfresh compare A B [--json]: compares two compiled artifacts by normalized per-component digests.
 // Exit status: 0 same, 1 different, 2 unreadable (or a usage error).
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "digest/comparison_report.hpp"
 #include "digest/object_digest.hpp"
+#include "util/json.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -28,24 +30,19 @@ struct CompareOptions {
 int run_compare(const std::vector<std::string>& args)
 {
   CompareOptions options;
-  CLI::App app("Compare two compiled CUDA artifacts (.o, .fatbin, .cubin, .ptx) by normalized "
-               "per-component digests. Exit status: 0 same, 1 different, 2 unreadable.",
-               "nvfresh compare");
-  app.add_option("A", options.a, "first artifact")->required();
-  app.add_option("B", options.b, "second artifact")->required();
-  app.add_flag("--json", options.json, "machine-readable output");
-  try {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
-    app.parse(reversed);
-  } catch (const CLI::ParseError& error) {
-    const int status = app.exit(error);
-    return status == 0 ? k_exit_same : k_exit_unreadable;
+  SubcommandOptions cli("compare");
+  cli.app().add_option("A", options.a, "first artifact (.o, .fatbin, .cubin, .ptx)")->required();
+  cli.app().add_option("B", options.b, "second artifact")->required();
+  cli.add_json(options.json);
+  cli.app().footer("Exit status: 0 same, 1 different, 2 unreadable (or a usage error).");
+  if (auto status = cli.parse(args)) {
+    return *status == 0 ? k_exit_same : k_exit_unreadable;
   }
   try {
     const Comparison comparison =
       compare_digests(digest_artifact(options.a), digest_artifact(options.b));
     if (options.json) {
-      fmt::print("{}\n", comparison_json(options.a, options.b, comparison).dump(2));
+      print_json(comparison_json(options.a, options.b, comparison));
     } else {
       fmt::print("{}", format_comparison(options.a, options.b, comparison));
     }

@@ -3,9 +3,9 @@
 // the probes that now find a file, the toolchain recorded vs now, the history of its last builds
 // (compiled, skipped, raced, marked-stale, with reasons) and the artifacts that contain it.
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
-#include "nvcc/nvcc_version.hpp"
 #include "proof/artifacts.hpp"
 #include "proof/tree_status.hpp"
 #include "record/record_root.hpp"
@@ -25,10 +25,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool matches(const ObjectStatus& status, const std::string& wanted)
+// The object or source named `wanted`: by path, by file name, or (a record too damaged to name
+// its object) by the record file that path would have.
+bool matches(const ObjectStatus& status, const std::string& wanted, const std::string& record_root)
 {
   std::string absolute = absolute_path(wanted, current_directory());
   std::string canonical = canonical_object_path(wanted, current_directory());
+  if (status.record_file == record_file_for(record_root, canonical)) {
+    return true;
+  }
   for (const auto& candidate : {status.object, status.source}) {
     if (candidate == absolute || candidate == canonical ||
         (wanted.find('/') == std::string::npos && fs::path(candidate).filename() == wanted)) {
@@ -55,16 +60,11 @@ void print_inputs(const Record& record, FileHasher& hasher, bool all)
              all ? "" : " (--all lists every input)");
 }
 
-// The nvcc version text now, when the recorded compiler still runs ("" otherwise).
+// The toolchain as recorded. Nothing named in a record is run (a record is data): a replaced nvcc
+// or tool shows up as a changed tool input above.
 void print_toolchain(const Record& record)
 {
-  std::string now = query_nvcc_version(record.compiler, current_environment());
   fmt::print("compiler  {} ({})\n", record.compiler, record.nvcc_version);
-  if (now.empty()) {
-    fmt::print("  now: {} does not run or does not say its version\n", record.compiler);
-  } else if (now != record.nvcc_version) {
-    fmt::print("  now: {} (CHANGED)\n", now);
-  }
   size_t tools = std::count_if(record.inputs.begin(), record.inputs.end(),
                                [](const RecordedInput& i) { return i.role == InputRole::tool; });
   fmt::print(
@@ -85,6 +85,18 @@ void print_artifacts(const ObjectStatus& status, const ProvenTree& tree)
                fresh ? "linked after this version" : "RELINK PENDING",
                artifact ? artifact->proof : "none");
   }
+}
+
+// An object nvfresh has no usable record of: which record, and what the next build does.
+void print_unusable_record(const ObjectStatus& status)
+{
+  fmt::print("object    {}\nverdict   STALE\n",
+             status.object.empty() ? "(unknown)" : status.object);
+  for (const auto& reason : status.verdict.reasons) {
+    fmt::print("  - {}\n", reason.describe());
+  }
+  fmt::print("record    {}: the next build compiles the object again and writes a new one\n",
+             status.record_file);
 }
 
 void print_record(const ObjectStatus& status, bool all)
@@ -129,27 +141,44 @@ void print_record(const ObjectStatus& status, bool all)
   }
 }
 
+// The build tree an object or source named by path belongs to, when -C was not given: the
+// nearest directory above it that is a build tree (or NVFRESH_RECORD_DIR's), else the working dir.
+std::string tree_of(const std::string& wanted, const std::string& configured_record_dir)
+{
+  const std::string cwd = current_directory();
+  if (wanted.find('/') == std::string::npos) {
+    return cwd;
+  }
+  const std::string dir = fs::path(canonical_object_path(wanted, cwd)).parent_path().string();
+  if (auto tree = find_build_tree(dir)) {
+    return *tree;
+  }
+  return cwd;
+}
+
 }  // namespace
 
 int run_explain(const std::vector<std::string>& args)
 {
-  CLI::App app{"Show why one object is fresh or stale", "nvfresh explain"};
-  std::string build_dir = ".";
+  SubcommandOptions cli("explain");
+  std::string build_dir;
   std::string wanted;
   bool all = false;
-  app.add_option("target", wanted, "the object or source file")->required();
-  app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
-  app.add_flag("--all", all, "list every input, not only the changed ones");
-  try {
-    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+  cli.app().add_option("target", wanted, "the object or source file")->required();
+  cli.add_build_dir(build_dir);
+  cli.app().add_flag("--all", all, "list every input, not only the changed ones");
+  if (auto status = cli.parse(args)) {
+    return *status;
   }
-  ProvenTree tree = prove_tree(build_dir, current_environment());
+  const Environment env = current_environment();
+  if (build_dir.empty()) {
+    build_dir = tree_of(wanted, load_config(env).record_dir);
+  }
+  ProvenTree tree = prove_tree(build_dir, env);
   const std::string& root = tree.record_root;
   int found = 0;
   for (const auto& status : tree.objects) {
-    if (!matches(status, wanted)) {
+    if (!matches(status, wanted, root)) {
       continue;
     }
     if (found++ > 0) {
@@ -159,8 +188,7 @@ int run_explain(const std::vector<std::string>& args)
       print_record(status, all);
       print_artifacts(status, tree);
     } else {
-      fmt::print("object    {}\nverdict   STALE\n  - {}\n", status.object,
-                 status.verdict.reasons.front().describe());
+      print_unusable_record(status);
     }
   }
   if (found == 0) {

@@ -34,6 +34,20 @@ struct PendingLink {
   std::string record_root;
 };
 
+// "ar q lib.a more.o" (CMake's ARCHIVE_APPEND, e.g. cmake_device_link.o after "ar qc lib.a
+// <objects>") adds to the archive: what the archive already held stays read, when its link record
+// still describes the archive on disk (else nvfresh cannot say what is in it, and the record lists
+// only what this command adds).
+std::vector<FileFingerprint> reads_kept_by_append(const std::string& record_root,
+                                                  const std::string& archive, FileHasher& hasher)
+{
+  auto previous = load_link_record(record_root, archive);
+  if (!previous || !hasher.unchanged(previous->output)) {
+    return {};
+  }
+  return previous->reads;
+}
+
 std::optional<PendingLink> prepare_link(const std::vector<std::string>& command, FileHasher& hasher)
 {
   std::string cwd = current_directory();
@@ -46,10 +60,15 @@ std::optional<PendingLink> prepare_link(const std::vector<std::string>& command,
   pending.record.artifact = edge->artifact;
   pending.record.kind = edge->kind;
   pending.record.working_dir = cwd;
+  if (edge->appends) {
+    pending.record.reads = reads_kept_by_append(pending.record_root, edge->artifact, hasher);
+  }
   for (const auto* paths : {&edge->objects, &edge->libraries}) {
     for (const auto& path : *paths) {
       auto result = hasher.fingerprint(path);
       if (result.fingerprint && recordable(path)) {
+        std::erase_if(pending.record.reads,
+                      [&](const FileFingerprint& r) { return r.path == path; });
         pending.record.reads.push_back(*result.fingerprint);
       }
     }

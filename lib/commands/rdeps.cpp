@@ -4,8 +4,10 @@
 // A file that an object looked up and did not find is listed too ("probed"): creating it makes
 // that object stale. Exit status: 0 found, 1 nothing depends on it, 2 no records.
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "proof/artifacts.hpp"
 #include "util/file_io.hpp"
+#include "util/json.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -127,18 +129,15 @@ void print_text(const std::string& file, const std::vector<Dependent>& deps,
 
 int run_rdeps(const std::vector<std::string>& args)
 {
-  CLI::App app{"List the objects that depend on a file, and the artifacts that contain them",
-               "nvfresh rdeps"};
+  SubcommandOptions cli("rdeps");
   std::string build_dir = ".";
   std::string file;
   bool json = false;
-  app.add_option("file", file, "a header, source, options file or tool")->required();
-  app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
-  app.add_flag("--json", json, "machine-readable output");
-  try {
-    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+  cli.app().add_option("file", file, "a header, source, options file or tool")->required();
+  cli.add_build_dir(build_dir);
+  cli.add_json(json);
+  if (auto status = cli.parse(args)) {
+    return *status;
   }
   ProvenTree tree = prove_tree(build_dir, current_environment());
   PathMatcher matcher(file);
@@ -150,11 +149,10 @@ int run_rdeps(const std::vector<std::string>& args)
     for (const auto& dep : deps) {
       objects.push_back({{"object", dep.object}, {"role", dep.role}, {"passes", dep.passes}});
     }
-    fmt::print("{}\n", nlohmann::json{{"file", matcher.wanted()},
-                                      {"objects", objects},
-                                      {"artifacts", artifacts},
-                                      {"exit_status", exit_status}}
-                         .dump(2));
+    print_json({{"file", matcher.wanted()},
+                {"objects", objects},
+                {"artifacts", artifacts},
+                {"exit_status", exit_status}});
   } else if (tree.objects.empty()) {
     fmt::print(stderr, "nvfresh rdeps: no records under {}\n", tree.record_root);
   } else {

@@ -1,27 +1,32 @@
-// nvfresh sync [-C build-dir]: compare every record with the disk and make the build tool rebuild
-// exactly the stale objects, including those whose staleness no mtime shows.
+// nvfresh sync [-C build-dir] [-q]: compare every CUDA object of the build tree with the disk and
+// make the build tool rebuild exactly the stale ones, including those whose staleness no mtime
+// shows, and relink the artifacts whose link read a file that changed since.
 //
-// For each stale object: its stamp (from <record root>/stamps.map, written by cmake/nvfresh.cmake;
-// the object's compile depends on it) is touched, so a build tool that is already running
-// (ninja restat, make's sub-makes) rebuilds it in the same build; and the object's mtime is set to
-// the epoch, so that any later make/ninja run rebuilds it too. Never fails the build: problems
-// are reported on stderr with an "nvfresh:" prefix and the exit status stays 0.
+// For each stale object (a record that does not match the disk, an unreadable record, or an object
+// the build graph compiles that has no record): its stamp (from <build dir>/.nvfresh/stamps.map,
+// written by cmake/nvfresh.cmake; the object's compile depends on it) is touched, so a build tool
+// that is already running (ninja restat, make's sub-makes) rebuilds it in the same build; and the
+// object's mtime is set to the epoch, so that any later make/ninja run rebuilds it too. An
+// artifact whose link record shows a changed read gets the epoch mtime too (the next build
+// relinks it). Every object is handled even when another could not be: a failure is one line.
+//
+// Records and stamps maps are data: sync writes only inside the build tree (objects, artifacts,
+// stamps under <build dir>/.nvfresh/stamps) and nvfresh's record root, whatever they name. Never
+// fails the build: problems go to stderr with an "nvfresh:" prefix and the exit status stays 0.
 //
 // stamps.map grammar: one line per CUDA source, "source-path TAB stamp-path LF" (absolute paths).
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
-#include "proof/tree_status.hpp"
+#include "proof/artifacts.hpp"
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace nvfresh {
 
@@ -36,87 +41,116 @@ std::string canonical_or_same(const std::string& path)
   return error ? path : canonical.string();
 }
 
-std::map<std::string, std::string> read_stamp_map(const std::string& file)
+// source -> stamp, for the stamps that lie in the module's stamp directory.
+std::map<std::string, std::string> read_stamp_map(const std::string& state_dir)
 {
   std::map<std::string, std::string> stamps;
-  auto text = try_read_file(file);
+  auto text = try_read_file(state_dir + "/stamps.map");
   if (!text) {
     return stamps;
   }
+  const std::string stamp_dir = canonical_or_same(state_dir + "/stamps") + "/";
   size_t begin = 0;
   while (begin < text->size()) {
     size_t end = std::min(text->find('\n', begin), text->size());
     std::string line = text->substr(begin, end - begin);
-    size_t tab = line.find('\t');
-    if (tab != std::string::npos) {
-      stamps[canonical_or_same(line.substr(0, tab))] = line.substr(tab + 1);
-    }
     begin = end + 1;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos) {
+      continue;
+    }
+    const std::string stamp = canonical_or_same(line.substr(tab + 1));
+    if (stamp.starts_with(stamp_dir) && stamp.find('/', stamp_dir.size()) == std::string::npos) {
+      stamps[canonical_or_same(line.substr(0, tab))] = stamp;
+    } else {
+      fmt::print(stderr, "nvfresh: sync: ignoring the stamp {} of stamps.map: it is not in {}\n",
+                 stamp, stamp_dir);
+    }
   }
   return stamps;
 }
 
-void note_in_history(const ObjectStatus& status, const std::string& reason)
+// One step of marking an object stale; a failure is reported and the other steps still run.
+void attempt(const std::string& what, const std::function<void()>& step)
 {
-  if (!status.record) {
-    return;
+  try {
+    step();
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "nvfresh: sync: could not {}: {}\n", what, error.what());
   }
-  Record record = *status.record;
-  add_history(record, {now_ns(), "marked-stale", reason});
-  save_record(status.record_file, record);
 }
 
-void mark_stale(const ObjectStatus& status, const std::map<std::string, std::string>& stamps)
+void mark_stale(const ObjectStatus& status, const TreeScope& scope,
+                const std::map<std::string, std::string>& stamps)
 {
-  std::string reason = status.verdict.reasons.front().describe();
-  auto stamp = stamps.find(canonical_or_same(status.source));
-  if (stamp != stamps.end()) {
-    touch_file(stamp->second);
+  const std::string reason = status.verdict.reasons.front().describe();
+  if (auto stamp = stamps.find(canonical_or_same(status.source)); stamp != stamps.end()) {
+    attempt("touch " + stamp->second, [&] { touch_file(stamp->second); });
   }
-  if (!status.object.empty() && stat_file(status.object).exists) {
-    set_mtime_ns(status.object, 1);
+  if (!status.object.empty() && scope.contains(status.object) && stat_file(status.object).exists) {
+    attempt("mark " + status.object + " stale", [&] { set_mtime_ns(status.object, 1); });
   }
-  note_in_history(status, reason);
+  if (status.record) {
+    attempt("note it in the record " + status.record_file, [&] {
+      Record record = *status.record;
+      add_history(record, {now_ns(), "marked-stale", reason});
+      save_record(status.record_file, record);
+    });
+  }
+}
+
+// An artifact whose link read a file that changed since, or holds an object other than the one
+// its link read, is made older than anything: the next build relinks it.
+bool needs_relink(const ArtifactStatus& status)
+{
+  return std::any_of(status.reasons.begin(), status.reasons.end(), [](const ArtifactReason& r) {
+    return r.kind == ArtifactIssue::read_changed || r.kind == ArtifactIssue::relink_pending;
+  });
 }
 
 }  // namespace
 
 int run_sync(const std::vector<std::string>& args)
 {
-  CLI::App app{"Make the build tool rebuild exactly the stale objects", "nvfresh sync"};
+  SubcommandOptions cli("sync");
   std::string build_dir = ".";
   bool quiet = false;
-  app.add_option("-C,--build-dir", build_dir, "the build tree (default: the working directory)");
-  app.add_flag("-q,--quiet", quiet, "print nothing when objects are stale");
-  try {
-    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+  cli.add_build_dir(build_dir);
+  cli.app().add_flag("-q,--quiet", quiet, "print nothing when objects are stale");
+  if (auto status = cli.parse(args)) {
+    return *status;
   }
   try {
-    Environment env = current_environment();
-    std::string root = record_root_of_build_dir(load_config(env).record_dir, build_dir);
-    auto stamps = read_stamp_map(root + "/stamps.map");
-    size_t stale = 0;
-    for (const auto& status : evaluate_tree(root, env)) {
+    ProvenTree tree = prove_tree(build_dir, current_environment());
+    auto stamps = read_stamp_map(tree.scope.build_dir + "/.nvfresh");
+    for (const auto& status : tree.objects) {
       if (status.verdict.fresh()) {
         continue;
       }
-      ++stale;
-      mark_stale(status, stamps);
+      mark_stale(status, tree.scope, stamps);
       if (!quiet) {
-        fmt::print("nvfresh: stale, will rebuild {}: {}\n", status.object,
+        fmt::print("nvfresh: stale, will rebuild {}: {}\n",
+                   status.object.empty() ? status.record_file : status.object,
                    status.verdict.reasons.front().describe());
       }
     }
+    for (const auto& artifact : tree.artifacts.artifacts) {
+      if (needs_relink(artifact) && tree.scope.contains(artifact.edge.artifact)) {
+        attempt("mark " + artifact.edge.artifact + " for relinking",
+                [&] { set_mtime_ns(artifact.edge.artifact, 1); });
+        if (!quiet) {
+          fmt::print("nvfresh: stale, will relink {}: {}\n", artifact.edge.artifact,
+                     artifact.reasons.front().describe());
+        }
+      }
+    }
     std::fflush(stdout);
-    return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr,
                "nvfresh: sync failed: {} (the build goes on; run 'nvfresh check' after it)\n",
                error.what());
-    return 0;
   }
+  return 0;
 }
 
 }  // namespace nvfresh

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <map>
 
@@ -590,10 +591,16 @@ ObjectDigests digest_bytes(std::string_view bytes, const std::string& name)
 
 ObjectDigests digest_artifact(const std::string& path)
 {
-  const std::optional<std::string> bytes = try_read_file(path);
+  constexpr std::uint64_t k_max_artifact = 4ULL << 30;  // a linked test binary can be 1 GB
+  const std::optional<std::string> bytes = try_read_file(path, k_max_artifact);
   if (!bytes) {
-    throw DigestError(
-      fmt::format("{}: cannot read the file; check that it exists and is readable", path));
+    const int error = errno;
+    throw DigestError(fmt::format("{}: cannot read the file ({}); check that it exists and is a "
+                                  "readable regular file",
+                                  path,
+                                  error == EINVAL  ? "not a regular file"
+                                  : error == EFBIG ? "larger than 4 GiB"
+                                                   : std::strerror(error)));
   }
   return digest_bytes(*bytes, path);
 }

@@ -147,7 +147,8 @@ void FreshnessChecker::check_path_lookups(const Record& record, FreshnessVerdict
     return;
   }
   for (const auto& lookup : path_lookups_of(record)) {
-    std::string resolved = resolve_in_path(lookup.name, current_path, record.working_dir);
+    std::string resolved =
+      resolve_in_path(lookup.name, current_path, record.working_dir, lookup.program);
     if (resolved != lookup.resolved) {
       verdict.reasons.push_back(
         {Cause::path_lookup_changed, lookup.name, lookup.resolved, resolved});

@@ -36,8 +36,12 @@ std::vector<PathLookup> path_lookups_of(const Record& record)
   const std::set<std::string> dir_set(dirs.begin(), dirs.end());
   const std::set<std::string> missing(record.missing.begin(), record.missing.end());
   std::set<std::string> found;
+  std::set<std::string> tools;
   for (const auto& input : record.inputs) {
     found.insert(input.file.path);
+    if (input.role == InputRole::tool) {
+      tools.insert(input.file.path);
+    }
   }
   // Candidate names: anything looked up or found directly inside a PATH directory.
   std::set<std::string> names;
@@ -70,18 +74,19 @@ std::vector<PathLookup> path_lookups_of(const Record& record)
       }
     }
     if (walked) {
-      lookups.push_back({name, resolved});
+      // Found and not run: a data file found along PATH (nvcc.profile). Found nowhere: a program.
+      lookups.push_back({name, resolved, resolved.empty() || tools.count(resolved) != 0});
     }
   }
   return lookups;
 }
 
 std::string resolve_in_path(const std::string& name, const std::string& path,
-                            const std::string& working_dir)
+                            const std::string& working_dir, bool program)
 {
   for (const auto& dir : path_directories(path, working_dir)) {
     const std::string candidate = join(dir, name);
-    if (is_executable_file(candidate)) {
+    if (program ? is_executable_file(candidate) : stat_file(candidate).is_regular) {
       return candidate;
     }
   }

@@ -17,6 +17,8 @@ namespace nvfresh {
 struct PathLookup {
   std::string name;      // "gcc"
   std::string resolved;  // "/usr/bin/gcc", or "" when no PATH directory held it
+  bool program = true;   // looked up to be run (gcc, as); false for a data file found along PATH
+                         // (nvcc looks for nvcc.profile in each PATH directory), found by existence
 };
 
 // The lookups the record shows against its own PATH (record.env["PATH"]): a name counts when
@@ -24,9 +26,9 @@ struct PathLookup {
 // recorded probe for it. Empty when the record has no PATH.
 std::vector<PathLookup> path_lookups_of(const Record& record);
 
-// The first "<dir>/<name>" that is an executable file, for the directories of `path` in order
-// (an empty entry is `working_dir`); "" when there is none.
+// The first "<dir>/<name>" that is an executable file (program) or any regular file (not), for
+// the directories of `path` in order (an empty entry is `working_dir`); "" when there is none.
 std::string resolve_in_path(const std::string& name, const std::string& path,
-                            const std::string& working_dir);
+                            const std::string& working_dir, bool program = true);
 
 }  // namespace nvfresh

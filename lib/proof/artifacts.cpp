@@ -10,11 +10,15 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <map>
+#include <set>
 
 namespace nvfresh {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 struct IssueName {
   ArtifactIssue issue;
@@ -26,45 +30,96 @@ constexpr IssueName k_issue_names[] = {
   {ArtifactIssue::object_stale, "object_stale"},
   {ArtifactIssue::relink_pending, "relink_pending"},
   {ArtifactIssue::library_not_fresh, "library_not_fresh"},
+  {ArtifactIssue::read_changed, "read_changed"},
 };
 
 using ObjectIndex = std::map<std::string, const ObjectStatus*>;
+
+bool is_shared_library(const std::string& path)
+{
+  const std::string name = fs::path(path).filename().string();
+  return name.ends_with(".so") || name.find(".so.") != std::string::npos;
+}
+
+// Artifacts one link step contains: a static library or an object (a device-link object).
+bool is_contained_kind(ArtifactKind kind)
+{
+  return kind == ArtifactKind::static_library || kind == ArtifactKind::object;
+}
 
 class Evaluator {
 public:
   Evaluator(const BuildGraph& graph, const ObjectIndex& objects, const std::string& root,
             FileHasher& hasher)
     : m_graph(graph), m_objects(objects), m_root(root), m_hasher(hasher)
-  {}
+  {
+    for (const auto& edge : graph.edges) {
+      m_edges.emplace(edge.artifact, &edge);
+    }
+  }
 
   const ArtifactStatus& evaluate(const LinkEdge& edge);
   bool contains_recorded(const LinkEdge& edge, int depth = 0);
 
 private:
-  void judge_object(const std::string& object, const std::optional<LinkRecord>& link,
-                    const FileStat& artifact, ArtifactStatus& status);
-  void judge_static_library(const std::string& library, const std::optional<LinkRecord>& link,
-                            const FileStat& artifact, ArtifactStatus& status);
+  const std::optional<LinkRecord>& link_record(const std::string& artifact);
+  const LinkEdge* contained_artifact(const std::string& path) const;
+  std::vector<std::string> inputs_of(const LinkEdge& edge);
+  void judge_linked_reads(const LinkEdge& edge, const LinkRecord& link, ArtifactStatus& status);
+  void judge_by_mtime(const LinkEdge& edge, const FileStat& artifact, ArtifactStatus& status);
+  void judge_object(const std::string& object, const FileFingerprint* linked,
+                    const FileStat& artifact, bool by_link_record, ArtifactStatus& status);
 
   const BuildGraph& m_graph;
   const ObjectIndex& m_objects;
   std::string m_root;
   FileHasher& m_hasher;
+  std::map<std::string, const LinkEdge*> m_edges;
+  std::map<std::string, std::optional<LinkRecord>> m_links;
   std::map<std::string, ArtifactStatus> m_done;
+  std::set<std::string> m_in_progress;
 };
+
+const std::optional<LinkRecord>& Evaluator::link_record(const std::string& artifact)
+{
+  auto found = m_links.find(artifact);
+  if (found == m_links.end()) {
+    found = m_links.emplace(artifact, load_link_record(m_root, artifact)).first;
+  }
+  return found->second;
+}
+
+const LinkEdge* Evaluator::contained_artifact(const std::string& path) const
+{
+  auto edge = m_edges.find(path);
+  return edge != m_edges.end() && is_contained_kind(edge->second->kind) ? edge->second : nullptr;
+}
+
+// What a link step takes in: the graph's objects and libraries, and what its link record read.
+std::vector<std::string> Evaluator::inputs_of(const LinkEdge& edge)
+{
+  std::vector<std::string> inputs = edge.objects;
+  inputs.insert(inputs.end(), edge.libraries.begin(), edge.libraries.end());
+  if (const auto& link = link_record(edge.artifact)) {
+    for (const auto& read : link->reads) {
+      inputs.push_back(read.path);
+    }
+  }
+  return inputs;
+}
 
 bool Evaluator::contains_recorded(const LinkEdge& edge, int depth)
 {
-  bool direct = std::any_of(edge.objects.begin(), edge.objects.end(),
-                            [&](const std::string& o) { return m_objects.count(o) > 0; });
-  if (direct || depth > 16) {
-    return direct;
+  if (depth > 16) {
+    return false;
   }
-  return std::any_of(edge.libraries.begin(), edge.libraries.end(), [&](const std::string& lib) {
-    const LinkEdge* inner = m_graph.find(lib);
-    return inner != nullptr && inner->kind == ArtifactKind::static_library &&
-           contains_recorded(*inner, depth + 1);
-  });
+  for (const auto& input : inputs_of(edge)) {
+    const LinkEdge* inner = m_objects.count(input) > 0 ? nullptr : contained_artifact(input);
+    if (m_objects.count(input) > 0 || (inner != nullptr && contains_recorded(*inner, depth + 1))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 const ArtifactStatus& Evaluator::evaluate(const LinkEdge& edge)
@@ -72,44 +127,36 @@ const ArtifactStatus& Evaluator::evaluate(const LinkEdge& edge)
   if (auto done = m_done.find(edge.artifact); done != m_done.end()) {
     return done->second;
   }
-  ArtifactStatus& status = m_done[edge.artifact];
+  m_in_progress.insert(edge.artifact);
+  ArtifactStatus status;
   status.edge = edge;
   FileStat artifact = m_hasher.stat(edge.artifact);
-  if (!artifact.exists) {
-    status.reasons.push_back({ArtifactIssue::not_linked, edge.artifact, "", ""});
-    status.proof = "none";
-  }
-  auto link = load_link_record(m_root, edge.artifact);
+  std::optional<LinkRecord> link = link_record(edge.artifact);
   if (link && !(artifact.exists && m_hasher.unchanged(link->output))) {
     link.reset();  // the artifact was rewritten without nvfresh seeing it: fall back to mtime
   }
-  status.proof = status.proof.empty() ? (link ? "link record" : "mtime") : status.proof;
-  for (const auto& object : edge.objects) {
-    if (m_objects.count(object) > 0) {
-      status.recorded_objects.push_back(object);
-      judge_object(object, link, artifact, status);
-    }
+  if (!artifact.exists) {
+    status.reasons.push_back({ArtifactIssue::not_linked, edge.artifact, "", ""});
+    status.proof = "none";
+  } else {
+    status.proof = link ? "link record" : "mtime";
+    link ? judge_linked_reads(edge, *link, status) : judge_by_mtime(edge, artifact, status);
   }
-  for (const auto& library : edge.libraries) {
-    judge_static_library(library, link, artifact, status);
-  }
-  return status;
+  m_in_progress.erase(edge.artifact);
+  return m_done[edge.artifact] = std::move(status);
 }
 
-void Evaluator::judge_object(const std::string& object, const std::optional<LinkRecord>& link,
-                             const FileStat& artifact, ArtifactStatus& status)
+void Evaluator::judge_object(const std::string& object, const FileFingerprint* linked,
+                             const FileStat& artifact, bool by_link_record, ArtifactStatus& status)
 {
+  status.recorded_objects.push_back(object);
   const ObjectStatus& object_status = *m_objects.at(object);
   if (!object_status.verdict.fresh() || !object_status.record) {
     status.reasons.push_back({ArtifactIssue::object_stale, object, "", ""});
     return;
   }
   const FileFingerprint& current = object_status.record->output;
-  if (!artifact.exists) {
-    return;
-  }
-  if (link) {
-    const FileFingerprint* linked = link->read_of(object);
+  if (by_link_record) {
     if (linked == nullptr || linked->hash != current.hash) {
       status.reasons.push_back({ArtifactIssue::relink_pending, object,
                                 linked ? linked->hash.short_hex() : std::string("not linked"),
@@ -122,29 +169,59 @@ void Evaluator::judge_object(const std::string& object, const std::optional<Link
   }
 }
 
-void Evaluator::judge_static_library(const std::string& library,
-                                     const std::optional<LinkRecord>& link,
-                                     const FileStat& artifact, ArtifactStatus& status)
+// With a link record: every file the link read is compared with the disk, and so is every
+// recorded object the graph says it links.
+void Evaluator::judge_linked_reads(const LinkEdge& edge, const LinkRecord& link,
+                                   ArtifactStatus& status)
 {
-  const LinkEdge* inner = m_graph.find(library);
-  if (inner == nullptr || inner->kind != ArtifactKind::static_library ||
-      !contains_recorded(*inner)) {
-    return;
+  std::set<std::string> read_paths;
+  const FileStat none;
+  for (const auto& read : link.reads) {
+    read_paths.insert(read.path);
+    if (m_objects.count(read.path) > 0) {
+      judge_object(read.path, &read, none, true, status);
+      continue;
+    }
+    const LinkEdge* inner = contained_artifact(read.path);
+    if (inner != nullptr && m_in_progress.count(read.path) == 0 && contains_recorded(*inner) &&
+        !evaluate(*inner).fresh()) {
+      status.reasons.push_back({ArtifactIssue::library_not_fresh, read.path, "", ""});
+      continue;
+    }
+    std::optional<FileFingerprint> now;
+    if (!is_shared_library(read.path) && !m_hasher.unchanged(read, &now)) {
+      status.reasons.push_back({ArtifactIssue::read_changed, read.path, read.hash.short_hex(),
+                                now ? now->hash.short_hex() : std::string("missing")});
+    }
   }
-  if (!evaluate(*inner).fresh()) {
-    status.reasons.push_back({ArtifactIssue::library_not_fresh, library, "", ""});
-    return;
+  for (const auto& object : edge.objects) {
+    if (m_objects.count(object) > 0 && read_paths.count(object) == 0) {
+      judge_object(object, nullptr, none, true, status);
+    }
   }
-  FileStat now = m_hasher.stat(library);
-  const FileFingerprint* linked = link ? link->read_of(library) : nullptr;
-  if (link && (linked == nullptr || !m_hasher.unchanged(*linked))) {
-    status.reasons.push_back({ArtifactIssue::relink_pending, library,
-                              linked ? linked->hash.short_hex() : std::string("not linked"),
-                              "changed"});
-  } else if (!link && artifact.exists && artifact.mtime_ns < now.mtime_ns) {
-    status.reasons.push_back({ArtifactIssue::relink_pending, library,
-                              format_local_time(artifact.mtime_ns, false),
-                              format_local_time(now.mtime_ns, false)});
+}
+
+// Without a link record: mtimes, for the graph's objects and the static libraries it links.
+void Evaluator::judge_by_mtime(const LinkEdge& edge, const FileStat& artifact,
+                               ArtifactStatus& status)
+{
+  for (const auto& object : edge.objects) {
+    if (m_objects.count(object) > 0) {
+      judge_object(object, nullptr, artifact, false, status);
+    }
+  }
+  for (const auto& library : edge.libraries) {
+    const LinkEdge* inner = contained_artifact(library);
+    if (inner == nullptr || !contains_recorded(*inner) || m_in_progress.count(library) > 0) {
+      continue;
+    }
+    if (!evaluate(*inner).fresh()) {
+      status.reasons.push_back({ArtifactIssue::library_not_fresh, library, "", ""});
+    } else if (FileStat now = m_hasher.stat(library); artifact.mtime_ns < now.mtime_ns) {
+      status.reasons.push_back({ArtifactIssue::relink_pending, library,
+                                format_local_time(artifact.mtime_ns, false),
+                                format_local_time(now.mtime_ns, false)});
+    }
   }
 }
 
@@ -171,7 +248,12 @@ std::string ArtifactReason::describe() const
     return fmt::format("relink pending: {} is newer than / differs from what was linked: {} -> {}",
                        path, before, after);
   case ArtifactIssue::library_not_fresh:
-    return fmt::format("relink pending: links static library {}, which is not fresh", path);
+    return fmt::format("relink pending: contains {}, which is not fresh", path);
+  case ArtifactIssue::read_changed:
+    return fmt::format(
+      "relink pending: {} changed since the link read it: {} -> {} (the build tool "
+      "does not see this dependency; nvfresh sync makes the next build relink)",
+      path, before, after);
   }
   return "relink pending";
 }
@@ -196,7 +278,8 @@ BuildGraph merge_link_records(BuildGraph graph, const std::string& record_root)
     edge.artifact = link.artifact;
     edge.kind = link.kind;
     for (const auto& read : link.reads) {
-      edge.objects.push_back(read.path);
+      const bool object = read.path.ends_with(".o") || read.path.ends_with(".obj");
+      (object ? edge.objects : edge.libraries).push_back(read.path);
     }
     graph.edges.push_back(std::move(edge));
   }
@@ -230,11 +313,15 @@ ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
                       const TreeProgress& progress)
 {
   ProvenTree tree;
-  tree.record_root = record_root_of_build_dir(load_config(env).record_dir, build_dir);
+  tree.scope = tree_scope(build_dir, load_config(env).record_dir);
+  tree.record_root = tree.scope.record_root;
   FileHasher hasher(hash_cache_file(tree.record_root));
   FreshnessChecker checker(hasher, env);
-  tree.objects = evaluate_tree(tree.record_root, checker, progress);
-  tree.graph = merge_link_records(load_build_graph(build_dir), tree.record_root);
+  BuildGraph graph = load_build_graph(build_dir);
+  TreeObjects judged = judge_tree_objects(tree.scope, checker, graph.cuda_compiles, progress);
+  tree.objects = std::move(judged.objects);
+  tree.foreign = std::move(judged.foreign);
+  tree.graph = merge_link_records(std::move(graph), tree.record_root);
   tree.artifacts = evaluate_artifacts(tree.graph, tree.objects, tree.record_root, hasher);
   return tree;
 }

@@ -1,9 +1,13 @@
 // Every linked artifact of a build tree that contains recorded objects, judged against those
 // objects: "linked after the current version of each object it contains", or "relink pending"
 // with the object concerned. Which artifact contains which object comes from the build graph
-// (build_graph.hpp) and from link records (link_record.hpp); a link record whose artifact is still
-// the one on disk proves the content ("linked from attention.cu.o 3f2a…"); without one, the
-// artifact's mtime is compared with the time the object's current version was written.
+// (build_graph.hpp) and from link records (link_record.hpp). A link record whose artifact is still
+// the one on disk proves the content ("linked from attention.cu.o 3f2a…"): every object, static
+// library and device-link object it read is compared with the disk, whatever the build graph says
+// (CMake gives a device-link step its libraries only as order-only inputs, so the build tool never
+// relinks it when they change); a shared library it read may change without a relink. Without a
+// link record, the artifact's mtime is compared with the time the object's current version was
+// written.
 #pragma once
 
 #include "freshness/file_hasher.hpp"
@@ -19,7 +23,9 @@ enum class ArtifactIssue {
   not_linked,    // the artifact does not exist (its target was not built)
   object_stale,  // it contains an object that is itself stale: recompile, then relink
   relink_pending,  // an object or static library it contains is newer than / differs from what it linked
-  library_not_fresh,  // a static library it links is not fresh itself
+  library_not_fresh,  // a static library or device-link object it contains is not fresh itself
+  read_changed,       // a file its link record says it read changed since (a library CMake gives
+                      // the step only as an order-only input: the build tool does not relink)
 };
 
 std::string_view issue_name(ArtifactIssue issue);
@@ -55,8 +61,10 @@ BuildGraph merge_link_records(BuildGraph graph, const std::string& record_root);
 // Everything check, explain and rdeps show: the records judged, the build graph, the artifacts.
 struct ProvenTree {
   std::string record_root;
+  TreeScope scope;
   std::vector<ObjectStatus> objects;
-  BuildGraph graph;  // with link-record-only artifacts merged in
+  std::vector<std::string> foreign;  // record files describing objects outside the tree
+  BuildGraph graph;                  // with link-record-only artifacts merged in
   ArtifactReport artifacts;
 };
 

@@ -1,9 +1,11 @@
 #include "proof/build_graph.hpp"
 
+#include "nvcc/command_line.hpp"
 #include "util/file_io.hpp"
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 namespace nvfresh {
@@ -17,6 +19,8 @@ struct KindRule {
   ArtifactKind kind;
   std::string_view ninja_rule_part;
 };
+
+constexpr std::string_view k_cuda_compile_rule = "CUDA_COMPILER__";  // "CUDA_COMPILER__<t>_<cfg>"
 
 constexpr KindRule k_kind_rules[] = {
   {ArtifactKind::executable, "_EXECUTABLE_LINKER__"},
@@ -197,6 +201,9 @@ BuildGraph parse_ninja_manifest(std::string_view text, const std::string& build_
       aliases.emplace(resolve(edge.explicit_inputs[0], build_dir), edge.outputs[0]);
     } else if (const KindRule* kind = kind_of_rule(edge.rule)) {
       graph.edges.push_back(link_edge_from(edge, *kind, build_dir));
+    } else if (edge.rule.starts_with(k_cuda_compile_rule) && !edge.explicit_inputs.empty()) {
+      graph.cuda_compiles.push_back({resolve(edge.outputs.front(), build_dir),
+                                     resolve(edge.explicit_inputs.front(), build_dir)});
     }
   }
   for (auto& edge : graph.edges) {
@@ -217,21 +224,38 @@ bool is_archiver(const std::string& word)
 }
 
 // "ar <op> <archive> <members...>": the archive and its members.
+// "ar <op> <archive> <members...>": the archive and its members. An operation without "c" ("q",
+// "r") adds to an archive that exists (CMake's ARCHIVE_APPEND after its ARCHIVE_CREATE "qc").
 std::optional<LinkEdge> describe_archive(const std::vector<std::string>& words, size_t ar_at,
                                          const std::string& run_dir)
 {
   if (ar_at + 2 >= words.size()) {
     return std::nullopt;
   }
+  std::string operation = words[ar_at + 1];
+  operation.erase(0, operation.find_first_not_of('-'));
   LinkEdge edge;
   edge.kind = ArtifactKind::static_library;
   edge.artifact = resolve(words[ar_at + 2], run_dir);
+  edge.appends =
+    operation.find('c') == std::string::npos && operation.find_first_of("qr") != std::string::npos;
   for (size_t i = ar_at + 3; i < words.size(); ++i) {
     if (is_object_path(words[i])) {
       edge.objects.push_back(resolve(words[i], run_dir));
     }
   }
   return edge;
+}
+
+ArtifactKind linked_kind(const std::vector<std::string>& words, const std::string& output)
+{
+  const auto has = [&](std::string_view word) {
+    return std::find(words.begin(), words.end(), word) != words.end();
+  };
+  if (has("-dlink") || has("--device-link") || is_object_path(output)) {
+    return ArtifactKind::object;  // nvcc -dlink writes an object, even with -shared on its line
+  }
+  return has("-shared") ? ArtifactKind::shared_library : ArtifactKind::executable;
 }
 
 }  // namespace
@@ -250,8 +274,7 @@ std::optional<LinkEdge> describe_link_command(const std::vector<std::string>& wo
   }
   LinkEdge edge;
   edge.artifact = resolve(*(output + 1), run_dir);
-  bool shared = std::find(words.begin(), words.end(), "-shared") != words.end();
-  edge.kind = shared ? ArtifactKind::shared_library : ArtifactKind::executable;
+  edge.kind = linked_kind(words, *(output + 1));
   for (auto word = words.begin() + 1; word != words.end(); ++word) {
     if (word == output + 1 || word->empty() || word->front() == '-' || word->front() == '@') {
       continue;
@@ -300,21 +323,49 @@ std::vector<std::string> split_command_line(std::string_view line)
   return words;
 }
 
+namespace {
+
+// nvcc's options-file spellings: the file's words replace them.
+constexpr std::string_view k_options_file_flags[] = {"--options-file", "-optf"};
+
+// The file an "@file", "--options-file file", "-optf file", "--options-file=file" or "-optf=file"
+// names at words[i] (and how many words that takes), else nullopt.
+std::optional<std::pair<std::string, size_t>> options_file_at(const std::vector<std::string>& words,
+                                                              size_t i)
+{
+  const std::string& word = words[i];
+  if (word.size() > 1 && word[0] == '@') {
+    return std::pair<std::string, size_t>(word.substr(1), 1);
+  }
+  for (std::string_view flag : k_options_file_flags) {
+    if (word == flag && i + 1 < words.size()) {
+      return std::pair<std::string, size_t>(words[i + 1], 2);
+    }
+    if (word.size() > flag.size() + 1 && word.starts_with(flag) && word[flag.size()] == '=') {
+      return std::pair<std::string, size_t>(word.substr(flag.size() + 1), 1);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<std::string> expand_response_files(const std::vector<std::string>& words,
                                                const std::string& run_dir)
 {
   std::vector<std::string> expanded;
-  for (const auto& word : words) {
-    auto text = word.size() > 1 && word[0] == '@'
-                  ? try_read_file(absolute_path(word.substr(1), run_dir))
-                  : std::nullopt;
+  for (size_t i = 0; i < words.size();) {
+    auto named = options_file_at(words, i);
+    auto text = named ? try_read_file(absolute_path(named->first, run_dir)) : std::nullopt;
     if (!text) {
-      expanded.push_back(word);
+      expanded.push_back(words[i++]);
       continue;
     }
-    for (auto& inner : split_command_line(*text)) {
+    const bool nvcc_syntax = words[i][0] != '@';
+    for (auto& inner : nvcc_syntax ? split_nvcc_words(*text) : split_command_line(*text)) {
       expanded.push_back(std::move(inner));
     }
+    i += named->second;
   }
   return expanded;
 }
@@ -337,18 +388,61 @@ std::vector<LinkEdge> parse_make_link_commands(std::string_view text, const std:
   return edges;
 }
 
+std::vector<CompileEdge> parse_make_cuda_compiles(std::string_view text, const std::string& run_dir)
+{
+  // "<object>: <prerequisite>" lines come first, then the recipe that echoes "Building CUDA object
+  // <object>": the source is the prerequisite that is none of CMake's own files.
+  constexpr std::string_view k_echo = "Building CUDA object ";
+  std::vector<CompileEdge> compiles;
+  std::map<std::string, std::string> sources;  // object -> source, as the rules name them
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    if (auto at = line.find(k_echo); at != std::string_view::npos) {
+      std::string object(line.substr(at + k_echo.size()));
+      object.erase(object.find_last_not_of("\"' \t\r") + 1);
+      auto source = sources.find(object);
+      compiles.push_back({resolve(object, run_dir), source != sources.end()
+                                                      ? resolve(source->second, run_dir)
+                                                      : std::string()});
+      continue;
+    }
+    const size_t colon = line.find(": ");
+    if (line.empty() || line[0] == '\t' || line[0] == '#' || colon == std::string_view::npos) {
+      continue;
+    }
+    const std::string prerequisite(line.substr(colon + 2));
+    const bool cmake_file = prerequisite.ends_with(".make") || prerequisite.ends_with(".rsp") ||
+                            prerequisite.ends_with(".ts") ||
+                            prerequisite.find('$') != std::string::npos;
+    if (!cmake_file && !prerequisite.empty()) {
+      sources[std::string(line.substr(0, colon))] = prerequisite;
+    }
+  }
+  return compiles;
+}
+
 namespace {
 
+// One target's link.txt and dlink.txt (its device link, CUDA_SEPARABLE_COMPILATION or
+// CUDA_RESOLVE_DEVICE_SYMBOLS) and the CUDA compiles of its build.make.
 void add_make_target(const fs::path& target_dir, BuildGraph& graph)
 {
-  auto text = try_read_file((target_dir / "link.txt").string());
-  if (!text) {
-    return;
-  }
   std::string run_dir = target_dir.parent_path().parent_path().string();
   std::string target = target_dir.stem().string();
-  for (auto& edge : parse_make_link_commands(*text, run_dir, target)) {
-    graph.edges.push_back(std::move(edge));
+  for (const char* commands : {"dlink.txt", "link.txt"}) {
+    if (auto text = try_read_file((target_dir / commands).string())) {
+      for (auto& edge : parse_make_link_commands(*text, run_dir, target)) {
+        graph.edges.push_back(std::move(edge));
+      }
+    }
+  }
+  if (auto text = try_read_file((target_dir / "build.make").string())) {
+    for (auto& compile : parse_make_cuda_compiles(*text, run_dir)) {
+      graph.cuda_compiles.push_back(std::move(compile));
+    }
   }
 }
 

@@ -1,35 +1,19 @@
 #include "proof/tree_status.hpp"
 
-#include "freshness/file_hasher.hpp"
 #include "record/record_root.hpp"
-#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <map>
 #include <thread>
 
 namespace nvfresh {
 
 namespace {
 
-// Reads "key<TAB>value" from a record that failed its checks, so that the object it described
-// can still be named (and rebuilt). Best effort: escapes are not undone.
-std::string salvage_field(const std::string& text, const std::string& key)
-{
-  std::string prefix = "\n" + key + "\t";
-  size_t at = text.find(prefix);
-  if (at == std::string::npos) {
-    return {};
-  }
-  size_t begin = at + prefix.size();
-  size_t end = text.find('\n', begin);
-  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-}
-
-}  // namespace
-
-namespace {
+namespace fs = std::filesystem;
 
 // Reading and parsing records is most of check's time on a big tree and needs no shared state:
 // it runs on every core; comparing with the disk (which memoizes per path) stays on one thread.
@@ -55,19 +39,22 @@ std::vector<LoadedRecord> load_records_in_parallel(const std::vector<std::string
   return loaded;
 }
 
-ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
+std::string canonical_or_same(const std::string& path)
+{
+  std::error_code error;
+  auto canonical = fs::weakly_canonical(path, error);
+  return error ? lexically_normal(path) : canonical.string();
+}
+
+ObjectStatus judge_loaded(LoadedRecord loaded, FreshnessChecker& checker)
 {
   ObjectStatus status;
   status.record_file = loaded.file;
   if (!loaded.record) {
-    std::string text;
-    try {
-      text = try_read_compressed_file(loaded.file).value_or("");
-    } catch (const CompressedFileError&) {
-      // nothing to salvage: the object's name comes from the record's file name alone
+    if (loaded.head) {
+      status.object = loaded.head->object;
+      status.source = loaded.head->source;
     }
-    status.object = salvage_field(text, "object");
-    status.source = salvage_field(text, "source");
     status.verdict.reasons.push_back({Cause::record_unreadable, loaded.file, "", loaded.error});
     return status;
   }
@@ -78,34 +65,72 @@ ObjectStatus evaluate_loaded(LoadedRecord loaded, FreshnessChecker& checker)
   return status;
 }
 
+ObjectStatus unrecorded(const CompileEdge& compile, const std::string& record_file)
+{
+  ObjectStatus status;
+  status.record_file = record_file;
+  status.object = compile.object;
+  status.source = compile.source;
+  status.verdict.reasons.push_back(
+    {Cause::no_record, compile.object, "",
+     "nvfresh has no record of it (not recorded after a failed write, or built without nvfresh)"});
+  return status;
+}
+
 }  // namespace
 
-ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker)
+bool TreeScope::contains(const std::string& path) const
 {
-  return evaluate_loaded(load_record(record_file), checker);
+  const std::string canonical = canonical_or_same(path);
+  return canonical.size() > build_dir.size() &&
+         canonical.compare(0, build_dir.size(), build_dir) == 0 &&
+         (canonical[build_dir.size()] == '/' || build_dir == "/");
 }
 
-std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const Environment& env)
+TreeScope tree_scope(const std::string& build_dir, const std::string& configured_record_dir)
 {
-  FileHasher hasher(hash_cache_file(record_root));
-  FreshnessChecker checker(hasher, env);
-  return evaluate_tree(record_root, checker);
+  TreeScope scope;
+  scope.build_dir = canonical_or_same(absolute_path(build_dir, current_directory()));
+  scope.record_root = record_root_of_build_dir(configured_record_dir, build_dir);
+  return scope;
 }
 
-std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, FreshnessChecker& checker,
-                                        const TreeProgress& progress)
+TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker,
+                               const std::vector<CompileEdge>& compiles,
+                               const TreeProgress& progress)
 {
-  auto files = list_record_files(record_root);
+  auto files = list_record_files(scope.record_root);
   auto loaded = load_records_in_parallel(files);
-  std::vector<ObjectStatus> statuses;
-  statuses.reserve(files.size());
+  TreeObjects tree;
+  tree.objects.reserve(files.size());
+  std::map<std::string, size_t> by_record_file;
   for (auto& record : loaded) {
-    statuses.push_back(evaluate_loaded(std::move(record), checker));
+    const std::string named = record.record ? record.record->object
+                              : record.head ? record.head->object
+                                            : "";
+    if (!named.empty() && !scope.contains(named)) {
+      tree.foreign.push_back(record.file);
+    } else {
+      by_record_file[record.file] = tree.objects.size();
+      tree.objects.push_back(judge_loaded(std::move(record), checker));
+    }
     if (progress) {
-      progress(statuses.size(), files.size());
+      progress(tree.objects.size() + tree.foreign.size(), files.size());
     }
   }
-  return statuses;
+  for (const auto& compile : compiles) {
+    const std::string file =
+      record_file_for(scope.record_root, canonical_object_path(compile.object, "/"));
+    auto known = by_record_file.find(file);
+    if (known != by_record_file.end()) {
+      ObjectStatus& status = tree.objects[known->second];
+      status.object = status.object.empty() ? compile.object : status.object;
+      status.source = status.source.empty() ? compile.source : status.source;
+    } else if (stat_file(compile.object).exists) {
+      tree.objects.push_back(unrecorded(compile, file));
+    }
+  }
+  return tree;
 }
 
 }  // namespace nvfresh

@@ -1,10 +1,15 @@
-// Every recorded object of a build tree, each compared with the disk: the data behind check, sync
-// and explain.
+// Every CUDA object of a build tree, each compared with the disk: the data behind check, sync and
+// explain. The objects are those nvfresh recorded, and those the build graph compiles with nvcc
+// that have no usable record: an object nothing vouches for is never fresh (a record lost to a
+// full disk, or an object built without nvfresh). A record that describes an object outside the
+// tree (a build tree copied with its .nvfresh) is not this tree's: it is set aside, never judged,
+// and nothing is written because of it.
 #pragma once
 
 #include "freshness/freshness.hpp"
+#include "proof/build_graph.hpp"
 #include "record/record.hpp"
-#include "util/process.hpp"
+#include "util/environment.hpp"
 
 #include <functional>
 #include <optional>
@@ -15,19 +20,33 @@ namespace nvfresh {
 
 struct ObjectStatus {
   std::string record_file;
-  std::optional<Record> record;  // empty when the record is unreadable
-  std::string object;            // from the record, or salvaged from an unreadable one
+  std::optional<Record> record;  // empty when there is no usable record
+  std::string object;            // from the record, its head, or the build graph
   std::string source;
   FreshnessVerdict verdict;
 };
 
-std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, const Environment& env);
+// What belongs to the tree being judged.
+struct TreeScope {
+  std::string build_dir;  // absolute, symlinks resolved: objects must lie under it
+  std::string record_root;
+  bool contains(const std::string& path) const;
+};
+
+TreeScope tree_scope(const std::string& build_dir, const std::string& configured_record_dir);
+
+struct TreeObjects {
+  std::vector<ObjectStatus> objects;
+  std::vector<std::string> foreign;  // record files describing objects outside the tree
+};
 
 // Called after each record with (done, total); for progress displays.
 using TreeProgress = std::function<void(size_t done, size_t total)>;
-std::vector<ObjectStatus> evaluate_tree(const std::string& record_root, FreshnessChecker& checker,
-                                        const TreeProgress& progress = {});
 
-ObjectStatus evaluate_record_file(const std::string& record_file, FreshnessChecker& checker);
+// The records of the scope's record root, judged, and every compile of `compiles` (from the build
+// graph) without a usable record whose object exists (stale: no record).
+TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker,
+                               const std::vector<CompileEdge>& compiles,
+                               const TreeProgress& progress = {});
 
 }  // namespace nvfresh

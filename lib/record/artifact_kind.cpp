@@ -15,6 +15,7 @@ constexpr KindName k_kind_names[] = {
   {ArtifactKind::module_library, "module_library"},
   {ArtifactKind::static_library, "static_library"},
   {ArtifactKind::unknown, "unknown"},
+  {ArtifactKind::object, "object"},
 };
 
 }  // namespace

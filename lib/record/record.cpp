@@ -40,6 +40,13 @@
 //   checksum  := "checksum" TAB hex32 LF                             XXH3-128 of every byte
 //                                                                    before this line
 //
+// A record file holds this text as one zstd frame, after a head (a zstd skippable frame, stored as
+// it is; util/compressed_file.hpp) that names the object again, so that a record torn after its
+// first bytes still says which object it described:
+//
+//   head      := "nvfresh-record-head" TAB "1" LF "object" TAB path LF "source" TAB path LF
+//                "checksum" TAB hex32 LF              XXH3-128 of every byte before this line
+//
 // Readers check the header, the version and the checksum first: a record that fails any of them
 // is "unreadable", which every caller treats as "stale", never as an error. Lines after the
 // checksum line are not allowed (a torn or appended file is unreadable).
@@ -60,6 +67,26 @@ namespace nvfresh {
 namespace {
 
 constexpr std::string_view k_magic = "nvfresh-record";
+constexpr std::string_view k_head_magic = "nvfresh-record-head";
+
+// Every line of `text` (which must end with LF) split into unescaped fields; empty on any fault.
+std::vector<std::vector<std::string>> split_fields_lines(std::string_view text)
+{
+  std::vector<std::vector<std::string>> lines;
+  if (text.empty() || text.back() != '\n') {
+    return {};
+  }
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    auto fields = split_fields(text.substr(0, end));
+    if (!fields) {
+      return {};
+    }
+    lines.push_back(std::move(*fields));
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
 
 struct InputRoleName {
   InputRole role;
@@ -184,6 +211,30 @@ std::string serialize_record(const Record& record)
     out.line("history", entry.time_ns, entry.event, entry.reason);
   }
   return out.finish();
+}
+
+std::string serialize_record_head(const RecordHead& head)
+{
+  LineWriter out;
+  out.line(k_head_magic, 1);
+  out.line("object", head.object);
+  out.line("source", head.source);
+  return out.finish();
+}
+
+std::optional<RecordHead> parse_record_head(std::string_view text)
+{
+  auto lines = split_fields_lines(text);
+  if (lines.size() != 4 || lines[0] != std::vector<std::string>{std::string(k_head_magic), "1"} ||
+      lines[1].size() != 2 || lines[1][0] != "object" || lines[2].size() != 2 ||
+      lines[2][0] != "source" || lines[3].size() != 2 || lines[3][0] != "checksum") {
+    return std::nullopt;
+  }
+  const size_t checksum_at = text.rfind("checksum\t");
+  if (hash_bytes(text.substr(0, checksum_at)).to_hex() != lines[3][1]) {
+    return std::nullopt;
+  }
+  return RecordHead{lines[1][1], lines[2][1]};
 }
 
 namespace {

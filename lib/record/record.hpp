@@ -93,6 +93,19 @@ void add_history(Record& record, HistoryEntry entry);
 
 std::string serialize_record(const Record& record);
 
+// The head a record file carries before its compressed text (record_root.cpp): which object it
+// describes, readable when the rest of the file is torn, so that a corrupt record can still name
+// its object (and the object be rebuilt). It has its own checksum: a head that fails it names
+// nothing, and nothing is written because of it.
+struct RecordHead {
+  std::string object;
+  std::string source;
+  bool operator==(const RecordHead&) const = default;
+};
+
+std::string serialize_record_head(const RecordHead& head);
+std::optional<RecordHead> parse_record_head(std::string_view text);
+
 // nullopt when the text is not a complete, intact record of this format version; *error then says
 // what is wrong ("checksum mismatch", "format version 0, expected 1", ...). Never throws.
 std::optional<Record> parse_record(const std::string& text, std::string* error = nullptr);

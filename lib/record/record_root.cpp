@@ -4,7 +4,11 @@
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include <unistd.h>
@@ -23,7 +27,37 @@ bool is_build_tree_top(const fs::path& dir)
                      [&](const char* name) { return stat_file((dir / name).string()).exists; });
 }
 
+// Why a record file that try_read_file refused cannot be read ("missing" when there is none).
+std::string why_unreadable(const std::string& file, int error)
+{
+  const FileStat link = lstat_file(file);
+  const FileStat target = stat_file(file);
+  if (!link.exists) {
+    return "missing";
+  }
+  if (!target.exists) {
+    return "a symbolic link to nothing";
+  }
+  if (!target.is_regular) {
+    return "not a regular file";
+  }
+  return fmt::format("cannot be read: {}", std::strerror(error));
+}
+
 }  // namespace
+
+std::optional<std::string> find_build_tree(const std::string& dir)
+{
+  for (fs::path at = dir; !at.empty(); at = at.parent_path()) {
+    if (is_build_tree_top(at)) {
+      return at.string();
+    }
+    if (at == at.root_path()) {
+      break;
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> existing_record_root(const std::string& configured_dir,
                                                 const std::string& working_dir)
@@ -31,13 +65,8 @@ std::optional<std::string> existing_record_root(const std::string& configured_di
   if (!configured_dir.empty()) {
     return absolute_path(configured_dir, working_dir);
   }
-  for (fs::path dir = working_dir; !dir.empty(); dir = dir.parent_path()) {
-    if (is_build_tree_top(dir)) {
-      return (dir / ".nvfresh").string();
-    }
-    if (dir == dir.root_path()) {
-      break;
-    }
+  if (auto tree = find_build_tree(working_dir)) {
+    return (fs::path(*tree) / ".nvfresh").string();
   }
   return std::nullopt;
 }
@@ -100,20 +129,25 @@ LoadedRecord load_record(const std::string& record_file)
     text = try_read_compressed_file(record_file);
   } catch (const CompressedFileError& error) {
     loaded.error = error.what();
-    return loaded;
   }
-  if (!text) {
-    loaded.error = "missing";
-    return loaded;
+  if (!text && loaded.error.empty()) {
+    loaded.error = why_unreadable(record_file, errno);
   }
-  loaded.record = parse_record(*text, &loaded.error);
+  if (text) {
+    loaded.record = parse_record(*text, &loaded.error);
+  }
+  if (!loaded.record) {
+    auto head = read_compressed_file_head(record_file);
+    loaded.head = head ? parse_record_head(*head) : std::nullopt;
+  }
   return loaded;
 }
 
 void save_record(const std::string& record_file, const Record& record)
 {
   fs::create_directories(fs::path(record_file).parent_path());
-  write_compressed_file(record_file, serialize_record(record));
+  write_compressed_file(record_file, serialize_record(record),
+                        serialize_record_head({record.object, record.source}));
 }
 
 void remove_record(const std::string& record_file)

@@ -29,6 +29,10 @@ std::string find_record_root(const std::string& configured_dir, const std::strin
 std::optional<std::string> existing_record_root(const std::string& configured_dir,
                                                 const std::string& working_dir);
 
+// The nearest directory at or above `dir` that is a build tree (CMakeCache.txt, build.ninja or
+// .nvfresh in it), or nullopt.
+std::optional<std::string> find_build_tree(const std::string& dir);
+
 std::string records_dir(const std::string& record_root);
 std::string links_dir(const std::string& record_root);
 std::string hash_cache_file(const std::string& record_root);
@@ -46,6 +50,8 @@ struct LoadedRecord {
   std::string file;
   std::optional<Record> record;
   std::string error;  // why record is empty: "missing", or what parse_record said
+  std::optional<RecordHead>
+    head;  // when record is empty: the object it named, if its head is intact
 };
 
 LoadedRecord load_record(const std::string& record_file);

@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 
 namespace nvfresh {
 
@@ -15,8 +18,31 @@ namespace {
 
 constexpr int k_level = 3;  // fast, and 7x smaller on records
 constexpr unsigned char k_zstd_magic[] = {0x28, 0xB5, 0x2F, 0xFD};
-constexpr unsigned long long k_max_text =
-  256ULL << 20;  // 256 MiB: far beyond any record (a CUTLASS one is 0.6 MB)
+// 256 MiB: far beyond any record (a CUTLASS one is 0.6 MB)
+constexpr unsigned long long k_max_text = 256ULL << 20;
+constexpr std::uint32_t k_skippable_magic = 0x184D2A50;  // the first of zstd's 16 skippable magics
+constexpr std::size_t k_skippable_header = 8;            // magic, u32 content size
+constexpr std::uint32_t k_max_head = 60 * 1024;
+
+std::uint32_t load_u32(std::string_view bytes, std::size_t at)
+{
+  std::uint32_t value = 0;
+  std::memcpy(&value, bytes.data() + at, sizeof value);  // little-endian, as zstd writes it
+  return value;
+}
+
+// The head's bytes when `bytes` starts with nvfresh's skippable frame, else nullopt.
+std::optional<std::string_view> head_frame(std::string_view bytes)
+{
+  if (bytes.size() < k_skippable_header || load_u32(bytes, 0) != k_skippable_magic) {
+    return std::nullopt;
+  }
+  const std::uint32_t size = load_u32(bytes, 4);
+  if (size > k_max_head || bytes.size() - k_skippable_header < size) {
+    return std::nullopt;
+  }
+  return bytes.substr(k_skippable_header, size);
+}
 
 bool is_zstd_frame(const std::string& bytes)
 {
@@ -26,20 +52,46 @@ bool is_zstd_frame(const std::string& bytes)
 
 }  // namespace
 
-void write_compressed_file(const std::string& path, std::string_view text)
+void write_compressed_file(const std::string& path, std::string_view text, std::string_view head)
 {
-  std::string packed(ZSTD_compressBound(text.size()), '\0');
+  std::string packed;
+  if (!head.empty()) {
+    const auto size = static_cast<std::uint32_t>(std::min<std::size_t>(head.size(), k_max_head));
+    packed.resize(k_skippable_header);
+    std::memcpy(packed.data(), &k_skippable_magic, 4);
+    std::memcpy(packed.data() + 4, &size, 4);
+    packed.append(head.substr(0, size));
+  }
+  const std::size_t start = packed.size();
+  packed.resize(start + ZSTD_compressBound(text.size()));
   const size_t size =
-    ZSTD_compress(packed.data(), packed.size(), text.data(), text.size(), k_level);
+    ZSTD_compress(packed.data() + start, packed.size() - start, text.data(), text.size(), k_level);
   if (ZSTD_isError(size) != 0) {
     throw std::runtime_error(fmt::format("cannot compress {}: {}", path, ZSTD_getErrorName(size)));
   }
-  packed.resize(size);
+  packed.resize(start + size);
   write_file_atomically(path, packed);
+}
+
+std::optional<std::string> read_compressed_file_head(const std::string& path)
+{
+  auto bytes = try_read_file_prefix(path, k_skippable_header + k_max_head);
+  if (!bytes) {
+    return std::nullopt;
+  }
+  auto head = head_frame(*bytes);
+  return head ? std::optional<std::string>(std::string(*head)) : std::nullopt;
 }
 
 std::string decompress_if_compressed(std::string bytes, const std::string& what)
 {
+  if (auto head = head_frame(bytes)) {
+    bytes.erase(0, k_skippable_header + head->size());
+    if (!is_zstd_frame(bytes)) {
+      throw CompressedFileError(
+        fmt::format("{} has a head but no compressed text: truncated", what));
+    }
+  }
   if (!is_zstd_frame(bytes)) {
     return bytes;
   }

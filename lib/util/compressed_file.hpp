@@ -15,11 +15,19 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// Compresses `text` and writes it atomically (write_file_atomically). Throws on failure.
-void write_compressed_file(const std::string& path, std::string_view text);
+// Compresses `text` and writes it atomically (write_file_atomically). Throws on failure. A non-empty
+// `head` goes before the compressed frame, in a zstd skippable frame of its own, uncompressed: the
+// first bytes of the file, readable with read_compressed_file_head when the rest is torn.
+void write_compressed_file(const std::string& path, std::string_view text,
+                           std::string_view head = {});
 
-// The text of a file written by write_compressed_file, or of a plain-text file; std::nullopt when
-// the file cannot be read. Throws CompressedFileError when it is a zstd frame that does not decode.
+// The head written with the file (nullopt when the file has none or cannot be read); reads only the
+// file's first bytes.
+std::optional<std::string> read_compressed_file_head(const std::string& path);
+
+// The text of a file written by write_compressed_file (its head skipped), or of a plain-text file;
+// std::nullopt when the file cannot be read. Throws CompressedFileError when it is a zstd frame that
+// does not decode.
 std::optional<std::string> try_read_compressed_file(const std::string& path);
 
 // The same for bytes already in memory.

@@ -59,3 +59,33 @@ TEST_CASE("resolve_in_path takes the first executable, an empty entry is the wor
   CHECK(resolve_in_path("gcc", ":" + path, dir.path("cwd")) == here);
   CHECK(resolve_in_path("g++", path, dir.path("cwd")).empty());
 }
+
+TEST_CASE("a data file nvcc found along PATH (nvcc.profile) is resolved by existence",
+          "[path_lookups]")
+{
+  // nvcc looks for nvcc.profile in each PATH directory: the lookup is recorded, but the file is no
+  // program. An empty venv bin prepended to PATH must not make it "not found" (B13).
+  test::TempDir dir;
+  auto profile = dir.write("cuda/bin/nvcc.profile", "TOP = $(_HERE_)/..\n");
+  auto nvcc = dir.write("cuda/bin/nvcc", "#!/bin/sh\n");
+  std::filesystem::permissions(nvcc, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  std::filesystem::create_directories(dir.path("venv/bin"));
+  Record record;
+  record.working_dir = dir.path();
+  record.env["PATH"] = dir.path("cuda/bin");
+  RecordedInput profile_input = input_at(profile);
+  RecordedInput nvcc_input = input_at(nvcc);
+  nvcc_input.role = InputRole::tool;
+  record.inputs = {profile_input, nvcc_input};
+  std::map<std::string, PathLookup> by_name;
+  for (const auto& lookup : path_lookups_of(record)) {
+    by_name[lookup.name] = lookup;
+  }
+  REQUIRE(by_name.count("nvcc.profile") == 1);
+  CHECK_FALSE(by_name.at("nvcc.profile").program);
+  CHECK(by_name.at("nvcc").program);
+  const std::string venv_first = dir.path("venv/bin") + ":" + dir.path("cuda/bin");
+  CHECK(resolve_in_path("nvcc.profile", venv_first, dir.path(), false) == profile);
+  CHECK(resolve_in_path("nvcc.profile", venv_first, dir.path(), true).empty());
+}

@@ -5,6 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
+#include <sys/stat.h>
+
 #include <zstd.h>
 
 #include <filesystem>
@@ -69,7 +73,8 @@ TEST_CASE("records are stored compressed; plain-text records of earlier versions
   save_record(file, record);
   const std::string stored = nvfresh::read_file(file);
   CHECK(stored.size() * 4 < text.size());
-  CHECK(stored.compare(0, 4, "\x28\xB5\x2F\xFD") == 0);
+  CHECK(stored.compare(0, 4, "\x50\x2A\x4D\x18") == 0);         // the head, a zstd skippable frame
+  CHECK(stored.find("\x28\xB5\x2F\xFD") != std::string::npos);  // then one zstd frame
   REQUIRE(load_record(file).record);
   CHECK(load_record(file).record->missing.size() == 400);
 
@@ -92,6 +97,50 @@ TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record
   CHECK_THAT(loaded.error, Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_AS(nvfresh::try_read_compressed_file(file), nvfresh::CompressedFileError);
   CHECK(nvfresh::decompress_if_compressed("plain text", "x") == "plain text");
+}
+
+TEST_CASE("a torn record still names its object through its head; a forged head names nothing",
+          "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/CMakeFiles/t.dir/src/tu2.cu.o";
+  record.source = "/src/tu2.cu";
+  for (int i = 0; i < 50; ++i) {
+    record.missing.push_back("/usr/include/h" + std::to_string(i) + ".h");
+  }
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  nvfresh::write_file_atomically(file, stored.substr(0, stored.size() - 40));
+  auto torn = load_record(file);
+  REQUIRE_FALSE(torn.record);
+  REQUIRE(torn.head);
+  CHECK(torn.head->object == record.object);
+  CHECK(torn.head->source == record.source);
+
+  std::string forged = stored;
+  forged.replace(forged.find("tu2.cu.o"), 8, "tu9.cu.o");  // the head's checksum no longer holds
+  nvfresh::write_file_atomically(file, forged.substr(0, forged.size() - 40));
+  CHECK_FALSE(load_record(file).head);
+  nvfresh::write_file_atomically(file, "x");
+  CHECK_FALSE(load_record(file).head);
+}
+
+TEST_CASE("a record that is a FIFO, a directory or a dangling link is unreadable, never read",
+          "[record_store]")
+{
+  test::TempDir dir;
+  const std::string file = dir.path("r.rec");
+  REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+  CHECK(load_record(file).error == "not a regular file");  // and it does not block
+  std::filesystem::remove(file);
+  std::filesystem::create_directory(file);
+  CHECK(load_record(file).error == "not a regular file");
+  std::filesystem::remove(file);
+  std::filesystem::create_symlink(dir.path("nowhere"), file);
+  CHECK(load_record(file).error == "a symbolic link to nothing");
+  CHECK(load_record(dir.path("absent.rec")).error == "missing");
 }
 
 TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads as well",
