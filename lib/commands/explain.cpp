@@ -143,7 +143,7 @@ void print_record(const ObjectStatus& status, bool all)
 
 // The build tree an object or source named by path belongs to, when -C was not given: the
 // nearest directory above it that is a build tree (or NVFRESH_RECORD_DIR's), else the working dir.
-std::string tree_of(const std::string& wanted, const std::string& configured_record_dir)
+std::string tree_of(const std::string& wanted)
 {
   const std::string cwd = current_directory();
   if (wanted.find('/') == std::string::npos) {
@@ -172,7 +172,7 @@ int run_explain(const std::vector<std::string>& args)
   }
   const Environment env = current_environment();
   if (build_dir.empty()) {
-    build_dir = tree_of(wanted, load_config(env).record_dir);
+    build_dir = tree_of(wanted);
   }
   ProvenTree tree = prove_tree(build_dir, env);
   const std::string& root = tree.record_root;

@@ -103,7 +103,7 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   }
   plan.trace_library = locate_trace_library(config);
   plan.child_env = env;
-  plan.child_env[k_nested_marker] = "1";
+  plan.child_env.insert_or_assign(k_nested_marker, std::string(1, '1'));  // GCC 12 PR105329
   plan.child_env["LD_PRELOAD"] = preload_value(env, plan.trace_library);
   plan.signature_env = compile_environment(plan.child_env);
   plan.signature = command_signature(request.signature_args, plan.signature_env, working_dir);
