@@ -16,7 +16,7 @@ GPU, which version of the header the .so Python loads holds.
     the .so and its copy holds 3.0f, `check` exits 0 and names both .so as fresh. A build without
     --inplace after a further edit leaves the in-place copy behind: `check` names it relink pending.
   load() (JIT): nvfresh.torch.load in a new process each time gives 2.0, then 3.0 after the same
-    edit, and `check` names the .so; torch's own load() stays at 2.0.
+    edit, and `check` names the .so; torch's own load() stays at 2.0. load_inline() the same.
 """
 import os
 import re
@@ -66,6 +66,16 @@ import {module} as ext
 src = sys.argv[1]
 m = ext.load("scale_ext", [src + "/scale_kernel.cu", src + "/binding.cpp"],
              extra_include_paths=[src + "/include"], build_directory=sys.argv[2], verbose=True)
+print("scale_factor", m.scale_factor())
+"""
+
+INLINE_SCRIPT = """\
+import sys
+import nvfresh.torch
+src = sys.argv[1]
+m = nvfresh.torch.load_inline("inline_ext", [open(src + "/binding.cpp").read().replace("scale_ext", "inline_ext")],
+                              cuda_sources=['#include "scale_config.h"', "float scale_factor() {{ return kScale; }}"],
+                              extra_include_paths=[src + "/include"], build_directory=sys.argv[2])
 print("scale_factor", m.scale_factor())
 """
 
@@ -193,6 +203,16 @@ class JustInTime(harness.unittest.TestCase):
         self.assertEqual(rc, 0, report)
         self.assertRegex(report, rf"(?m)^fresh  \S*/jit/scale_ext\.so: linked from")
         self.assertIn(THREE, fatbin_entries(jit / "scale_ext.so")[("elf", 80)])
+
+    def test_load_inline(self):
+        (self.work / "inline.py").write_text(INLINE_SCRIPT.format())
+        build = self.work / "inline"
+        self.assertEqual(self.load("inline.py", build), 2.0)
+        edit_keeping_mtime(self.src / "include" / "scale_config.h", "2.0f", "3.0f")
+        self.assertEqual(self.load("inline.py", build), 3.0)
+        rc, report = check(build)
+        self.assertEqual(rc, 0, report)
+        self.assertRegex(report, r"(?m)^fresh  \S*/inline/inline_ext\.so: linked from")
 
 
 if __name__ == "__main__":
