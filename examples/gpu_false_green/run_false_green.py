@@ -288,6 +288,14 @@ def parse_args():
 
 
 def set_up(args):
+    if shutil.which("nvcc") is None and os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
+        os.environ["PATH"] = "/usr/local/cuda/bin" + os.pathsep + os.environ.get("PATH", "")
+    missing = [tool for tool in ("cmake", "ninja", "make", "nvcc") if shutil.which(tool) is None]
+    if missing:
+        sys.exit(f"not on PATH: {', '.join(missing)} (the script builds with CMake, Ninja and GNU make)")
+    nvcc = run(["nvcc", "--version"]).stdout.strip().splitlines()[-1]
+    log(f"cmake {run(['cmake', '--version']).stdout.split()[2]}, ninja {run(['ninja', '--version']).stdout.strip()}, "
+        f"{run(['make', '--version']).stdout.splitlines()[0]}, nvcc: {nvcc}")
     nvfresh_binary = nvfresh.find_executable()
     log(f"{run([nvfresh_binary, '--version']).stdout.strip()} at {nvfresh_binary}; CUTLASS {args.cutlass}")
     shutil.rmtree(args.work, ignore_errors=True)
@@ -307,7 +315,10 @@ def main():
 
     log("build all four trees (four FMHA compiles in parallel)")
     for tree, build in zip(trees, in_parallel(lambda t: t.build(), trees)):
-        log(f"  {tree.name}: {build.says()}; test {tree.test(args)}")
+        test = tree.test(args)
+        log(f"  {tree.name}: {build.says()}; test {test}")
+        if test not in ("Passed", "not run"):
+            sys.exit(f"{tree.name}: the unedited example does not pass here ({test}); see {tree.dir / 'runs.log'}")
     shutil.copy2(ninja[0].object(), kernels.good)
 
     outcomes = []

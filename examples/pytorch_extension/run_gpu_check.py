@@ -183,6 +183,11 @@ def main():
                         help="work directory (emptied first; default %(default)s)")
     parser.add_argument("--arch", default="9.0", help="TORCH_CUDA_ARCH_LIST (default %(default)s)")
     args = parser.parse_args()
+    if shutil.which("nvcc") is None and os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
+        os.environ["PATH"] = "/usr/local/cuda/bin" + os.pathsep + os.environ.get("PATH", "")
+    missing = [tool for tool in ("ninja", "nvcc") if shutil.which(tool) is None]
+    if missing:
+        sys.exit(f"not on PATH: {', '.join(missing)} (torch builds extensions with ninja and nvcc)")
     nvfresh_binary = nvfresh.find_executable()
     import torch
     log(f"torch {torch.__version__} (CUDA {torch.version.cuda}, GPU: {torch.cuda.is_available()}); "
