@@ -20,8 +20,8 @@ What this adds to torch's own build, each step one call of the nvfresh binary (t
 The build dir: setuptools' build_temp (build/temp.<platform>-<python>) for setup.py builds, where
 torch writes its build.ninja; torch's build_directory for JIT builds.
 
-Never makes a build fail that passes without nvfresh: without a binary, or with torch's distutils
-backend (use_ninja=False, or no ninja installed), torch builds as it always does and one
+Never makes a build fail that passes without nvfresh: without a binary that runs, or with torch's
+distutils backend (use_ninja=False, or no ninja installed), torch builds as it always does and one
 "nvfresh:" line says why nvfresh is not in it.
 
 Torch's JIT load() decides in-process whether to build at all (its versioner hashes the sources
@@ -48,12 +48,24 @@ def _warn(message):
 
 
 def _binary():
-    """The nvfresh binary, or None after saying why there is none."""
+    """The nvfresh binary, or None after saying why there is none. A binary that does not run
+    (`nvfresh --version` fails: a missing library, another machine's build) is none: in front of
+    nvcc and the linker it would fail builds that pass without it."""
     try:
-        return _nvfresh.find_executable()
+        path = _nvfresh.find_executable()
     except _nvfresh.ExecutableNotFound as error:
         _warn(f"{error}; building without nvfresh")
         return None
+    try:
+        probe = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        failure = None if probe.returncode == 0 else f"exit {probe.returncode}: {probe.stderr.strip()}"
+    except OSError as error:
+        failure = str(error)
+    if failure is not None:
+        _warn(f"{path} does not run ({failure}); building without nvfresh")
+        return None
+    return path
 
 
 def nvcc_command(nvfresh, environ=None):

@@ -198,6 +198,16 @@ class WithoutNvfresh(unittest.TestCase):
         self.assertEqual((result, again, err_again), (None, None, ""))
         self.assertIn("distutils backend", err)
 
+    def test_a_binary_that_does_not_run_is_not_used(self):
+        broken = executable(self.tmp / "nvfresh", "#!/bin/sh\necho 'libfmt.so.9: cannot open shared object file' >&2\n"
+                                                  "exit 127\n")
+        calls = []
+        with mock_attribute(nvfresh, "find_executable", lambda: str(broken)):
+            result, err = self.stderr_of(glue._jit, lambda *a: calls.append(a) or "module", "ext", [])
+        self.assertEqual((result, len(calls)), ("module", 1))
+        self.assertIn(f"nvfresh: {broken} does not run (exit 127: libfmt.so.9: cannot open shared object file); "
+                      "building without nvfresh", err)
+
     def test_sync_that_cannot_run_is_a_warning(self):
         _, err = self.stderr_of(glue.sync, str(self.tmp / "missing"), str(self.tmp))
         self.assertIn("nvfresh: cannot run", err)
