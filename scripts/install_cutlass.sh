@@ -17,7 +17,7 @@ venv="$root/.venv-cutlass"
 wheel="nvidia-cutlass==4.2.0.0"
 
 find_root() {
-  { find "$venv" -path "*/cutlass_library/source/include/cutlass/cutlass.h" -type f 2>/dev/null || true; } \
+  { find -H "$venv" -path "*/cutlass_library/source/include/cutlass/cutlass.h" -type f 2>/dev/null || true; } \
     | head -n 1 | sed 's#/include/cutlass/cutlass.h$##'
 }
 

@@ -33,7 +33,7 @@ declare -A wheels=(
 )
 
 find_nvcc() {
-  { find "$1" -path "*/bin/nvcc" -type f 2>/dev/null || true; } | head -n 1
+  { find -H "$1" -path "*/bin/nvcc" -type f 2>/dev/null || true; } | head -n 1
 }
 
 from_debian=(cu11.8 cu12.4)

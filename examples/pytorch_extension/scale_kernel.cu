@@ -12,3 +12,9 @@ void launch_scale(float* data, int n)
 {
   scale_kernel<<<(n + 255) / 256, 256>>>(data, n);
 }
+
+// The factor this object was compiled with, read on the host: what the kernel multiplies by.
+float scale_factor()
+{
+  return kScale;
+}

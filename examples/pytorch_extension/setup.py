@@ -1,27 +1,30 @@
-"""A PyTorch C++/CUDA extension built through nvfresh.
+"""A PyTorch C++/CUDA extension built through nvfresh: the one line that differs from a plain
+torch setup.py is the import of BuildExtension.
 
-    PYTORCH_NVCC="nvfresh nvcc" python setup.py build_ext --inplace
+    python setup.py build_ext --inplace          # scale_ext.<abi>.so next to this file
+    python -c "import torch, scale_ext; print(scale_ext.scale(torch.ones(1, device='cuda')))"
+    nvfresh check -C build/temp.linux-x86_64-cpython-311   # both .so files, fresh or relink pending
 
-torch.utils.cpp_extension writes a build.ninja whose CUDA rule is
-    nvcc = $PYTORCH_NVCC
-    rule cuda_compile
-      depfile = $out.d
-      deps = gcc
-      command = $nvcc --generate-dependencies-with-compile --dependency-output $out.d \
-                $cuda_cflags -c $in -o $out $cuda_post_cflags
-so every .cu compile goes through nvfresh, which records every input of every pass, rewrites the
-depfile completely, and skips nvcc when nothing changed in content. After a build:
-    nvfresh check -C build/temp.<platform>       # exit 1 when an object is stale, with the reason
-(tests/integration/test_pytorch_style.py runs this exact rule with real nvcc and ninja.)
+nvfresh.torch.BuildExtension (the python/ package of the nvfresh repository: pip install it, or
+put it on PYTHONPATH) puts nvfresh in front of nvcc, runs `nvfresh sync` before torch's ninja, and
+records the link of the .so and its --inplace copy. See README.md here.
+
+include_dirs must be absolute: torch's ninja runs in build/temp.*, where "include" is not found.
 """
+import os
+
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+from torch.utils.cpp_extension import CUDAExtension
+
+from nvfresh.torch import BuildExtension
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 setup(
     name="scale_ext",
     ext_modules=[
         CUDAExtension("scale_ext", ["scale_ext.cpp", "scale_kernel.cu"],
-                      include_dirs=["include"]),
+                      include_dirs=[os.path.join(HERE, "include")]),
     ],
     cmdclass={"build_ext": BuildExtension},
 )

@@ -1,6 +1,7 @@
 // nvfresh check [-C build-dir] [--json] [--target T]: every recorded object of the build tree,
-// fresh or stale with its reasons; then every linked artifact that contains recorded objects,
-// linked after the current version of each object it contains, or relink pending (and why).
+// fresh or stale with its reasons (stale ones only, by name); then every linked artifact that
+// contains recorded objects, each by name: linked after the current version of each object it
+// contains ("fresh"), or relink pending (and why).
 // --target T: also says which artifacts with recorded objects T does NOT link (a test executable
 // that dlopens the library it tests: building T leaves that library stale).
 // Exit status: 0 all fresh, 1 stale found, 2 cannot tell (no records, or an unknown --target).
@@ -141,10 +142,14 @@ void print_objects(const std::vector<ObjectStatus>& statuses)
   }
 }
 
+// Artifacts are few (objects may be thousands): each is named, the fresh ones with their proof.
 void print_artifacts(const ArtifactReport& report)
 {
   for (const auto& status : report.artifacts) {
     if (status.fresh()) {
+      fmt::print(
+        "fresh  {}: linked from the current version of every recorded object in it (proof: {})\n",
+        artifact_label(status.edge), status.proof);
       continue;
     }
     fmt::print("relink {}\n", artifact_label(status.edge));

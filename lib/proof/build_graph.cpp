@@ -30,6 +30,7 @@ constexpr KindRule k_kind_rules[] = {
 };
 
 constexpr std::string_view k_object_suffixes[] = {".o", ".obj"};
+constexpr std::string_view k_compile_only_flags[] = {"-c", "-S", "-E"};
 
 bool ends_with(std::string_view text, std::string_view suffix)
 {
@@ -258,6 +259,15 @@ ArtifactKind linked_kind(const std::vector<std::string>& words, const std::strin
   return has("-shared") ? ArtifactKind::shared_library : ArtifactKind::executable;
 }
 
+// A driver told to stop before linking ("-c", "-S", "-E") writes no linked artifact.
+bool is_compile_only(const std::vector<std::string>& words)
+{
+  return std::any_of(words.begin(), words.end(), [](const std::string& word) {
+    return std::find(std::begin(k_compile_only_flags), std::end(k_compile_only_flags), word) !=
+           std::end(k_compile_only_flags);
+  });
+}
+
 }  // namespace
 
 std::optional<LinkEdge> describe_link_command(const std::vector<std::string>& words,
@@ -269,7 +279,7 @@ std::optional<LinkEdge> describe_link_command(const std::vector<std::string>& wo
     }
   }
   auto output = std::find(words.begin(), words.end(), "-o");
-  if (output == words.end() || output + 1 == words.end()) {
+  if (output == words.end() || output + 1 == words.end() || is_compile_only(words)) {
     return std::nullopt;
   }
   LinkEdge edge;

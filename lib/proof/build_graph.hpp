@@ -67,9 +67,10 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& w
                                                const std::string& run_dir);
 
 // What one link or archive command line writes and reads (tools: any linker driver with -o, ar);
-// nullopt when it is neither (ranlib, cmake -E rm, ...). libraries: every other file operand. An
-// "ar" that adds to an existing archive ("q", "r" without "c": CMake's ARCHIVE_APPEND) sets
-// appends; "nvcc -dlink" (and any other link that writes an object file) has kind object.
+// nullopt when it is neither (ranlib, cmake -E rm, a compile: -c, -S or -E, ...). libraries: every
+// other file operand. An "ar" that adds to an existing archive ("q", "r" without "c": CMake's
+// ARCHIVE_APPEND) sets appends; "nvcc -dlink" (and any other link that writes an object file) has
+// kind object.
 std::optional<LinkEdge> describe_link_command(const std::vector<std::string>& words,
                                               const std::string& run_dir);
 
