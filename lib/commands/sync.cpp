@@ -99,13 +99,31 @@ void mark_stale(const ObjectStatus& status, const TreeScope& scope,
   }
 }
 
-// An artifact whose link read a file that changed since, or holds an object other than the one
-// its link read, is made older than anything: the next build relinks it.
-bool needs_relink(const ArtifactStatus& status)
+// The artifacts the build tool would not relink by itself (proof/artifacts.hpp, plan_relinks):
+// made older than anything, and the compiles of the recorded objects they read re-run (a skip).
+void relink(const RelinkPlan& plan, const ProvenTree& tree,
+            const std::map<std::string, std::string>& stamps, bool quiet)
 {
-  return std::any_of(status.reasons.begin(), status.reasons.end(), [](const ArtifactReason& r) {
-    return r.kind == ArtifactIssue::read_changed || r.kind == ArtifactIssue::relink_pending;
-  });
+  for (const ArtifactStatus* artifact : plan.artifacts) {
+    const std::string& path = artifact->edge.artifact;
+    if (tree.scope.contains(path) && stat_file(path).exists) {
+      attempt("mark " + path + " for relinking", [&] { set_mtime_ns(path, 1); });
+    }
+    if (!quiet) {
+      fmt::print("nvfresh: stale, will relink {}{}\n", path,
+                 artifact->fresh() ? ": it contains what this build rebuilds"
+                                   : ": " + artifact->reasons.front().describe());
+    }
+  }
+  for (const auto& object : plan.objects) {
+    for (const auto& status : tree.objects) {
+      auto stamp =
+        status.object == object ? stamps.find(canonical_or_same(status.source)) : stamps.end();
+      if (stamp != stamps.end()) {
+        attempt("touch " + stamp->second, [&] { touch_file(stamp->second); });
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -134,16 +152,7 @@ int run_sync(const std::vector<std::string>& args)
                    status.verdict.reasons.front().describe());
       }
     }
-    for (const auto& artifact : tree.artifacts.artifacts) {
-      if (needs_relink(artifact) && tree.scope.contains(artifact.edge.artifact)) {
-        attempt("mark " + artifact.edge.artifact + " for relinking",
-                [&] { set_mtime_ns(artifact.edge.artifact, 1); });
-        if (!quiet) {
-          fmt::print("nvfresh: stale, will relink {}: {}\n", artifact.edge.artifact,
-                     artifact.reasons.front().describe());
-        }
-      }
-    }
+    relink(plan_relinks(tree), tree, stamps, quiet);
     std::fflush(stdout);
   } catch (const std::exception& error) {
     fmt::print(stderr,

@@ -178,6 +178,7 @@ void Evaluator::judge_linked_reads(const LinkEdge& edge, const LinkRecord& link,
   const FileStat none;
   for (const auto& read : link.reads) {
     read_paths.insert(read.path);
+    status.linked_reads.push_back(read.path);
     if (m_objects.count(read.path) > 0) {
       judge_object(read.path, &read, none, true, status);
       continue;
@@ -190,7 +191,12 @@ void Evaluator::judge_linked_reads(const LinkEdge& edge, const LinkRecord& link,
     }
     std::optional<FileFingerprint> now;
     if (!is_shared_library(read.path) && !m_hasher.unchanged(read, &now)) {
-      status.reasons.push_back({ArtifactIssue::read_changed, read.path, read.hash.short_hex(),
+      // A dependency the build tool knows is merely pending; any other read it cannot see.
+      const auto& deps = edge.dependencies;
+      const bool known =
+        edge.dependencies_known && std::find(deps.begin(), deps.end(), read.path) != deps.end();
+      status.reasons.push_back({known ? ArtifactIssue::relink_pending : ArtifactIssue::read_changed,
+                                read.path, read.hash.short_hex(),
                                 now ? now->hash.short_hex() : std::string("missing")});
     }
   }
@@ -307,6 +313,79 @@ ArtifactReport evaluate_artifacts(const BuildGraph& graph, const std::vector<Obj
     }
   }
   return report;
+}
+
+namespace {
+
+class RelinkPlanner {
+public:
+  explicit RelinkPlanner(const ProvenTree& tree) : m_tree(tree)
+  {
+    for (const auto& object : tree.objects) {
+      m_objects[object.object] = &object;
+    }
+  }
+
+  // Will the artifact be older than what it contains once this build has rebuilt the stale
+  // objects? (Its reason is then on the status: a changed read, or a stale object or artifact.)
+  bool doomed(const ArtifactStatus& status, int depth = 0)
+  {
+    auto memo = m_doomed.find(status.edge.artifact);
+    if (memo != m_doomed.end()) {
+      return memo->second;
+    }
+    m_doomed[status.edge.artifact] = false;  // a cycle is no doom
+    bool result = !status.fresh() && status.reasons.front().kind != ArtifactIssue::not_linked;
+    for (const auto& read : status.linked_reads) {
+      const ArtifactStatus* inner = m_tree.artifacts.find(read);
+      result = result || (inner != nullptr && depth < 16 && doomed(*inner, depth + 1));
+    }
+    return m_doomed[status.edge.artifact] = result;
+  }
+
+  // Does the build tool relink it by itself? Only when every cause is a stale object or library
+  // the step depends on in the build graph (ninja's inputs, make's prerequisites).
+  bool build_tool_sees(const ArtifactStatus& status) const
+  {
+    const auto& deps = status.edge.dependencies;
+    return status.edge.dependencies_known && !status.reasons.empty() &&
+           std::all_of(status.reasons.begin(), status.reasons.end(), [&](const ArtifactReason& r) {
+             return r.kind != ArtifactIssue::read_changed &&
+                    std::find(deps.begin(), deps.end(), r.path) != deps.end();
+           });
+  }
+
+  // One fresh recorded object it read is enough: its compile re-runs, and the link after it.
+  void add(const ArtifactStatus& status, RelinkPlan& plan) const
+  {
+    plan.artifacts.push_back(&status);
+    for (const auto& read : status.linked_reads) {
+      auto object = m_objects.find(read);
+      if (object != m_objects.end() && object->second->verdict.fresh()) {
+        plan.objects.push_back(read);
+        return;
+      }
+    }
+  }
+
+private:
+  const ProvenTree& m_tree;
+  std::map<std::string, const ObjectStatus*> m_objects;
+  std::map<std::string, bool> m_doomed;
+};
+
+}  // namespace
+
+RelinkPlan plan_relinks(const ProvenTree& tree)
+{
+  RelinkPlanner planner(tree);
+  RelinkPlan plan;
+  for (const auto& status : tree.artifacts.artifacts) {
+    if (planner.doomed(status) && !planner.build_tool_sees(status)) {
+      planner.add(status, plan);
+    }
+  }
+  return plan;
 }
 
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,

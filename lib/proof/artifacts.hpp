@@ -42,6 +42,7 @@ struct ArtifactStatus {
   LinkEdge edge;
   std::vector<std::string> recorded_objects;  // objects in it that nvfresh recorded
   std::string proof;                          // "link record" (content hashes) or "mtime"
+  std::vector<std::string> linked_reads;  // what its link record says it read (proof: link record)
   std::vector<ArtifactReason> reasons;
   bool fresh() const { return reasons.empty(); }
 };
@@ -67,6 +68,20 @@ struct ProvenTree {
   BuildGraph graph;                  // with link-record-only artifacts merged in
   ArtifactReport artifacts;
 };
+
+// What sync must do so that the build tool relinks the artifacts whose content is, or will be
+// after this build, older than what they contain, where the build tool cannot see it: a link step
+// whose inputs CMake gives it only as order-only inputs (a device link reading static libraries),
+// or a read whose content changed under an old mtime. Such an artifact is made older than anything
+// (the next build relinks it), and the recorded objects it read have their compile re-run (nvfresh
+// skips nvcc; the object's new mtime makes the build tool relink it in this very build, after the
+// libraries it orders before it).
+struct RelinkPlan {
+  std::vector<const ArtifactStatus*> artifacts;  // with the reason
+  std::vector<std::string> objects;              // recorded, fresh objects whose compile re-runs
+};
+
+RelinkPlan plan_relinks(const ProvenTree& tree);
 
 // progress: (done, total) after each record; may be empty.
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,

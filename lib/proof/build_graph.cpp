@@ -166,8 +166,10 @@ LinkEdge link_edge_from(const NinjaEdge& edge, const KindRule& kind, const std::
   for (const auto* inputs : {&edge.explicit_inputs, &edge.implicit_inputs}) {
     for (const auto& input : *inputs) {
       (is_object_path(input) ? link.objects : link.libraries).push_back(resolve(input, build_dir));
+      link.dependencies.push_back(resolve(input, build_dir));
     }
   }
+  link.dependencies_known = true;
   return link;
 }
 
@@ -398,6 +400,26 @@ std::vector<LinkEdge> parse_make_link_commands(std::string_view text, const std:
   return edges;
 }
 
+std::map<std::string, std::vector<std::string>> parse_make_prerequisites(std::string_view text,
+                                                                         const std::string& run_dir)
+{
+  std::map<std::string, std::vector<std::string>> prerequisites;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    const size_t colon = line.find(": ");
+    if (line.empty() || line[0] == '\t' || line[0] == '#' || line[0] == '.' ||
+        colon == std::string_view::npos || line.find('$') != std::string_view::npos) {
+      continue;
+    }
+    prerequisites[resolve(std::string(line.substr(0, colon)), run_dir)].push_back(
+      resolve(std::string(line.substr(colon + 2)), run_dir));
+  }
+  return prerequisites;
+}
+
 std::vector<CompileEdge> parse_make_cuda_compiles(std::string_view text, const std::string& run_dir)
 {
   // "<object>: <prerequisite>" lines come first, then the recipe that echoes "Building CUDA object
@@ -436,6 +458,19 @@ std::vector<CompileEdge> parse_make_cuda_compiles(std::string_view text, const s
 
 namespace {
 
+// "ar qc lib.a <objects>" then "ar q lib.a cmake_device_link.o": one artifact, one edge.
+void add_or_merge(BuildGraph& graph, LinkEdge edge)
+{
+  auto same = std::find_if(graph.edges.begin(), graph.edges.end(),
+                           [&](const LinkEdge& e) { return e.artifact == edge.artifact; });
+  if (same == graph.edges.end()) {
+    graph.edges.push_back(std::move(edge));
+    return;
+  }
+  same->objects.insert(same->objects.end(), edge.objects.begin(), edge.objects.end());
+  same->libraries.insert(same->libraries.end(), edge.libraries.begin(), edge.libraries.end());
+}
+
 // One target's link.txt and dlink.txt (its device link, CUDA_SEPARABLE_COMPILATION or
 // CUDA_RESOLVE_DEVICE_SYMBOLS) and the CUDA compiles of its build.make.
 void add_make_target(const fs::path& target_dir, BuildGraph& graph)
@@ -445,13 +480,20 @@ void add_make_target(const fs::path& target_dir, BuildGraph& graph)
   for (const char* commands : {"dlink.txt", "link.txt"}) {
     if (auto text = try_read_file((target_dir / commands).string())) {
       for (auto& edge : parse_make_link_commands(*text, run_dir, target)) {
-        graph.edges.push_back(std::move(edge));
+        add_or_merge(graph, std::move(edge));
       }
     }
   }
   if (auto text = try_read_file((target_dir / "build.make").string())) {
     for (auto& compile : parse_make_cuda_compiles(*text, run_dir)) {
       graph.cuda_compiles.push_back(std::move(compile));
+    }
+    const auto prerequisites = parse_make_prerequisites(*text, run_dir);
+    for (auto& edge : graph.edges) {
+      if (auto found = prerequisites.find(edge.artifact); found != prerequisites.end()) {
+        edge.dependencies = found->second;
+        edge.dependencies_known = true;
+      }
     }
   }
 }

@@ -29,6 +29,10 @@ struct LinkEdge {
   std::vector<std::string> objects;    // object files it reads (.o, .obj)
   std::vector<std::string> libraries;  // other artifacts of this tree it links
   bool appends = false;                // adds members to an archive that may exist already
+  // What the build tool relinks it for: ninja's explicit and implicit inputs, make's rule
+  // prerequisites in build.make. Empty and unknown for a step known only from its link record.
+  std::vector<std::string> dependencies;
+  bool dependencies_known = false;
 };
 
 // One object the build compiles with nvcc (CUDA_COMPILER rules, "Building CUDA object").

@@ -84,12 +84,14 @@ def write(path, text):
 
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+HEAD_MAGIC = b"\x50\x2a\x4d\x18"  # a zstd skippable frame: a record's head (lib/record/record.cpp)
 
 
 def read_record_text(path):
-    """A record's text: nvfresh stores records as one zstd frame (the zstd tool, from Debian, reads it)."""
+    """A record's text: nvfresh stores records as one zstd frame after a head in a skippable
+    frame (the zstd tool, from Debian, reads both and skips the head)."""
     data = Path(path).read_bytes()
-    if data.startswith(ZSTD_MAGIC):
+    if data.startswith(ZSTD_MAGIC) or data.startswith(HEAD_MAGIC):
         data = subprocess.run(["zstd", "-dcq"], input=data, stdout=subprocess.PIPE, check=True).stdout
     return data.decode()
 
