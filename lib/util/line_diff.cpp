@@ -14,8 +14,8 @@ using Index = std::ptrdiff_t;
 constexpr Index k_unreached = -1;
 
 // Lines as small integers: equal lines get equal ids, so the search compares integers.
-std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> intern(const std::vector<std::string_view>& a,
-                                                                         const std::vector<std::string_view>& b)
+std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> intern(
+  const std::vector<std::string_view>& a, const std::vector<std::string_view>& b)
 {
   std::unordered_map<std::string_view, std::uint32_t> ids;
   const auto to_ids = [&ids](const std::vector<std::string_view>& lines) {
@@ -44,8 +44,10 @@ struct Snake {
 // Myers' search from both corners at once. Marks which lines of A are removed and which of B added.
 class MyersSearch {
 public:
-  MyersSearch(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b, std::uint64_t budget)
-    : m_a(a), m_b(b), m_budget(budget), m_removed(a.size(), false), m_added(b.size(), false) {}
+  MyersSearch(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+              std::uint64_t budget)
+    : m_a(a), m_b(b), m_budget(budget), m_removed(a.size(), false), m_added(b.size(), false)
+  {}
 
   void run() { compare(0, static_cast<Index>(m_a.size()), 0, static_cast<Index>(m_b.size())); }
   const std::vector<bool>& removed() const { return m_removed; }
@@ -213,8 +215,8 @@ void add_context(DiffHunk& hunk, std::size_t& a, std::size_t& b, std::size_t cou
 
 }  // namespace
 
-std::vector<DiffChange> diff_lines(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b,
-                                   std::uint64_t budget)
+std::vector<DiffChange> diff_lines(const std::vector<std::string_view>& a,
+                                   const std::vector<std::string_view>& b, std::uint64_t budget)
 {
   const auto [ids_a, ids_b] = intern(a, b);
   MyersSearch search(ids_a, ids_b, budget);
@@ -222,14 +224,15 @@ std::vector<DiffChange> diff_lines(const std::vector<std::string_view>& a, const
   return changes_of(search.removed(), search.added());
 }
 
-std::vector<DiffHunk> diff_hunks(const std::vector<DiffChange>& changes, std::size_t a_size, std::size_t b_size,
-                                 std::size_t context)
+std::vector<DiffHunk> diff_hunks(const std::vector<DiffChange>& changes, std::size_t a_size,
+                                 std::size_t b_size, std::size_t context)
 {
   std::vector<DiffHunk> hunks;
   for (std::size_t first = 0; first < changes.size();) {
     std::size_t last = first;
     while (last + 1 < changes.size() &&
-           changes[last + 1].a_begin - (changes[last].a_begin + changes[last].a_count) <= 2 * context) {
+           changes[last + 1].a_begin - (changes[last].a_begin + changes[last].a_count) <=
+             2 * context) {
       ++last;
     }
     DiffHunk hunk;

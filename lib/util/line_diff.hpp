@@ -34,9 +34,7 @@ std::vector<DiffChange> diff_lines(const std::vector<std::string_view>& a,
                                    const std::vector<std::string_view>& b,
                                    std::uint64_t budget = k_default_diff_budget);
 
-enum class DiffOp : char { context = ' ',
-                           removed = '-',
-                           added = '+' };
+enum class DiffOp : char { context = ' ', removed = '-', added = '+' };
 
 struct DiffLine {
   DiffOp op = DiffOp::context;

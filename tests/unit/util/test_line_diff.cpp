@@ -29,10 +29,12 @@ std::vector<DiffChange> diff(const std::vector<std::string>& a, const std::vecto
 // must match (changed lines = |A| + |B| - 2 LCS for a shortest edit script).
 std::size_t lcs_length(const std::vector<std::string>& a, const std::vector<std::string>& b)
 {
-  std::vector<std::vector<std::size_t>> table(a.size() + 1, std::vector<std::size_t>(b.size() + 1, 0));
+  std::vector<std::vector<std::size_t>> table(a.size() + 1,
+                                              std::vector<std::size_t>(b.size() + 1, 0));
   for (std::size_t i = 1; i <= a.size(); ++i) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      table[i][j] = a[i - 1] == b[j - 1] ? table[i - 1][j - 1] + 1 : std::max(table[i - 1][j], table[i][j - 1]);
+      table[i][j] =
+        a[i - 1] == b[j - 1] ? table[i - 1][j - 1] + 1 : std::max(table[i - 1][j], table[i][j - 1]);
     }
   }
   return table[a.size()][b.size()];
@@ -47,7 +49,8 @@ std::vector<std::string> apply(const std::vector<std::string>& a, const std::vec
   for (const auto& change : changes) {
     REQUIRE(change.a_begin >= at);
     result.insert(result.end(), a.begin() + at, a.begin() + change.a_begin);
-    result.insert(result.end(), b.begin() + change.b_begin, b.begin() + change.b_begin + change.b_count);
+    result.insert(result.end(), b.begin() + change.b_begin,
+                  b.begin() + change.b_begin + change.b_count);
     at = change.a_begin + change.a_count;
   }
   result.insert(result.end(), a.begin() + at, a.end());
@@ -57,8 +60,7 @@ std::vector<std::string> apply(const std::vector<std::string>& a, const std::vec
 // xorshift64*: the same sequences on every platform.
 class Random {
 public:
-  explicit Random(std::uint64_t seed)
-    : m_state(seed * 0x9E3779B97F4A7C15ULL + 1) {}
+  explicit Random(std::uint64_t seed) : m_state(seed * 0x9E3779B97F4A7C15ULL + 1) {}
   std::uint64_t next(std::uint64_t bound)
   {
     m_state ^= m_state >> 12;
@@ -119,12 +121,14 @@ TEST_CASE("line diff: a shortest edit script on random inputs", "[line_diff]")
     CHECK(apply(a, b, changes) == b);
     CHECK(changed_line_count(changes) == a.size() + b.size() - 2 * lcs_length(a, b));
     for (std::size_t i = 1; i < changes.size(); ++i) {
-      CHECK(changes[i].a_begin > changes[i - 1].a_begin + changes[i - 1].a_count);  // never touching
+      CHECK(changes[i].a_begin >
+            changes[i - 1].a_begin + changes[i - 1].a_count);  // never touching
     }
   }
 }
 
-TEST_CASE("line diff: over its budget the rest is one change, still a correct script", "[line_diff]")
+TEST_CASE("line diff: over its budget the rest is one change, still a correct script",
+          "[line_diff]")
 {
   Random random(7);
   std::vector<std::string> a;
