@@ -42,12 +42,14 @@ TEST_CASE("artifacts: globs match within a segment, ** across segments", "[artif
 TEST_CASE("artifacts: patterns that leave the run are refused", "[artifacts]")
 {
   CHECK(nvfresh::check_artifact_pattern("out/*.ptx").empty());
-  CHECK_THAT(nvfresh::check_artifact_pattern("/tmp/*.ptx"), Catch::Contains("relative to the run's working directory"));
+  CHECK_THAT(nvfresh::check_artifact_pattern("/tmp/*.ptx"),
+             Catch::Contains("relative to the run's working directory"));
   CHECK_THAT(nvfresh::check_artifact_pattern("../shared/*.o"), Catch::Contains("'..'"));
   CHECK_THAT(nvfresh::check_artifact_pattern(""), Catch::Contains("empty"));
 }
 
-TEST_CASE("artifacts: found files are sorted, each once; unmatched patterns are named", "[artifacts]")
+TEST_CASE("artifacts: found files are sorted, each once; unmatched patterns are named",
+          "[artifacts]")
 {
   TempDir dir;
   dir.write("b.ptx", "x");
@@ -56,15 +58,16 @@ TEST_CASE("artifacts: found files are sorted, each once; unmatched patterns are 
   dir.write("sub/deeper/d.ptx", "x");
   std::filesystem::create_directory_symlink(dir.path("sub"), dir.path("link"));
   const auto found = find_artifacts(dir.path(), {"*.ptx", "**/*.ptx", "**/*.cubin", "*.fatbin"});
-  CHECK(found.files == std::vector<std::string>{"a.ptx", "b.ptx", "sub/c.cubin", "sub/deeper/d.ptx"});
+  CHECK(found.files ==
+        std::vector<std::string>{"a.ptx", "b.ptx", "sub/c.cubin", "sub/deeper/d.ptx"});
   CHECK(found.unmatched == std::vector<std::string>{"*.fatbin"});
 }
 
 TEST_CASE("artifacts: sample directories by index, other names ignored", "[artifacts]")
 {
   TempDir dir;
-  for (const char* name : {"nvfresh-sample-00010/k.ptx", "nvfresh-sample-00002/k.ptx", "nvfresh-sample-x/k.ptx",
-                           "nvfresh-sample-/k.ptx", "other/k.ptx"}) {
+  for (const char* name : {"nvfresh-sample-00010/k.ptx", "nvfresh-sample-00002/k.ptx",
+                           "nvfresh-sample-x/k.ptx", "nvfresh-sample-/k.ptx", "other/k.ptx"}) {
     dir.write(name, "x");
   }
   dir.write("nvfresh-sample-00003", "a file, not a sample");
@@ -77,7 +80,8 @@ TEST_CASE("artifacts: sample directories by index, other names ignored", "[artif
   CHECK(nvfresh::sample_directories(dir.path("missing")).empty());
 }
 
-TEST_CASE("artifacts: CUDA artifacts by components, other files by bytes, run names rewritten", "[artifacts]")
+TEST_CASE("artifacts: CUDA artifacts by components, other files by bytes, run names rewritten",
+          "[artifacts]")
 {
   TempDir dir;
   dir.write("run-00001/kernel.ptx", load_ptx("variant_a.ptx"));
@@ -92,12 +96,14 @@ TEST_CASE("artifacts: CUDA artifacts by components, other files by bytes, run na
   const auto log_two = nvfresh::digest_run_artifact(dir.path("run-00002"), "log.txt", two);
   CHECK_FALSE(log_one.digests.has_value());
   CHECK(log_one.content == log_two.content);
-  CHECK_FALSE(log_one.content == nvfresh::digest_run_artifact(dir.path("run-00002"), "log.txt", one).content);
+  CHECK_FALSE(log_one.content ==
+              nvfresh::digest_run_artifact(dir.path("run-00002"), "log.txt", one).content);
   const auto list = nvfresh::artifact_component_list({ptx, log_one});
   REQUIRE(list.size() == 2);
   CHECK(list[0].first == "kernel.ptx: sm_100a ptx");
   CHECK(list[1].first == "log.txt: bytes");
-  CHECK_THROWS_WITH(nvfresh::digest_run_artifact(dir.path(), "missing.ptx", {}), Catch::Contains("cannot be read"));
+  CHECK_THROWS_WITH(nvfresh::digest_run_artifact(dir.path(), "missing.ptx", {}),
+                    Catch::Contains("cannot be read"));
 }
 
 TEST_CASE("artifacts: a text file diff, and binary files", "[artifacts]")
@@ -105,7 +111,8 @@ TEST_CASE("artifacts: a text file diff, and binary files", "[artifacts]")
   TempDir dir;
   const auto a = dir.write("a.txt", "one\ntwo\nthree\n");
   const auto b = dir.write("b.txt", "one\nTWO\nthree\n");
-  CHECK(nvfresh::file_diff(a, b, 0) == std::vector<std::string>{"@@ -1,3 +1,3 @@", " one", "-two", "+TWO", " three"});
+  CHECK(nvfresh::file_diff(a, b, 0) ==
+        std::vector<std::string>{"@@ -1,3 +1,3 @@", " one", "-two", "+TWO", " three"});
   const auto x = dir.write("x.bin", std::string("a\0b", 3));
   const auto y = dir.write("y.bin", std::string("a\0c", 3));
   CHECK(nvfresh::file_diff(x, y, 0) == std::vector<std::string>{"binary files differ"});
