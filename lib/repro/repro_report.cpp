@@ -317,6 +317,14 @@ nlohmann::json repro_report_json(const ReproReport& report)
       !run.failed() && !run.observations.empty() && run.observations.front().variant
         ? nlohmann::json(*run.observations.front().variant + 1)
         : nlohmann::json(nullptr);
+    if (!run.failed() && run.observations.size() > 1) {
+      nlohmann::json per_sample = nlohmann::json::array();
+      for (const auto& observation : run.observations) {
+        per_sample.push_back(observation.variant ? nlohmann::json(*observation.variant + 1)
+                                                 : nlohmann::json(nullptr));
+      }
+      entry["sample_variants"] = std::move(per_sample);  // in sample order
+    }
     runs.push_back(std::move(entry));
   }
   nlohmann::json variants = nlohmann::json::array();

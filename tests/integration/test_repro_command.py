@@ -155,6 +155,7 @@ class ReproCommand(harness.unittest.TestCase):
         code, report, stderr = self.repro_json(["-n", "2", "--artifact", "*.ptx"], self.codegen("--samples", "24"), env)
         self.assertEqual(code, 1, stderr)
         self.assertEqual([run["samples"] for run in report["runs"]], [24, 24])
+        self.assertEqual([len(run["sample_variants"]) for run in report["runs"]], [24, 24])
         variants = report["variants"]
         self.assertEqual(len(variants), 2)
         samples = sorted((s["run"], s["sample"]) for v in variants for s in v["samples"])
