@@ -182,6 +182,38 @@ class ReproCommand(harness.unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("--workdir-copy goes with --artifact", stderr)
 
+    def test_progress_goes_to_stderr_on_a_terminal_only(self):
+        import os
+        import pty
+        import subprocess
+        options = ["-n", "3", "-j", "1", "--out", str(self.out), "--artifact", "*.ptx", "--"]
+        primary, secondary = pty.openpty()
+        try:
+            result = subprocess.run([harness.nvfresh_bin(), "repro", *options, *self.codegen("--fixed")], cwd=self.work,
+                                    stdout=subprocess.PIPE, stderr=secondary)
+            os.close(secondary)
+            secondary = -1
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(primary, 65536)
+                except OSError:  # EIO: the terminal's other end is closed and drained
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+        finally:
+            os.close(primary)
+            if secondary >= 0:
+                os.close(secondary)
+        self.assertEqual(result.returncode, 0)
+        text = shown.decode(errors="replace")
+        self.assertRegex(text, r"nvfresh repro: 3/3 done, 0 running, 0 failed, 1 variant so far, \d+ s, about 0 s left")
+        self.assertNotIn(b"done,", result.stdout, "progress is not part of the report")
+        code, _, stderr = self.repro(["-n", "2", "--artifact", "*.ptx"], self.codegen("--fixed"))
+        self.assertEqual(code, 0)
+        self.assertNotIn("done,", stderr, "no progress when stderr is not a terminal")
+
     def test_nvcc_mode_points_to_the_command_mode_for_other_commands(self):
         code, _, stderr = self.repro([], ["python3", "compile.py"])
         self.assertEqual(code, 2)
