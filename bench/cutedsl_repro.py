@@ -176,13 +176,18 @@ def run_repro(args, label, command, out, env, runs):
     repro += ["-n", str(runs)] if runs else ["--detect", str(args.detect), "--confidence", str(args.confidence)]
     start = time.monotonic()
     result = subprocess.run(repro + ["--", *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    elapsed = time.monotonic() - start
+    elapsed = time.monotonic() - start  # reported only when repro gave no report
     (out.parent / f"{out.name}.stderr").write_text(result.stderr)
     if not result.stdout.strip().startswith("{"):
         return {"label": label, "error": result.stderr.strip()[-2000:], "seconds": elapsed}
     report = json.loads(result.stdout)
-    report.update(label=label, seconds=elapsed)
+    report.update(label=label)
     return report
+
+
+def short(path):
+    """The DSL's artifact names are about 200 characters: keep their end (".sm_100a.ptx")."""
+    return path if len(path) <= 24 else "..." + path[-20:]
 
 
 def summarize(version, report, samples):
@@ -198,23 +203,42 @@ def summarize(version, report, samples):
         for variant in variants[1:]:
             where = (f"{len(variant['samples'])} samples in runs {variant['runs']}" if samples
                      else f"runs {variant['runs']}")
-            line += f"\n{'':<26}variant {variant['variant']}: {where}; differs in {', '.join(variant['differing_components'])}"
+            line += f"\n{'':<26}variant {variant['variant']}: {where}"
             for artifact in variant.get("artifacts", []):
                 for component in artifact.get("comparison", {}).get("components", []):
+                    if component["status"] == "same":
+                        continue
+                    detail = ""
                     if component.get("ptx_changed_lines"):
-                        line += (f"\n{'':<28}{artifact['path'][:60]}...: {component['ptx_changed_lines']} changed lines "
-                                 f"(register numbers factored out) in {component['ptx_hunks']} hunks")
+                        detail = f": {component['ptx_changed_lines']} changed lines, register numbers factored out"
+                    kernels = component.get("kernels", [])
+                    if kernels and kernels[0].get("a") and kernels[0].get("b"):
+                        a, b = kernels[0]["a"], kernels[0]["b"]
+                        detail += f"; kernel instructions {a['instructions']} -> {b['instructions']}"
+                        if a.get("registers") is not None:
+                            detail += f", registers {a['registers']} -> {b['registers']}"
+                    line += f"\n{'':<28}{short(artifact['path'])} ({component['key']}) differs{detail}"
     elif report.get("ruled_out"):
         line += f"\n{'':<26}{report['ruled_out']}"
     timing = f"{per_run:.1f} s per run" + (f", {per_run / samples:.2f} s per sample" if samples else "")
-    line += f"\n{'':<26}{timing}; wall {report['seconds'] / 60:.1f} min at -j {report['jobs']}; exit {report['exit_code']}"
+    line += f"\n{'':<26}{timing}; wall {report['wall_seconds'] / 60:.1f} min at -j {report['jobs']}; exit {report['exit_code']}"
     line += f"; PTX from {nvvm_release(report)}"
     return line
 
 
+def print_summary(directory, args):
+    for version in args.versions:
+        for name, label, samples in (("cross", "across processes", 0), ("in-process", "in one process", args.samples)):
+            path = directory / f"{version}-{name}" / "report.json"
+            if path.is_file():
+                report = json.loads(path.read_text())
+                report["label"] = label
+                print(summarize(version, report, samples))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", required=True, help="examples/python/CuTeDSL of a CUTLASS v4.7.x checkout")
+    parser.add_argument("--examples", help="examples/python/CuTeDSL of a CUTLASS v4.7.x checkout (required to run)")
     parser.add_argument("--versions", nargs="+", default=["4.7.1", "4.8.1"])
     parser.add_argument("--runs", type=int, help="cross-process runs (default: from --detect/--confidence)")
     parser.add_argument("--detect", type=float, default=0.05)
@@ -226,7 +250,12 @@ def main():
     parser.add_argument("--nvfresh", default=str(ROOT / "build" / "bin" / "nvfresh"))
     parser.add_argument("--skip", choices=["cross", "in-process"], action="append", default=[])
     parser.add_argument("--out", help="keep the reports and variants here (default: a temporary directory, removed)")
+    parser.add_argument("--summarize", metavar="DIR", help="print the summary of an earlier run's --out DIR and stop")
     args = parser.parse_args()
+    if args.summarize:
+        return print_summary(Path(args.summarize), args)
+    if not args.examples:
+        parser.error("--examples DIR is required (see --help for where to get it)")
     examples = Path(args.examples).resolve()
     if not (examples / "cute/blackwell/kernel/attention/fmha/fmha.py").is_file():
         sys.exit(f"cutedsl_repro: {examples} has no cute/blackwell/kernel/attention/fmha/fmha.py; give the "
