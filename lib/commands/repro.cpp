@@ -54,6 +54,7 @@ constexpr int k_exit_failed = 2;
 constexpr std::size_t k_max_stderr_shown = 16 * 1024;
 constexpr std::size_t k_files_named_in_errors = 12;
 constexpr std::uint32_t k_addr_no_randomize = 0x0040000;
+constexpr std::string_view k_default_out_prefix = "nvfresh-repro-";
 
 constexpr std::string_view k_description =
   R"(Runs a compile N times under perturbation and reports the distinct outputs (variants) by normalized digests.
@@ -186,7 +187,7 @@ std::optional<int> parse_options(const std::vector<std::string>& args, ReproOpti
     return k_exit_failed;
   }
   if (options.out_dir.empty()) {
-    options.out_dir = "nvfresh-repro-" + timestamp();
+    options.out_dir = std::string(k_default_out_prefix) + timestamp();
   }
   if (!options.workdir_copy.empty()) {
     options.workdir_copy = fs::absolute(options.workdir_copy).lexically_normal().string();
@@ -340,14 +341,21 @@ void collect_nvcc_output(RunRecord& run, const ReproMode& mode)
   run.observations.push_back(std::move(observation));
 }
 
+// The run's working directory: empty, or a copy of --workdir-copy DIR without repro's own reports
+// (nvfresh-repro-<time>, the default --out, when DIR is where repro runs).
 void prepare_working_dir(const RunRecord& run, const ReproMode& mode)
 {
+  fs::create_directories(run.working_dir);
   if (mode.workdir_copy.empty()) {
-    fs::create_directories(run.working_dir);
     return;
   }
-  fs::copy(mode.workdir_copy, run.working_dir,
-           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  for (const auto& entry : fs::directory_iterator(mode.workdir_copy)) {
+    if (entry.path().filename().string().starts_with(k_default_out_prefix)) {
+      continue;
+    }
+    fs::copy(entry.path(), fs::path(run.working_dir) / entry.path().filename(),
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
 }
 
 void execute_run(RunRecord& run, const ReproMode& mode)

@@ -104,9 +104,11 @@ class ReproCommand(harness.unittest.TestCase):
     def test_each_run_has_its_own_working_directory_tmpdir_and_caches(self):
         source = self.work / "inputs"
         harness.write(source / "counter.txt", "start\n")
+        harness.write(source / "nvfresh-repro-20260101-000000" / "old.txt", "an earlier report: not copied\n")
         script = harness.write(source / "step.sh", "echo step >> counter.txt\ncp counter.txt seen.txt\n"
                                "ls -A \"$TMPDIR\" | wc -l > tmp_entries.txt\n"
-                               "echo \"$PWD $TMPDIR $TRITON_CACHE_DIR $CUTE_DSL_CACHE_DIR\" > where.txt\n")
+                               "echo \"$PWD $TMPDIR $TRITON_CACHE_DIR $CUTE_DSL_CACHE_DIR\" > where.txt\n"
+                               "ls > listing.txt\n")
         code, report, stderr = self.repro_json(["-n", "4", "--workdir-copy", str(source), "--artifact", "*.txt"],
                                                ["sh", "step.sh"])
         self.assertEqual(code, 0, stderr)
@@ -122,6 +124,9 @@ class ReproCommand(harness.unittest.TestCase):
         self.assertTrue(triton.endswith("/run-00000/cache/TRITON_CACHE_DIR"), triton)
         self.assertTrue(cute.endswith("/run-00000/cache/CUTE_DSL_CACHE_DIR"), cute)
         self.assertEqual((source / "counter.txt").read_text(), "start\n", "the directory copied is left alone")
+        self.assertEqual((kept / "listing.txt").read_text().split(), ["counter.txt", "listing.txt", "seen.txt", "step.sh", "tmp_entries.txt",
+                                                                  "where.txt"],
+                         "repro's own earlier reports are not copied into the runs")
         self.assertTrue(script.is_file())
 
     def test_a_shared_compile_cache_is_replaced_by_a_private_one_and_named(self):
