@@ -196,7 +196,9 @@ def summarize(version, report, samples):
     runs = report["runs"]
     failed = sum(1 for r in runs if r["failed"])
     variants = report["variants"]
-    per_run = sum(r["seconds"] for r in runs) / max(len(runs), 1)
+    seconds = sorted(r["seconds"] for r in runs) or [0.0]
+    per_run = sum(seconds) / len(seconds)
+    median = seconds[len(seconds) // 2]
     line = (f"{version:<7} {report['label']:<17} runs {len(runs)} ({failed} failed)"
             + (f" x {samples} samples" if samples else "") + f": {len(variants)} variant{'s' if len(variants) != 1 else ''}")
     if len(variants) > 1:
@@ -220,7 +222,8 @@ def summarize(version, report, samples):
                     line += f"\n{'':<28}{short(artifact['path'])} ({component['key']}) differs{detail}"
     elif report.get("ruled_out"):
         line += f"\n{'':<26}{report['ruled_out']}"
-    timing = f"{per_run:.1f} s per run" + (f", {per_run / samples:.2f} s per sample" if samples else "")
+    timing = (f"{median:.1f} s per run (median; mean {per_run:.1f}, {seconds[0]:.1f} to {seconds[-1]:.1f})"
+              + (f", {median / samples:.2f} s per sample" if samples else ""))
     line += f"\n{'':<26}{timing}; wall {report['wall_seconds'] / 60:.1f} min at -j {report['jobs']}; exit {report['exit_code']}"
     line += f"; PTX from {nvvm_release(report)}"
     return line
