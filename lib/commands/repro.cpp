@@ -19,6 +19,7 @@
 #include "repro/run_count.hpp"
 #include "util/file_io.hpp"
 #include "util/installed_libraries.hpp"
+#include "util/json.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
@@ -696,9 +697,9 @@ int repro(const ReproOptions& options, const ReproMode& mode, const Environment&
                            exit_code_of(runs, variants),
                            out.string()};
   const nlohmann::json document = repro_report_json(report);
-  std::ofstream(out / "report.json") << document.dump(2) << "\n";
+  std::ofstream(out / "report.json") << dump_json(document) << "\n";
   if (options.json) {
-    fmt::print("{}\n", document.dump(2));
+    print_json(document);
   } else {
     fmt::print("{}", format_repro_report(report));
   }
