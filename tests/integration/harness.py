@@ -86,10 +86,16 @@ def write(path, text):
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
+def is_zstd_skippable_frame(data):
+    """zstd's skippable frames (magic 0x184D2A50 to 0x184D2A5F, little-endian): records start with one."""
+    return len(data) >= 8 and data[1:4] == b"\x2a\x4d\x18" and 0x50 <= data[0] <= 0x5F
+
+
 def read_record_text(path):
-    """A record's text: nvfresh stores records as one zstd frame (the zstd tool, from Debian, reads it)."""
+    """A record's text: nvfresh stores records as zstd frames, a skippable head frame then the text (the
+    zstd tool, from Debian, reads them and skips the head)."""
     data = Path(path).read_bytes()
-    if data.startswith(ZSTD_MAGIC):
+    if data.startswith(ZSTD_MAGIC) or is_zstd_skippable_frame(data):
         data = subprocess.run(["zstd", "-dcq"], input=data, stdout=subprocess.PIPE, check=True).stdout
     return data.decode()
 
