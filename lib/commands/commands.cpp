@@ -20,7 +20,8 @@ const std::vector<Command>& commands()
      "link launcher: run a link unchanged and record what it read (set by nvfresh.cmake)",
      run_link_record},
     {"repro",
-     "compile one TU N times under perturbation and report the distinct outputs (-- nvcc ...)",
+     "run a compile N times under perturbation and report the distinct outputs (-- nvcc ..., or "
+     "--artifact GLOB -- <command>)",
      run_repro},
     {"sync", "make the build tool rebuild exactly the stale objects (run before or inside a build)",
      run_sync},

@@ -1,20 +1,30 @@
-// `nvfresh repro [-n N] [-j J] [--out DIR] [--seed S] [--json] -- nvcc <args...>`: compiles one TU N
-// times under perturbation (see repro.hpp), J at a time, each run in a private directory, groups the
-// outputs by normalized component digests and keeps one artifact per variant and one diff per variant
-// against the first. Exit status: 0 all identical, 1 more than one variant, 2 a run failed or usage.
+// `nvfresh repro`: runs a compile N times under perturbation (see repro/repro.hpp), J at a time, each
+// run in private directories and with private compile caches, groups what the runs produced into
+// variants by normalized digests, and keeps one copy and one diff per variant. Two modes:
+//   nvfresh repro [options] -- nvcc <args...>                    one single-source nvcc compile; its
+//                                                               output is redirected into the run
+//   nvfresh repro [options] --artifact GLOB... [--workdir-copy DIR] -- <any command...>
+//                                                               the whole command, in its own working
+//                                                               directory; the globs say what it made
+// Exit status: 0 all identical, 1 more than one variant, 2 a run failed (or a usage error).
 #include "repro/repro.hpp"
 #include "commands/commands.hpp"
 #include "digest/compare.hpp"
 #include "digest/comparison_report.hpp"
 #include "digest/object_digest.hpp"
+#include "repro/artifacts.hpp"
+#include "repro/compile_caches.hpp"
+#include "repro/repro_report.hpp"
+#include "repro/repro_run.hpp"
+#include "repro/run_count.hpp"
 #include "util/file_io.hpp"
 #include "util/installed_libraries.hpp"
+#include "util/json.hpp"
 #include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -25,7 +35,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
-#include <sstream>
+#include <set>
 #include <thread>
 
 #include <stdlib.h>
@@ -37,42 +47,64 @@ namespace nvfresh {
 namespace {
 
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
 
 constexpr int k_exit_identical = 0;
 constexpr int k_exit_variants = 1;
 constexpr int k_exit_failed = 2;
 constexpr std::size_t k_max_stderr_shown = 16 * 1024;
+constexpr std::size_t k_files_named_in_errors = 12;
 constexpr std::uint32_t k_addr_no_randomize = 0x0040000;
+constexpr std::string_view k_default_out_prefix = "nvfresh-repro-";
+
+constexpr std::string_view k_description =
+  R"(Runs a compile N times under perturbation and reports the distinct outputs (variants) by normalized digests.
+
+  nvfresh repro [options] -- nvcc <args...>
+      one single-source nvcc compile; each run writes its output into its own directory
+  nvfresh repro [options] --artifact GLOB [--artifact GLOB...] [--workdir-copy DIR] -- <any command...>
+      any compile pipeline (a CuTe DSL or Triton script, a CMake build, ...): the whole command runs
+      once per run in its own working directory (empty, or a copy of DIR), and every file the globs
+      match there is digested: objects, fatbins, cubins and PTX by their normalized components,
+      anything else by its bytes. Globs are relative to that directory ('*' stays within one
+      directory, '**' spans any number). A run that leaves nvfresh-sample-<n>/ directories (the
+      in-process helper python/nvfresh/repro.py writes them) is taken as that many samples, each
+      matched on its own.
+
+Every run gets a private TMPDIR (and working directory) and an empty directory for each compile cache
+(CUTE_DSL_CACHE_DIR, TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, TORCH_EXTENSIONS_DIR, CUDA_CACHE_PATH,
+CUPY_CACHE_DIR, NUMBA_CACHE_DIR, JAX_COMPILATION_CACHE_DIR, WARP_CACHE_PATH, FLASHINFER_WORKSPACE_BASE,
+CCACHE_DIR, SCCACHE_DIR): a shared cache would hand later runs the first run's result. Run 0 is the
+control with ASLR off; the others run with ASLR on, glibc heap tunables, a heap-noise library that
+allocates at random before main, and a padded environment.
+
+The number of runs comes from what you want to be sure of: --detect RATE --confidence C runs enough
+to see a variant that RATE of runs produce with probability C, n = ceil(ln(1 - C) / ln(1 - RATE))
+perturbed runs plus the control (59 + 1 for the defaults, 5% and 95%); -n sets it directly. The report
+says what the runs rule out.
+
+Exit status: 0 all identical, 1 several variants, 2 a run failed.)";
 
 struct ReproOptions {
-  std::size_t runs = 8;
+  std::optional<std::size_t> runs;
+  double detect = k_default_detect_rate;
+  double confidence = k_default_confidence;
   std::size_t jobs = 2;
   std::string out_dir;
   std::uint64_t seed = 0;
   bool json = false;
+  std::vector<std::string> artifacts;
+  std::string workdir_copy;
   std::vector<std::string> command;
+
+  bool nvcc_mode() const { return artifacts.empty(); }
+  std::size_t run_count() const { return runs.value_or(runs_to_detect(detect, confidence) + 1); }
 };
 
 // How the control run turns ASLR off: a command prefix ("setarch <machine> -R"), or why it cannot.
 struct AslrControl {
   std::vector<std::string> prefix;
   std::string note;
-};
-
-struct RunRecord {
-  std::size_t index = 0;
-  Perturbation perturbation;
-  std::vector<std::string> argv;
-  Environment env;
-  std::string output;
-  std::string tmp_dir;  // the run's private TMPDIR
-  std::string stderr_path;
-  ProcessResult result;
-  std::string error;  // why the run failed to start or its output could not be digested
-  std::optional<ObjectDigests> digests;
-  std::optional<std::size_t> variant;
-
-  bool failed() const { return !error.empty() || !result.succeeded(); }
 };
 
 std::string timestamp()
@@ -85,38 +117,81 @@ std::string timestamp()
   return text;
 }
 
+void add_cli_options(CLI::App& app, ReproOptions& options)
+{
+  auto* runs =
+    app
+      .add_option("-n,--runs", options.runs,
+                  "number of runs, the control included (default: from --detect and --confidence)")
+      ->check(CLI::Range(1, 100000));
+  app
+    .add_option("--detect", options.detect, "the smallest variant frequency to see (default 0.05)")
+    ->excludes(runs);
+  app.add_option("--confidence", options.confidence, "the probability of seeing it (default 0.95)");
+  app.add_option("-j,--jobs", options.jobs, "runs at a time (default 2)")
+    ->check(CLI::Range(1, 256));
+  app.add_option("--artifact", options.artifacts,
+                 "a glob of files the command makes, relative to its working directory "
+                 "(repeatable); turns on the command mode");
+  app.add_option("--workdir-copy", options.workdir_copy,
+                 "run each command in a copy of DIR (default: an empty directory)");
+  app.add_option("--out", options.out_dir,
+                 "where to keep artifacts and diffs (default ./nvfresh-repro-<time>)");
+  app.add_option(
+    "--seed", options.seed,
+    "seed of the perturbation values (printed; it replays the values, not the memory layout)");
+  app.add_flag("--json", options.json, "machine-readable report on stdout");
+}
+
+std::optional<std::string> check_options(const ReproOptions& options)
+{
+  if (options.command.empty()) {
+    return std::string(options.nvcc_mode()
+                         ? "give the compile after \"--\", e.g. nvfresh repro -- nvcc -c k.cu"
+                         : "give the command after \"--\", e.g. nvfresh repro --artifact '*.ptx' "
+                           "-- python compile.py");
+  }
+  if (std::string problem = check_detection_goal(options.detect, options.confidence);
+      !problem.empty()) {
+    return problem;
+  }
+  for (const auto& pattern : options.artifacts) {
+    if (std::string problem = check_artifact_pattern(pattern); !problem.empty()) {
+      return problem;
+    }
+  }
+  if (!options.workdir_copy.empty() && options.nvcc_mode()) {
+    return std::string("--workdir-copy goes with --artifact (the command mode); an nvcc compile "
+                       "runs where repro runs");
+  }
+  if (!options.workdir_copy.empty() && !fs::is_directory(options.workdir_copy)) {
+    return fmt::format("--workdir-copy {}: not a directory", options.workdir_copy);
+  }
+  return std::nullopt;
+}
+
 std::optional<int> parse_options(const std::vector<std::string>& args, ReproOptions& options)
 {
   auto separator = std::find(args.begin(), args.end(), "--");
   options.command.assign(separator == args.end() ? separator : separator + 1, args.end());
   options.seed = std::random_device{}();
-  CLI::App app(
-    "Compile one TU N times under perturbation (ASLR, heap layout, environment size, private "
-    "temp dirs) and report the distinct outputs by normalized digests. Exit status: 0 all "
-    "identical, 1 several variants, 2 a run failed.",
-    "nvfresh repro [options] -- nvcc <args...>");
-  app.add_option("-n,--runs", options.runs, "number of compiles (default 8)")
-    ->check(CLI::Range(1, 10000));
-  app.add_option("-j,--jobs", options.jobs, "compiles at a time (default 2)")
-    ->check(CLI::Range(1, 256));
-  app.add_option("--out", options.out_dir,
-                 "where to keep artifacts and diffs (default ./nvfresh-repro-<time>)");
-  app.add_option("--seed", options.seed,
-                 "seed of the perturbation values (printed; to replay a run)");
-  app.add_flag("--json", options.json, "machine-readable report on stdout");
+  CLI::App app(std::string(k_description), "nvfresh repro");
+  add_cli_options(app, options);
   try {
     app.parse(std::vector<std::string>(std::make_reverse_iterator(separator), args.rend()));
   } catch (const CLI::ParseError& error) {
     const int status = app.exit(error);
     return status == 0 ? k_exit_identical : k_exit_failed;
   }
-  if (options.command.empty()) {
-    fmt::print(
-      stderr, "nvfresh repro: give the compile after \"--\", e.g. nvfresh repro -- nvcc -c k.cu\n");
+  if (auto problem = check_options(options)) {
+    fmt::print(stderr, "nvfresh repro: {}\n", *problem);
     return k_exit_failed;
   }
   if (options.out_dir.empty()) {
-    options.out_dir = "nvfresh-repro-" + timestamp();
+    options.out_dir = std::string(k_default_out_prefix) + timestamp();
+  }
+  if (!options.workdir_copy.empty()) {
+    options.workdir_copy = fs::absolute(options.workdir_copy).lexically_normal().string();
   }
   return std::nullopt;
 }
@@ -154,42 +229,174 @@ std::string system_aslr_note()
   return {};
 }
 
-std::vector<RunRecord> plan_runs(const ReproOptions& options, const ReproTarget& target,
-                                 const AslrControl& aslr, const std::string& heap_noise_library,
-                                 const Environment& env, const fs::path& scratch)
+// What differs between the modes: how a run's command is made, and what it produced.
+struct ReproMode {
+  std::optional<ReproTarget> nvcc;
+  std::vector<std::string> patterns;
+  std::string workdir_copy;
+};
+
+// The run's private directories, its environment (perturbation, TMPDIR, compile caches) and argv.
+RunRecord plan_run(std::size_t index, const Perturbation& planned, const ReproMode& mode,
+                   const AslrControl& aslr, const std::string& heap_noise_library,
+                   const Environment& env, const std::vector<std::string>& command,
+                   const fs::path& scratch)
 {
-  std::vector<RunRecord> runs;
-  auto plan = plan_perturbations(options.runs, options.seed);
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    RunRecord run;
-    run.index = i;
-    run.perturbation = plan[i];
-    run.perturbation.aslr_off = plan[i].aslr_off && !aslr.prefix.empty();
-    const fs::path dir = scratch / fmt::format("run-{:05}", i);
-    fs::create_directories(dir / "tmp");
-    fs::create_directories(dir / "out");
-    run.output = (dir / "out" / target.output_name).string();
-    run.stderr_path = (dir / "stderr").string();
-    run.argv = run_command(target, run.output, (dir / "out" / "depfile.d").string());
-    if (run.perturbation.aslr_off) {
-      run.argv.insert(run.argv.begin(), aslr.prefix.begin(), aslr.prefix.end());
-    }
-    run.tmp_dir = (dir / "tmp").string();
-    if (heap_noise_library.empty()) {
-      run.perturbation.heap_noise_seed = 0;
-    }
-    run.env = run.perturbation.apply(env, run.tmp_dir, heap_noise_library);
-    runs.push_back(std::move(run));
+  RunRecord run;
+  run.index = index;
+  run.perturbation = planned;
+  run.perturbation.aslr_off = planned.aslr_off && !aslr.prefix.empty();
+  if (heap_noise_library.empty()) {
+    run.perturbation.heap_noise_seed = 0;
   }
-  return runs;
+  const fs::path dir = scratch / fmt::format("run-{:05}", index);
+  run.run_dir = dir.string();
+  run.tmp_dir = (dir / "tmp").string();
+  fs::create_directories(run.tmp_dir);
+  run.stdout_path = (dir / "stdout").string();
+  run.stderr_path = (dir / "stderr").string();
+  if (mode.nvcc) {
+    fs::create_directories(dir / "out");
+    run.output = (dir / "out" / mode.nvcc->output_name).string();
+    run.argv = run_command(*mode.nvcc, run.output, (dir / "out" / "depfile.d").string());
+  } else {
+    run.working_dir = (dir / "work").string();
+    run.argv = command;
+  }
+  if (run.perturbation.aslr_off) {
+    run.argv.insert(run.argv.begin(), aslr.prefix.begin(), aslr.prefix.end());
+  }
+  run.env = run.perturbation.apply(env, run.tmp_dir, heap_noise_library);
+  for (const auto& [variable, directory] : private_cache_directories((dir / "cache").string())) {
+    fs::create_directories(directory);
+    run.env[variable] = directory;
+  }
+  return run;
 }
 
-// "3/8 done, 2 running, 1 failed" on one rewritten terminal line; silent when stderr is no terminal.
+// The run's own directory names, written into what it made, read as the same placeholder in every run.
+Rewrites run_rewrites(const RunRecord& run)
+{
+  Rewrites rewrites{{run.run_dir, canonical_tmp_dir(run.run_dir)}};
+  return rewrites;
+}
+
+std::string files_in(const std::string& root)
+{
+  const auto everything = find_artifacts(root, {"**/*"}).files;
+  std::vector<std::string> shown(
+    everything.begin(), everything.begin() + std::min(everything.size(), k_files_named_in_errors));
+  if (everything.size() > shown.size()) {
+    shown.push_back(fmt::format("... {} more", everything.size() - shown.size()));
+  }
+  return shown.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(shown, ", "));
+}
+
+// One observation: the artifacts the patterns match under `root`.
+Observation observe(const std::string& root, std::optional<std::size_t> sample,
+                    const ReproMode& mode, Rewrites rewrites)
+{
+  const FoundArtifacts found = find_artifacts(root, mode.patterns);
+  if (!found.unmatched.empty()) {
+    throw std::runtime_error(fmt::format(
+      "--artifact {} matched no file in {} (it holds: {})", fmt::join(found.unmatched, " "),
+      sample ? sample_directory_name(*sample) : std::string("the working directory"),
+      files_in(root)));
+  }
+  if (sample) {
+    const std::string name = sample_directory_name(*sample);
+    rewrites.emplace_back(name, std::string(k_sample_directory_prefix) +
+                                  std::string(name.size() - k_sample_directory_prefix.size(), 'X'));
+  }
+  Observation observation;
+  observation.sample = sample;
+  for (const auto& relative : found.files) {
+    observation.artifacts.push_back(digest_run_artifact(root, relative, rewrites));
+  }
+  observation.components = artifact_component_list(observation.artifacts);
+  return observation;
+}
+
+void collect_command_outputs(RunRecord& run, const ReproMode& mode)
+{
+  const auto samples = sample_directories(run.working_dir);
+  if (samples.empty()) {
+    run.observations.push_back(observe(run.working_dir, std::nullopt, mode, run_rewrites(run)));
+    return;
+  }
+  for (const auto& sample : samples) {
+    run.observations.push_back(observe(sample.path, sample.index, mode, run_rewrites(run)));
+  }
+}
+
+void collect_nvcc_output(RunRecord& run, const ReproMode& mode)
+{
+  ArtifactDigest artifact = digest_run_artifact(fs::path(run.output).parent_path().string(),
+                                                mode.nvcc->output_name, run_rewrites(run));
+  if (!artifact.digests) {
+    throw DigestError(fmt::format("{}: not an object, fatbin, cubin or PTX", run.output));
+  }
+  Observation observation;
+  observation.components = component_digest_list(*artifact.digests);
+  observation.artifacts.push_back(std::move(artifact));
+  run.observations.push_back(std::move(observation));
+}
+
+// The run's working directory: empty, or a copy of --workdir-copy DIR without repro's own reports
+// (nvfresh-repro-<time>, the default --out, when DIR is where repro runs).
+void prepare_working_dir(const RunRecord& run, const ReproMode& mode)
+{
+  fs::create_directories(run.working_dir);
+  if (mode.workdir_copy.empty()) {
+    return;
+  }
+  for (const auto& entry : fs::directory_iterator(mode.workdir_copy)) {
+    if (entry.path().filename().string().starts_with(k_default_out_prefix)) {
+      continue;
+    }
+    fs::copy(entry.path(), fs::path(run.working_dir) / entry.path().filename(),
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+}
+
+void execute_run(RunRecord& run, const ReproMode& mode)
+{
+  const auto start = Clock::now();
+  try {
+    if (!mode.nvcc) {
+      prepare_working_dir(run, mode);
+    }
+    run.result =
+      run_redirected(run.argv, run.env, run.stdout_path, run.stderr_path, run.working_dir);
+  } catch (const std::exception& error) {
+    run.error = error.what();
+  }
+  run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (run.failed()) {
+    return;
+  }
+  try {
+    if (mode.nvcc) {
+      collect_nvcc_output(run, mode);
+    } else {
+      collect_command_outputs(run, mode);
+    }
+  } catch (const DigestError& error) {
+    run.error = fmt::format("output cannot be digested: {}", error.what());
+  } catch (const std::exception& error) {
+    run.error = error.what();
+  }
+}
+
+// "12/60 done, 2 running, 0 failed, 2 variants so far, 1 min 10 s, about 5 min left" on one
+// rewritten terminal line; silent when stderr is no terminal.
 class Progress {
 public:
-  explicit Progress(std::size_t total) : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0) {}
-  void started() { update(1, 0, 0); }
-  void finished(bool failed) { update(-1, 1, failed ? 1 : 0); }
+  explicit Progress(std::size_t total)
+    : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0), m_start(Clock::now())
+  {}
+  void started() { update(1, nullptr); }
+  void finished(const RunRecord& run) { update(-1, &run); }
   void clear()
   {
     if (m_enabled) {
@@ -198,59 +405,56 @@ public:
   }
 
 private:
-  void update(int running, std::size_t done, std::size_t failed)
+  void update(int running, const RunRecord* run)
   {
     std::lock_guard lock(m_mutex);
     m_running += running;
-    m_done += done;
-    m_failed += failed;
+    if (run != nullptr) {
+      ++m_done;
+      m_failed += run->failed() ? 1 : 0;
+      for (const auto& observation : run->observations) {
+        m_seen.insert(observation.components);
+      }
+    }
     if (m_enabled) {
-      fmt::print(stderr, "\r\033[Knvfresh repro: {}/{} done, {} running, {} failed", m_done,
-                 m_total, m_running, m_failed);
+      fmt::print(stderr,
+                 "\r\033[Knvfresh repro: {}/{} done, {} running, {} failed, {} variant{} so far{}",
+                 m_done, m_total, m_running, m_failed, m_seen.size(), m_seen.size() == 1 ? "" : "s",
+                 time_left());
       std::fflush(stderr);
     }
+  }
+
+  std::string time_left() const
+  {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
+    if (m_done == 0) {
+      return fmt::format(", {:.0f} s", elapsed);
+    }
+    const double left =
+      elapsed / static_cast<double>(m_done) * static_cast<double>(m_total - m_done);
+    return fmt::format(", {:.0f} s, about {:.0f} s left", elapsed, left);
   }
 
   std::mutex m_mutex;
   std::size_t m_total;
   bool m_enabled;
+  Clock::time_point m_start;
   int m_running = 0;
   std::size_t m_done = 0;
   std::size_t m_failed = 0;
+  std::set<ComponentDigestList> m_seen;
 };
 
-void execute_run(RunRecord& run)
-{
-  try {
-    run.result = run_redirected(run.argv, run.env, run.stderr_path + ".stdout", run.stderr_path);
-  } catch (const std::exception& error) {
-    run.error = error.what();
-    return;
-  }
-  if (!run.result.succeeded()) {
-    return;
-  }
-  try {
-    auto bytes = try_read_file(run.output);
-    if (!bytes) {
-      throw DigestError(fmt::format("{}: cannot be read", run.output));
-    }
-    replace_same_length(*bytes, run.tmp_dir, canonical_tmp_dir(run.tmp_dir));
-    run.digests = digest_bytes(*bytes, run.output);
-  } catch (const DigestError& error) {
-    run.error = fmt::format("output cannot be digested: {}", error.what());
-  }
-}
-
-void execute_runs(std::vector<RunRecord>& runs, std::size_t jobs)
+void execute_runs(std::vector<RunRecord>& runs, const ReproMode& mode, std::size_t jobs)
 {
   Progress progress(runs.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < runs.size(); i = next++) {
       progress.started();
-      execute_run(runs[i]);
-      progress.finished(runs[i].failed());
+      execute_run(runs[i], mode);
+      progress.finished(runs[i]);
     }
   };
   std::vector<std::thread> threads;
@@ -263,75 +467,124 @@ void execute_runs(std::vector<RunRecord>& runs, std::size_t jobs)
   progress.clear();
 }
 
-std::vector<Variant> assign_variants(std::vector<RunRecord>& runs)
+// Groups every observation of every successful run; returns the variants (over observation numbers)
+// and where each observation is.
+std::pair<std::vector<Variant>, std::vector<ObservationRef>> assign_variants(
+  std::vector<RunRecord>& runs)
 {
   std::vector<RunDigests> digests;
-  for (const auto& run : runs) {
-    if (!run.failed()) {
-      digests.push_back(RunDigests{run.index, component_digest_list(*run.digests)});
+  std::vector<ObservationRef> refs;
+  std::vector<Observation*> observations;
+  for (auto& run : runs) {
+    for (auto& observation : run.observations) {
+      if (!run.failed()) {
+        digests.push_back(RunDigests{refs.size(), observation.components});
+        refs.push_back({run.index, observation.sample});
+        observations.push_back(&observation);
+      }
     }
   }
   std::vector<Variant> variants = group_variants(digests);
   for (std::size_t v = 0; v < variants.size(); ++v) {
-    for (std::size_t index : variants[v].runs) {
-      runs[index].variant = v;
+    for (std::size_t number : variants[v].runs) {
+      observations[number]->variant = v;
     }
   }
-  return variants;
+  return {std::move(variants), std::move(refs)};
 }
 
-// What is kept in --out for one variant.
-struct KeptVariant {
-  std::string artifact;
-  std::string diff;  // empty for the first variant
-  std::optional<Comparison> versus_first;
-};
+const Observation& observation_at(const std::vector<RunRecord>& runs, const ObservationRef& ref)
+{
+  const auto& observations = runs[ref.run].observations;
+  return *std::find_if(observations.begin(), observations.end(),
+                       [&](const Observation& o) { return o.sample == ref.sample; });
+}
 
+// Compares one kept artifact with variant 1's artifact of the same path.
+void compare_with_first(KeptArtifact& kept, const ArtifactDigest& artifact,
+                        const ArtifactDigest& first, const std::string& first_kept)
+{
+  if (artifact.digests && first.digests) {
+    kept.versus_first = compare_digests(*first.digests, *artifact.digests, 0);
+    kept.verdict = kept.versus_first->same() ? Verdict::same : Verdict::different;
+    return;
+  }
+  const bool same = !artifact.digests && !first.digests && artifact.content == first.content;
+  kept.verdict = same ? Verdict::same : Verdict::different;
+  if (!same) {
+    kept.file_diff = file_diff(first_kept, kept.kept, 0);
+  }
+}
+
+std::string variant_diff_text(const KeptVariant& first, const KeptVariant& kept, std::size_t v)
+{
+  std::string text;
+  for (const auto& artifact : kept.artifacts) {
+    if (artifact.verdict == Verdict::same) {
+      continue;
+    }
+    const auto match = std::find_if(first.artifacts.begin(), first.artifacts.end(),
+                                    [&](const KeptArtifact& a) { return a.path == artifact.path; });
+    text += fmt::format("=== {}: {}\n", artifact.path,
+                        artifact.verdict == Verdict::only_in_b
+                          ? "only in variant " + std::to_string(v + 1)
+                          : "differs");
+    if (artifact.versus_first) {
+      text += format_comparison(match->kept, artifact.kept, *artifact.versus_first);
+    }
+    for (const auto& line : artifact.file_diff) {
+      text += line + "\n";
+    }
+  }
+  for (const auto& artifact : first.artifacts) {
+    const bool here = std::any_of(kept.artifacts.begin(), kept.artifacts.end(),
+                                  [&](const KeptArtifact& a) { return a.path == artifact.path; });
+    if (!here) {
+      text += fmt::format("=== {}: only in variant 1\n", artifact.path);
+    }
+  }
+  return text;
+}
+
+// Keeps a copy of each variant's first observation (its artifacts under --out/variant-<k>/) and, for
+// every variant after the first, a diff against variant 1.
 std::vector<KeptVariant> keep_variants(const fs::path& out, const std::vector<Variant>& variants,
-                                       const std::vector<RunRecord>& runs, const std::string& name)
+                                       const std::vector<ObservationRef>& refs,
+                                       const std::vector<RunRecord>& runs)
 {
   std::vector<KeptVariant> kept;
   for (std::size_t v = 0; v < variants.size(); ++v) {
-    const RunRecord& run = runs[variants[v].runs.front()];
+    const Observation& observation = observation_at(runs, refs[variants[v].runs.front()]);
     KeptVariant entry;
-    const fs::path dir = out / fmt::format("variant-{}", v + 1);
-    fs::create_directories(dir);
-    entry.artifact = (dir / name).string();
-    fs::copy_file(run.output, entry.artifact, fs::copy_options::overwrite_existing);
+    entry.directory = (out / fmt::format("variant-{}", v + 1)).string();
+    for (const auto& artifact : observation.artifacts) {
+      KeptArtifact copy;
+      copy.path = artifact.path;
+      copy.kept = (fs::path(entry.directory) / artifact.path).string();
+      fs::create_directories(fs::path(copy.kept).parent_path());
+      fs::copy_file(artifact.source, copy.kept, fs::copy_options::overwrite_existing);
+      if (v > 0) {
+        const Observation& first = observation_at(runs, refs[variants[0].runs.front()]);
+        const auto match =
+          std::find_if(first.artifacts.begin(), first.artifacts.end(),
+                       [&](const ArtifactDigest& a) { return a.path == artifact.path; });
+        if (match == first.artifacts.end()) {
+          copy.verdict = Verdict::only_in_b;
+        } else {
+          compare_with_first(copy, artifact, *match,
+                             (fs::path(kept[0].directory) / artifact.path).string());
+        }
+      }
+      entry.artifacts.push_back(std::move(copy));
+    }
     if (v > 0) {
-      entry.versus_first = compare_digests(*runs[variants[0].runs.front()].digests, *run.digests);
+      entry.differing = differing_components(variants[0], variants[v]);
       entry.diff = (out / fmt::format("variant-{}.diff", v + 1)).string();
-      std::ofstream(entry.diff) << format_comparison(kept[0].artifact, entry.artifact,
-                                                     *entry.versus_first);
+      std::ofstream(entry.diff) << variant_diff_text(kept[0], entry, v);
     }
     kept.push_back(std::move(entry));
   }
   return kept;
-}
-
-std::string run_status(const RunRecord& run)
-{
-  if (!run.error.empty()) {
-    return "FAILED";
-  }
-  if (run.result.term_signal != 0) {
-    return fmt::format("FAILED (signal {})", run.result.term_signal);
-  }
-  if (run.result.exit_code != 0) {
-    return fmt::format("FAILED (exit {})", run.result.exit_code);
-  }
-  return fmt::format("variant {}", *run.variant + 1);
-}
-
-std::vector<std::string> differing_kernels(const Comparison& comparison)
-{
-  std::vector<std::string> names;
-  for (const auto& component : comparison.components) {
-    for (const auto& kernel : component.kernels) {
-      names.push_back(component.key + ": " + kernel.name);
-    }
-  }
-  return names;
 }
 
 void show_failures(const fs::path& out, const std::vector<RunRecord>& runs)
@@ -358,98 +611,6 @@ std::string heap_noise_note(const std::string& library)
            ? "off: libnvfresh_heap_noise.so is not installed next to nvfresh"
            : fmt::format("{} preloaded into the perturbed runs (random allocations before main)",
                          library);
-}
-
-struct Report {
-  const ReproOptions& options;
-  const AslrControl& aslr;
-  std::string heap_noise;
-  std::string system_note;
-  const std::vector<RunRecord>& runs;
-  const std::vector<Variant>& variants;
-  const std::vector<KeptVariant>& kept;
-  int exit_code = 0;
-};
-
-void print_variant(const Report& report, std::size_t v)
-{
-  const auto& variant = report.variants[v];
-  const auto& kept = report.kept[v];
-  fmt::print("  variant {}: {} run{} ({})  kept: {}\n", v + 1, variant.runs.size(),
-             variant.runs.size() == 1 ? "" : "s", fmt::join(variant.runs, " "), kept.artifact);
-  if (!kept.versus_first) {
-    return;
-  }
-  fmt::print("    differs from variant 1 in: {}\n",
-             fmt::join(differing_components(report.variants[0], variant), ", "));
-  const auto kernels = differing_kernels(*kept.versus_first);
-  if (!kernels.empty()) {
-    fmt::print("    kernels: {}\n", fmt::join(kernels, ", "));
-  }
-  fmt::print("    diff: {}\n", kept.diff);
-}
-
-void print_human(const Report& report)
-{
-  fmt::print("nvfresh repro: {} runs of `{}` ({} at a time, seed {})\n", report.runs.size(),
-             fmt::join(report.options.command, " "), report.options.jobs, report.options.seed);
-  fmt::print("ASLR control: {}\n", report.aslr.note);
-  fmt::print("heap noise: {}\n", report.heap_noise);
-  if (!report.system_note.empty()) {
-    fmt::print("{}\n", report.system_note);
-  }
-  fmt::print(
-    "every run: private TMPDIR (its path, written into host debug info, is factored out of the "
-    "digests) and output path\n{:>5}  {:<18} perturbations\n",
-    "run", "result");
-  for (const auto& run : report.runs) {
-    fmt::print("{:>5}  {:<18} {}\n", run.index, run_status(run), run.perturbation.describe());
-  }
-  const auto ok = std::count_if(report.runs.begin(), report.runs.end(),
-                                [](const auto& r) { return !r.failed(); });
-  fmt::print("variants: {} in {} successful run{}\n", report.variants.size(), ok,
-             ok == 1 ? "" : "s");
-  for (std::size_t v = 0; v < report.variants.size(); ++v) {
-    print_variant(report, v);
-  }
-  static constexpr std::string_view k_verdicts[] = {
-    "deterministic: all successful runs are identical", "NOT deterministic: several variants",
-    "runs failed"};
-  fmt::print("result: {} (exit {})\n", k_verdicts[report.exit_code], report.exit_code);
-}
-
-nlohmann::json report_json(const Report& report)
-{
-  nlohmann::json runs = nlohmann::json::array();
-  for (const auto& run : report.runs) {
-    runs.push_back(
-      {{"run", run.index},
-       {"perturbations", run.perturbation.describe()},
-       {"aslr_off", run.perturbation.aslr_off},
-       {"exit_code", run.result.exit_code},
-       {"signal", run.result.term_signal},
-       {"error", run.error},
-       {"failed", run.failed()},
-       {"variant", run.variant ? nlohmann::json(*run.variant + 1) : nlohmann::json(nullptr)}});
-  }
-  nlohmann::json variants = nlohmann::json::array();
-  for (std::size_t v = 0; v < report.variants.size(); ++v) {
-    const auto& kept = report.kept[v];
-    nlohmann::json entry{
-      {"variant", v + 1}, {"runs", report.variants[v].runs}, {"artifact", kept.artifact}};
-    if (kept.versus_first) {
-      entry["diff"] = kept.diff;
-      entry["differing_components"] = differing_components(report.variants[0], report.variants[v]);
-      entry["comparison"] =
-        comparison_json(report.kept[0].artifact, kept.artifact, *kept.versus_first);
-    }
-    variants.push_back(std::move(entry));
-  }
-  return {{"command", report.options.command}, {"seed", report.options.seed},
-          {"jobs", report.options.jobs},       {"aslr_control", report.aslr.note},
-          {"heap_noise", report.heap_noise},   {"system_aslr", report.system_note},
-          {"runs", std::move(runs)},           {"variants", std::move(variants)},
-          {"exit_code", report.exit_code}};
 }
 
 int exit_code_of(const std::vector<RunRecord>& runs, const std::vector<Variant>& variants)
@@ -486,31 +647,80 @@ private:
   fs::path m_path;
 };
 
-int repro(const ReproOptions& options, const ReproTarget& target, const Environment& env)
+std::vector<std::string> warnings_for(const Environment& env)
 {
+  std::vector<std::string> warnings = inherited_cache_warnings(env);
+  if (std::string note = system_aslr_note(); !note.empty()) {
+    warnings.push_back(std::move(note));
+  }
+  return warnings;
+}
+
+int repro(const ReproOptions& options, const ReproMode& mode, const Environment& env)
+{
+  const auto start = Clock::now();
+  const std::vector<std::string> warnings = warnings_for(env);
+  for (const auto& warning : warnings) {
+    fmt::print(stderr, "nvfresh repro: {}\n", warning);
+  }
   ScratchDir scratch;
   const AslrControl aslr = probe_aslr_control(env, scratch.path());
   const std::string noise_library = locate_installed_library("libnvfresh_heap_noise.so");
-  std::vector<RunRecord> runs =
-    plan_runs(options, target, aslr, noise_library, env, scratch.path());
-  execute_runs(runs, options.jobs);
-  const std::vector<Variant> variants = assign_variants(runs);
+  const auto plan = plan_perturbations(options.run_count(), options.seed);
+  std::vector<RunRecord> runs;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    runs.push_back(
+      plan_run(i, plan[i], mode, aslr, noise_library, env, options.command, scratch.path()));
+  }
+  execute_runs(runs, mode, options.jobs);
+  auto [variants, refs] = assign_variants(runs);
   const fs::path out = fs::absolute(options.out_dir);
   fs::create_directories(out);
-  const std::vector<KeptVariant> kept = keep_variants(out, variants, runs, target.output_name);
+  const std::vector<KeptVariant> kept = keep_variants(out, variants, refs, runs);
   show_failures(out, runs);
-  const Report report{options,  aslr, heap_noise_note(noise_library), system_aslr_note(), runs,
-                      variants, kept, exit_code_of(runs, variants)};
-  const nlohmann::json document = report_json(report);
-  std::ofstream(out / "report.json") << document.dump(2) << "\n";
+  const ReproReport report{options.command,
+                           options.nvcc_mode(),
+                           options.artifacts,
+                           options.workdir_copy,
+                           options.seed,
+                           options.jobs,
+                           options.confidence,
+                           options.runs ? std::nullopt : std::optional<double>(options.detect),
+                           aslr.note,
+                           heap_noise_note(noise_library),
+                           warnings,
+                           runs,
+                           variants,
+                           refs,
+                           kept,
+                           std::chrono::duration<double>(Clock::now() - start).count(),
+                           exit_code_of(runs, variants),
+                           out.string()};
+  const nlohmann::json document = repro_report_json(report);
+  std::ofstream(out / "report.json") << dump_json(document) << "\n";
   if (options.json) {
-    fmt::print("{}\n", document.dump(2));
+    print_json(document);
   } else {
-    print_human(report);
-    fmt::print("kept in {}\n", out.string());
+    fmt::print("{}", format_repro_report(report));
   }
   std::fflush(stdout);
   return report.exit_code;
+}
+
+std::variant<ReproMode, std::string> make_mode(const ReproOptions& options, const Environment& env)
+{
+  ReproMode mode;
+  if (!options.nvcc_mode()) {
+    mode.patterns = options.artifacts;
+    mode.workdir_copy = options.workdir_copy;
+    return mode;
+  }
+  auto target = prepare_repro_target(options.command, env, fs::current_path().string());
+  if (auto* problem = std::get_if<std::string>(&target)) {
+    return *problem + " (for any other command, say what it makes with --artifact GLOB)";
+  }
+  mode.nvcc = std::get<ReproTarget>(std::move(target));
+  return mode;
 }
 
 }  // namespace
@@ -522,13 +732,13 @@ int run_repro(const std::vector<std::string>& args)
     return *status;
   }
   const Environment env = current_environment();
-  auto target = prepare_repro_target(options.command, env, fs::current_path().string());
-  if (const auto* problem = std::get_if<std::string>(&target)) {
+  auto mode = make_mode(options, env);
+  if (const auto* problem = std::get_if<std::string>(&mode)) {
     fmt::print(stderr, "nvfresh repro: {}\n", *problem);
     return k_exit_failed;
   }
   try {
-    return repro(options, std::get<ReproTarget>(target), env);
+    return repro(options, std::get<ReproMode>(mode), env);
   } catch (const std::exception& error) {
     fmt::print(stderr, "nvfresh repro: {}\n", error.what());
     return k_exit_failed;

@@ -1,6 +1,8 @@
 #include "digest/compare.hpp"
 
 #include "digest/normalize.hpp"
+#include "digest/ptx.hpp"
+#include "util/line_diff.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +14,7 @@ namespace nvfresh {
 
 namespace {
 
-constexpr std::size_t k_max_diff_lines = 40;
+constexpr std::size_t k_context_lines = 2;
 
 struct VerdictNameRow {
   Verdict verdict;
@@ -21,17 +23,6 @@ struct VerdictNameRow {
 constexpr std::array k_verdict_names{
   VerdictNameRow{Verdict::same, "same"}, VerdictNameRow{Verdict::different, "different"},
   VerdictNameRow{Verdict::only_in_a, "only in A"}, VerdictNameRow{Verdict::only_in_b, "only in B"}};
-
-std::vector<std::string_view> split_lines(std::string_view text)
-{
-  std::vector<std::string_view> lines;
-  for (std::size_t start = 0; start < text.size();) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
 
 bool same_kernel(const KernelInfo& a, const KernelInfo& b)
 {
@@ -48,8 +39,12 @@ std::vector<KernelChange> kernel_changes(const ComponentDigest& a, const Compone
     auto [it, inserted] = changes.try_emplace(
       kernel.name, KernelChange{kernel.name, Verdict::only_in_b, std::nullopt, kernel});
     if (!inserted) {
-      it->second.b = kernel;
-      it->second.verdict = same_kernel(*it->second.a, kernel) ? Verdict::same : Verdict::different;
+      KernelChange& change = it->second;
+      change.b = kernel;
+      change.verdict = same_kernel(*change.a, kernel) ? Verdict::same : Verdict::different;
+      change.only_register_numbers =
+        change.a->code_without_register_numbers.has_value() &&
+        change.a->code_without_register_numbers == kernel.code_without_register_numbers;
     }
   }
   std::vector<KernelChange> result;
@@ -61,7 +56,61 @@ std::vector<KernelChange> kernel_changes(const ComponentDigest& a, const Compone
   return result;
 }
 
-ComponentComparison compare_component(const ComponentDigest* a, const ComponentDigest* b)
+// The function that holds line `index` ("" between functions).
+std::string function_at(const std::vector<PtxFunction>& functions, std::size_t index)
+{
+  for (const auto& function : functions) {
+    if (index >= function.first_line && index <= function.last_line) {
+      return function.name;
+    }
+  }
+  return {};
+}
+
+// One side of a PTX component prepared for the diff: its lines as the file has them, the same with
+// register numbers factored out, their line numbers in the file and its functions.
+struct PtxSide {
+  std::vector<std::string_view> lines;
+  std::vector<std::string> plain;
+  std::vector<std::string_view> plain_views;
+  const std::vector<std::uint32_t>& numbers;
+  std::vector<PtxFunction> functions;
+
+  explicit PtxSide(const ComponentDigest& component)
+    : lines(split_text_lines(component.ptx_text)), numbers(component.ptx_line_numbers)
+  {
+    for (const auto line : lines) {
+      plain.push_back(ptx_without_register_numbers(line));
+    }
+    plain_views.assign(plain.begin(), plain.end());
+    functions = ptx_functions(lines);
+  }
+
+  // The file's number of line `index`; for an empty range, the number of the line before it.
+  std::uint32_t number(std::size_t index, std::size_t count) const
+  {
+    const std::size_t at = count == 0 ? index : index + 1;
+    if (at == 0) {
+      return 0;
+    }
+    return at - 1 < numbers.size() ? numbers[at - 1] : static_cast<std::uint32_t>(at);
+  }
+};
+
+std::string hunk_header(const DiffHunk& hunk, const PtxSide& a, const PtxSide& b)
+{
+  const auto changed = std::find_if(hunk.lines.begin(), hunk.lines.end(), [](const DiffLine& line) {
+    return line.op != DiffOp::context;
+  });
+  const std::string function = changed->op == DiffOp::added ? function_at(b.functions, changed->b)
+                                                            : function_at(a.functions, changed->a);
+  return fmt::format("@@ -{},{} +{},{} @@{}{}", a.number(hunk.a_begin, hunk.a_count), hunk.a_count,
+                     b.number(hunk.b_begin, hunk.b_count), hunk.b_count,
+                     function.empty() ? "" : " ", function);
+}
+
+ComponentComparison compare_component(const ComponentDigest* a, const ComponentDigest* b,
+                                      std::size_t max_diff_lines)
 {
   ComponentComparison result;
   result.key = a != nullptr ? a->key : b->key;
@@ -79,10 +128,11 @@ ComponentComparison compare_component(const ComponentDigest* a, const ComponentD
   }
   result.kernels = kernel_changes(*a, *b);
   if (a->kind == ComponentKind::ptx) {
-    const std::string plain_a = ptx_without_register_numbers(a->ptx_text);
-    const std::string plain_b = ptx_without_register_numbers(b->ptx_text);
-    result.ptx_differs_only_in_register_numbers = plain_a == plain_b;
-    result.ptx_diff = diff_lines(plain_a, plain_b, k_max_diff_lines);
+    PtxDiff diff = diff_ptx(*a, *b, max_diff_lines);
+    result.ptx_differs_only_in_register_numbers = diff.changed_lines == 0;
+    result.ptx_diff = std::move(diff.lines);
+    result.ptx_changed_lines = diff.changed_lines;
+    result.ptx_hunks = diff.hunks;
   }
   return result;
 }
@@ -105,46 +155,52 @@ bool Comparison::same() const
                      [](const ComponentComparison& c) { return c.verdict == Verdict::same; });
 }
 
-Comparison compare_digests(const ObjectDigests& a, const ObjectDigests& b)
+Comparison compare_digests(const ObjectDigests& a, const ObjectDigests& b,
+                           std::size_t max_diff_lines)
 {
   Comparison comparison;
   for (const auto& component : a.components) {
-    comparison.components.push_back(compare_component(&component, b.find(component.key)));
+    comparison.components.push_back(
+      compare_component(&component, b.find(component.key), max_diff_lines));
   }
   for (const auto& component : b.components) {
     if (a.find(component.key) == nullptr) {
-      comparison.components.push_back(compare_component(nullptr, &component));
+      comparison.components.push_back(compare_component(nullptr, &component, max_diff_lines));
     }
   }
   return comparison;
 }
 
-std::vector<std::string> diff_lines(std::string_view a, std::string_view b, std::size_t max_lines)
+PtxDiff diff_ptx(const ComponentDigest& a, const ComponentDigest& b, std::size_t max_lines)
 {
-  const auto lines_a = split_lines(a);
-  const auto lines_b = split_lines(b);
-  std::size_t prefix = 0;
-  while (prefix < lines_a.size() && prefix < lines_b.size() && lines_a[prefix] == lines_b[prefix]) {
-    ++prefix;
+  const PtxSide side_a(a);
+  const PtxSide side_b(b);
+  const std::vector<DiffChange> changes = diff_lines(side_a.plain_views, side_b.plain_views);
+  const std::vector<DiffHunk> hunks =
+    diff_hunks(changes, side_a.lines.size(), side_b.lines.size(), k_context_lines);
+  PtxDiff diff;
+  diff.changed_lines = changed_line_count(changes);
+  diff.hunks = hunks.size();
+  std::size_t hidden = 0;
+  const auto add = [&](std::string line) {
+    if (max_lines != 0 && diff.lines.size() >= max_lines) {
+      ++hidden;
+    } else {
+      diff.lines.push_back(std::move(line));
+    }
+  };
+  for (const auto& hunk : hunks) {
+    add(hunk_header(hunk, side_a, side_b));
+    for (const auto& line : hunk.lines) {
+      const std::string_view text =
+        line.op == DiffOp::added ? side_b.lines[line.b] : side_a.lines[line.a];
+      add(fmt::format("{}{}", static_cast<char>(line.op), text));
+    }
   }
-  std::size_t suffix = 0;
-  while (suffix + prefix < lines_a.size() && suffix + prefix < lines_b.size() &&
-         lines_a[lines_a.size() - 1 - suffix] == lines_b[lines_b.size() - 1 - suffix]) {
-    ++suffix;
+  if (hidden > 0) {
+    diff.lines.push_back(fmt::format("... {} more lines", hidden));
   }
-  std::vector<std::string> result;
-  for (std::size_t i = prefix; i + suffix < lines_a.size(); ++i) {
-    result.push_back(fmt::format("-{}", lines_a[i]));
-  }
-  for (std::size_t i = prefix; i + suffix < lines_b.size(); ++i) {
-    result.push_back(fmt::format("+{}", lines_b[i]));
-  }
-  if (result.size() > max_lines) {
-    const std::size_t hidden = result.size() - max_lines;
-    result.resize(max_lines);
-    result.push_back(fmt::format("... {} more lines", hidden));
-  }
-  return result;
+  return diff;
 }
 
 }  // namespace nvfresh

@@ -17,10 +17,19 @@ std::string optional_hex(const std::optional<Digest>& digest)
   return digest ? digest->short_hex() : std::string("-");
 }
 
+// A cubin kernel's register count, or a PTX function's virtual-register declarations.
+std::string registers_of(const KernelInfo& kernel)
+{
+  if (kernel.register_count) {
+    return std::to_string(*kernel.register_count);
+  }
+  return kernel.register_declarations.empty() ? std::string("?") : kernel.register_declarations;
+}
+
 std::string kernel_summary(const KernelInfo& kernel)
 {
-  return fmt::format("{} instructions, {} registers", kernel.instruction_count,
-                     kernel.register_count ? std::to_string(*kernel.register_count) : "?");
+  return fmt::format("{} instructions, registers {}", kernel.instruction_count,
+                     registers_of(kernel));
 }
 
 std::string kernel_line(const KernelChange& change)
@@ -30,14 +39,12 @@ std::string kernel_line(const KernelChange& change)
     return fmt::format("    kernel {}: {} ({})", change.name, to_string(change.verdict),
                        kernel_summary(kernel));
   }
-  const auto registers = [](const KernelInfo& k) {
-    return k.register_count ? std::to_string(*k.register_count) : std::string("?");
-  };
   const bool same_size = change.a->instruction_count == change.b->instruction_count;
-  return fmt::format("    kernel {}: instructions {} -> {}{}, registers {} -> {}", change.name,
+  return fmt::format("    kernel {}: instructions {} -> {}{}, registers {} -> {}{}", change.name,
                      change.a->instruction_count, change.b->instruction_count,
-                     same_size ? " (same count, different code)" : "", registers(*change.a),
-                     registers(*change.b));
+                     same_size ? " (same count, different code)" : "", registers_of(*change.a),
+                     registers_of(*change.b),
+                     change.only_register_numbers ? " (only register numbers differ)" : "");
 }
 
 void format_component(std::string& out, const ComponentComparison& component)
@@ -53,6 +60,12 @@ void format_component(std::string& out, const ComponentComparison& component)
   }
   if (component.ptx_differs_only_in_register_numbers) {
     fmt::format_to(to, "    PTX differs only in virtual register numbering\n");
+  } else if (!component.ptx_diff.empty()) {
+    fmt::format_to(to,
+                   "    diff with register numbers factored out: {} changed line{} in {} hunk{} "
+                   "(line numbers as in the files)\n",
+                   component.ptx_changed_lines, component.ptx_changed_lines == 1 ? "" : "s",
+                   component.ptx_hunks, component.ptx_hunks == 1 ? "" : "s");
   }
   for (const auto& line : component.ptx_diff) {
     fmt::format_to(to, "    {}\n", line);
@@ -70,6 +83,9 @@ nlohmann::json kernel_json(const std::optional<KernelInfo>& kernel)
                         {"digest", kernel->code.to_hex()}};
   result["registers"] =
     kernel->register_count ? nlohmann::json(*kernel->register_count) : nlohmann::json(nullptr);
+  if (!kernel->register_declarations.empty()) {
+    result["register_declarations"] = kernel->register_declarations;
+  }
   return result;
 }
 
@@ -87,10 +103,13 @@ nlohmann::json component_json(const ComponentComparison& component)
     kernels.push_back({{"name", change.name},
                        {"status", to_string(change.verdict)},
                        {"a", kernel_json(change.a)},
-                       {"b", kernel_json(change.b)}});
+                       {"b", kernel_json(change.b)},
+                       {"only_register_numbers", change.only_register_numbers}});
   }
   result["kernels"] = std::move(kernels);
   result["ptx_diff"] = component.ptx_diff;
+  result["ptx_changed_lines"] = component.ptx_changed_lines;
+  result["ptx_hunks"] = component.ptx_hunks;
   result["ptx_differs_only_in_register_numbers"] = component.ptx_differs_only_in_register_numbers;
   return result;
 }

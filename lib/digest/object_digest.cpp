@@ -4,6 +4,7 @@
 #include "digest/elf_reader.hpp"
 #include "digest/fatbin_reader.hpp"
 #include "digest/normalize.hpp"
+#include "digest/ptx.hpp"
 #include "util/file_io.hpp"
 
 #include <elf.h>
@@ -255,6 +256,8 @@ void digest_cubin(std::string_view bytes, const std::string& arch_name, std::uin
 
 struct PtxParts {
   std::string code;
+  std::vector<std::uint32_t>
+    code_line_numbers;  // the number (1-based) of each code line in the PTX
   std::string debug;
 };
 
@@ -263,34 +266,60 @@ PtxParts split_ptx(std::string_view ptx)
 {
   PtxParts parts;
   bool in_debug_section = false;
-  for (std::size_t start = 0; start < ptx.size();) {
-    const std::size_t end = std::min(ptx.find('\n', start), ptx.size());
-    const std::string_view line = ptx.substr(start, end - start);
+  std::uint32_t number = 0;
+  for (const std::string_view line : split_text_lines(ptx)) {
+    ++number;
     const std::string_view trimmed =
       line.substr(std::min(line.find_first_not_of(" \t"), line.size()));
     const bool opens =
       trimmed.starts_with(".section") && trimmed.find(".debug_") != std::string_view::npos;
     const bool debug = in_debug_section || opens || trimmed.starts_with(".file");
     (debug ? parts.debug : parts.code).append(line).push_back('\n');
+    if (!debug) {
+      parts.code_line_numbers.push_back(number);
+    }
     if (in_debug_section && trimmed.starts_with("}")) {
       in_debug_section = false;
     } else if (opens) {
       in_debug_section = true;
     }
-    start = end + 1;
   }
   return parts;
+}
+
+// One KernelInfo per PTX function: its text's digest, with and without register numbers.
+std::vector<KernelInfo> ptx_kernels(const std::string& code)
+{
+  const std::vector<std::string_view> lines = split_text_lines(code);
+  std::vector<KernelInfo> kernels;
+  for (const PtxFunction& function : ptx_functions(lines)) {
+    const char* begin = lines[function.first_line].data();
+    const char* end = lines[function.last_line].data() + lines[function.last_line].size();
+    const std::string_view text(begin, static_cast<std::size_t>(end - begin));
+    KernelInfo kernel;
+    kernel.name = function.name;
+    kernel.is_entry = function.is_entry;
+    kernel.code_size = text.size();
+    kernel.instruction_count = function.instruction_count;
+    kernel.register_declarations = function.registers;
+    kernel.code = hash_bytes(text);
+    kernel.code_without_register_numbers = hash_bytes(ptx_without_register_numbers(text));
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
 }
 
 void digest_ptx(std::string_view ptx, const std::string& arch_name, const std::string& options,
                 const Normalizer& normalizer, ComponentList& out)
 {
   PtxParts parts = split_ptx(normalizer.apply(ptx));
-  const std::string key = arch_name + " ptx";
+  const std::string key = arch_name.empty() ? std::string("ptx") : arch_name + " ptx";
   Hasher code;
   code.tag(k_digest_version).tag("ptx").field(options).field(parts.code);
   ComponentDigest component = make_component(key, ComponentKind::ptx, code, parts.code.size());
+  component.kernels = ptx_kernels(parts.code);
   component.ptx_text = std::move(parts.code);
+  component.ptx_line_numbers = std::move(parts.code_line_numbers);
   out.add(std::move(component));
   if (!parts.debug.empty()) {
     Hasher debug;
@@ -310,25 +339,6 @@ void digest_opaque_entry(const FatbinEntry& entry, const Normalizer& normalizer,
   const ComponentKind kind =
     entry.kind == FatbinKind::ltoir ? ComponentKind::ltoir : ComponentKind::opaque;
   out.add(make_component(entry.key(), kind, hasher, bytes.size()));
-}
-
-// The SM of a PTX file, from its ".target sm_XX" line (0 when absent).
-std::uint32_t ptx_target_arch(std::string_view ptx)
-{
-  const auto at = ptx.find(".target");
-  if (at == std::string_view::npos) {
-    return 0;
-  }
-  const auto digits = ptx.find_first_of("0123456789", at);
-  std::uint32_t arch = 0;
-  for (auto i = digits; i < ptx.size() && std::isdigit(static_cast<unsigned char>(ptx[i])) != 0;
-       ++i) {
-    if (arch > 100000) {
-      return 0;  // not an architecture number
-    }
-    arch = arch * 10 + static_cast<std::uint32_t>(ptx[i] - '0');
-  }
-  return arch;
 }
 
 void digest_fatbin(std::string_view bytes, const Normalizer& normalizer, const std::string& what,
@@ -573,7 +583,7 @@ ObjectDigests digest_bytes(std::string_view bytes, const std::string& name)
       digest_fatbin(bytes, Normalizer{}, name, out);
     } else if (looks_like_ptx(bytes)) {
       result.format = "ptx";
-      digest_ptx(bytes, fmt::format("compute_{}", ptx_target_arch(bytes)), "", Normalizer{}, out);
+      digest_ptx(bytes, ptx_target(bytes), "", Normalizer{}, out);
     } else {
       throw DigestError(
         fmt::format("{}: not a CUDA artifact (expected an ELF object or cubin, a fatbin "

@@ -9,6 +9,7 @@
 //   "sm_80 cubin"        one per device ELF, payload decompressed; "sm_80 cubin debug" for its debug info
 //   "compute_90 ptx"     one per PTX entry; "compute_90 ptx debug" for .file lines and .debug sections
 //   "lto_80 ltoir"       one per LTO-IR entry (-dlto); "arch_80 entry kind N" for an unknown kind
+//   "sm_100a ptx"        a PTX file, keyed by the architecture its .target names
 #pragma once
 
 #include "util/hasher.hpp"
@@ -27,14 +28,18 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// One function with code in a cubin (a `.text.<name>` section).
+// One function with code: in a cubin a `.text.<name>` section; in PTX an `.entry` or `.func` with a
+// body (see digest/ptx.hpp).
 struct KernelInfo {
   std::string name;
-  bool is_entry = false;        // a __global__ kernel (STO_CUDA_ENTRY), not a device function
-  std::uint64_t code_size = 0;  // bytes of SASS
+  bool is_entry =
+    false;  // a __global__ kernel (STO_CUDA_ENTRY, or PTX .entry), not a device function
+  std::uint64_t code_size = 0;  // bytes of SASS (cubin) or of its text (PTX)
   std::uint64_t instruction_count = 0;
-  std::optional<std::uint32_t> register_count;
-  Digest code;  // the SASS bytes and the kernel's .nv.info attributes
+  std::optional<std::uint32_t> register_count;  // cubin: registers used; PTX: none
+  std::string register_declarations;            // PTX: its virtual registers, "%r<40> %rd<30>"
+  Digest code;  // cubin: the SASS bytes and .nv.info attributes; PTX: its text
+  std::optional<Digest> code_without_register_numbers;  // PTX: its text with "%r12" read as "%r#"
 };
 
 enum class ComponentKind {
@@ -53,8 +58,10 @@ struct ComponentDigest {
   ComponentKind kind = ComponentKind::host_code;
   Digest digest;
   std::uint64_t size = 0;           // bytes hashed (after decompression)
-  std::vector<KernelInfo> kernels;  // cubin components only
-  std::string ptx_text;             // ptx components only: the normalized PTX, for diffs
+  std::vector<KernelInfo> kernels;  // cubin and ptx components
+  std::string ptx_text;             // ptx components only: the normalized PTX code, for diffs
+  std::vector<std::uint32_t>
+    ptx_line_numbers;  // ptx components: each ptx_text line's number (1-based) in the PTX
 };
 
 struct ObjectDigests {

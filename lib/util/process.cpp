@@ -399,14 +399,19 @@ private:
 }  // namespace
 
 ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
-                             const std::string& stdout_path, const std::string& stderr_path)
+                             const std::string& stdout_path, const std::string& stderr_path,
+                             const std::string& working_dir)
 {
   std::string program = resolve_program(argv, env);
   FileDescriptor out(stdout_path);
   FileDescriptor err(stderr_path);
   boost::asio::io_context context;
+  // The initializers are passed as temporaries: Boost.Process applies a const one silently not at all.
   auto child =
-    start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()});
+    working_dir.empty()
+      ? start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()})
+      : start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()},
+                      bp::process_start_dir(working_dir));
   child->wait();
   return to_result(child->native_exit_code());
 }

@@ -83,11 +83,14 @@ ProcessResult run_capturing_output(const std::vector<std::string>& argv, const E
                                    CapturedOutput& captured);
 
 // Runs argv to completion with stdin from /dev/null and stdout/stderr written to the two files
-// (created or truncated). No signal forwarding: the child stays in nvfresh's process group, so a
-// terminal's Ctrl-C reaches it directly. Safe to call from several threads at once. Throws
-// std::runtime_error when the program cannot be found or started or a file cannot be opened.
+// (created or truncated), in `working_dir` when one is given (a relative argv[0] with a '/' is then
+// found from there, as a shell would after `cd`). No signal forwarding: the child stays in nvfresh's
+// process group, so a terminal's Ctrl-C reaches it directly. Safe to call from several threads at
+// once. Throws std::runtime_error when the program cannot be found or started or a file cannot be
+// opened.
 ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
-                             const std::string& stdout_path, const std::string& stderr_path);
+                             const std::string& stdout_path, const std::string& stderr_path,
+                             const std::string& working_dir = {});
 
 // Writes everything to fd, retrying on EINTR; false on error.
 bool write_fully(int fd, std::string_view data);

@@ -1,9 +1,11 @@
 """nvfresh from Python: glue between Python build systems and the nvfresh binary.
 
 nvfresh itself is the C++ binary `nvfresh` (built by the repository's scripts/build.sh); this
-package finds it and calls it, and holds no logic of its own. Modules:
+package finds it and calls it (nvfresh.torch holds no logic of its own). Modules:
 
     nvfresh.torch    PyTorch C++/CUDA extensions: BuildExtension (setup.py), load and load_inline (JIT)
+    nvfresh.repro    repeat a compile in one process, heap noise between the repeats, each into the
+                     nvfresh-sample-<i>/ directory `nvfresh repro --artifact` reads as one sample
 
 Importing `nvfresh` imports nothing else (nvfresh.torch imports torch).
 

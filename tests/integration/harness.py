@@ -84,14 +84,18 @@ def write(path, text):
 
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-HEAD_MAGIC = b"\x50\x2a\x4d\x18"  # a zstd skippable frame: a record's head (lib/record/record.cpp)
+
+
+def is_zstd_skippable_frame(data):
+    """zstd's skippable frames (magic 0x184D2A50 to 0x184D2A5F, little-endian): records start with one."""
+    return len(data) >= 8 and data[1:4] == b"\x2a\x4d\x18" and 0x50 <= data[0] <= 0x5F
 
 
 def read_record_text(path):
-    """A record's text: nvfresh stores records as one zstd frame after a head in a skippable
-    frame (the zstd tool, from Debian, reads both and skips the head)."""
+    """A record's text: nvfresh stores records as zstd frames, a skippable head frame then the text (the
+    zstd tool, from Debian, reads them and skips the head)."""
     data = Path(path).read_bytes()
-    if data.startswith(ZSTD_MAGIC) or data.startswith(HEAD_MAGIC):
+    if data.startswith(ZSTD_MAGIC) or is_zstd_skippable_frame(data):
         data = subprocess.run(["zstd", "-dcq"], input=data, stdout=subprocess.PIPE, check=True).stdout
     return data.decode()
 

@@ -124,6 +124,35 @@ class CompareRealNvcc(harness.unittest.TestCase):
             self.assertIn(key, changed)
         self.assertNotIn("host code", changed)
 
+    def test_ptx_files_name_their_target_and_the_kernel_that_changed(self):
+        # Standalone PTX from nvcc: the key is the .target's architecture (sm_100a, not compute_100), the
+        # report names the kernel an edit changed, and the diff shows the changed lines with the files'
+        # line numbers.
+        ptx = {}
+        for name, source in (("before", KERNEL_SOURCE), ("after", KERNEL_SOURCE.replace(*DEVICE_EDIT))):
+            harness.write(self.work / f"{name}.cu", source)
+            harness.run([self.nvcc, "-ptx", "-arch=sm_100a", f"{name}.cu", "-o", f"{name}.ptx"], cwd=self.work,
+                        check=True)
+            ptx[name] = self.work / f"{name}.ptx"
+        code, components = self.compare(ptx["before"], ptx["after"])
+        self.assertEqual(code, 1)
+        self.assertEqual(sorted(components), ["sm_100a ptx"])
+        component = components["sm_100a ptx"]
+        self.assertEqual([k["name"] for k in component["kernels"]], ["_Z7add_onePi"])
+        self.assertEqual(component["ptx_changed_lines"], 2)
+        changed = [line for line in component["ptx_diff"] if line[0] in "-+"]
+        self.assertEqual(len(changed), 2, component["ptx_diff"])
+        self.assertIn(", 1;", changed[0])
+        self.assertIn(", 2;", changed[1])
+        lines = ptx["before"].read_text().splitlines()
+        removed_at = next(i for i, line in enumerate(lines, 1) if line == changed[0][1:])
+        header = component["ptx_diff"][0]
+        self.assertRegex(header, r"^@@ -\d+,\d+ \+\d+,\d+ @@ _Z7add_onePi$")
+        first_shown = int(header.split()[1][1:].split(",")[0])
+        context = next(i for i, line in enumerate(component["ptx_diff"][1:]) if line[0] == "-")
+        self.assertEqual(first_shown + context, removed_at, "hunk line numbers are the file's")
+        self.assertEqual(harness.run(compare_command() + [str(ptx["before"]), str(ptx["before"])]).returncode, 0)
+
     def test_human_output_and_exit_codes(self):
         one, two = self.compile("one"), self.compile("two")
         result = harness.run(compare_command() + [str(one), str(two)])
