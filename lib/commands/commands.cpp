@@ -27,6 +27,10 @@ const std::vector<Command>& commands()
      run_sync},
     {"stats", "what nvfresh did in a build tree: compiles, skips (time saved), races, reasons",
      run_stats},
+    {"cache",
+     "the object cache shared by your build trees: stats, clear, evict, verify (compile entries "
+     "again and compare)",
+     run_cache},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
     {"--version", "print nvfresh's version", run_version},
   };
@@ -56,7 +60,9 @@ int run_help(const std::vector<std::string>& args)
   }
   fmt::print(
     "\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
-    "NVFRESH_CONFIG (see README)\n");
+    "NVFRESH_CONFIG,\n          NVFRESH_CACHE, NVFRESH_CACHE_DIR, NVFRESH_CACHE_MAX_SIZE, "
+    "NVFRESH_CACHE_MIN_FREE, "
+    "NVFRESH_CACHE_VERIFY (see README)\n");
   return 0;
 }
 

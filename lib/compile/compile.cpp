@@ -1,5 +1,6 @@
 #include "compile/compile.hpp"
 
+#include "compile/cache_step.hpp"
 #include "compile/compile_plan.hpp"
 #include "compile/compiler_caches.hpp"
 #include "compile/recording.hpp"
@@ -146,13 +147,45 @@ SkipDecision skip_if_unchanged(const Prepared& prepared, const std::optional<Rec
   return decision;
 }
 
+ServeRequest serve_request(const Prepared& prepared, const std::optional<Record>& previous,
+                           std::int64_t start_ns)
+{
+  return {prepared.request, prepared.chain, prepared.plan, previous, start_ns};
+}
+
+// nvcc and its arguments, without the launchers before it: how the cache can compile it again.
+std::vector<std::string> compiler_command(const CompilerChain& chain)
+{
+  std::vector<std::string> command{chain.compiler};
+  command.insert(command.end(), chain.args.begin(), chain.args.end());
+  return command;
+}
+
+// The object from nvfresh's cache, when an entry stands in for this compile (true); its outcome
+// logged.
+bool serve_from_cache(CacheStep& cache, const Prepared& prepared,
+                      const std::optional<Record>& previous)
+{
+  if (!cache.enabled()) {
+    return false;
+  }
+  const std::int64_t start_ns = race_guard_start_ns();
+  FileHasher hasher(hash_cache_file(prepared.plan.record_root));
+  auto served = cache.serve(serve_request(prepared, previous, start_ns), hasher);
+  if (served) {
+    log_outcome(prepared.plan.record_root, served->outcome, prepared.plan.object, served->saved_ns);
+  }
+  return served.has_value();
+}
+
 // After nvcc succeeded: the record, or "not recorded" with its cause. Never throws.
 Outcome record_or_report(const Prepared& prepared, const CompileRun& run, const std::string& trace,
-                         const CapturedOutput& captured, const std::optional<Record>& previous)
+                         const CapturedOutput& captured, const std::optional<Record>& previous,
+                         Record* recorded)
 {
   try {
     return record_compile(
-      {prepared.request, prepared.chain, prepared.plan, run, trace, captured, previous});
+      {prepared.request, prepared.chain, prepared.plan, run, trace, captured, previous}, recorded);
   } catch (const std::exception& error) {
     remove_record(prepared.plan.record_file);
     warn(fmt::format("the object was built, but nvfresh could not record it: {}", error.what()));
@@ -162,7 +195,7 @@ Outcome record_or_report(const Prepared& prepared, const CompileRun& run, const 
 
 int compile_and_record(const std::vector<std::string>& command, const Environment& env,
                        ProcessRunner& runner, const Prepared& prepared,
-                       const std::optional<Record>& previous, const Outcome& why)
+                       const std::optional<Record>& previous, const Outcome& why, CacheStep& cache)
 {
   const CompilePlan& plan = prepared.plan;
   ChainedRun chained = prepare_chained_caches(prepared.chain, plan.child_env);
@@ -188,8 +221,14 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
     return run_plain(command, env, runner);
   }
   run.end_ns = now_ns();
-  Outcome outcome = result.succeeded() ? record_or_report(prepared, run, trace, captured, previous)
-                                       : failed_outcome(result);
+  Record recorded;
+  Outcome outcome = result.succeeded()
+                      ? record_or_report(prepared, run, trace, captured, previous, &recorded)
+                      : failed_outcome(result);
+  if (outcome.kind == OutcomeKind::compiled) {
+    outcome = cache.after_compile(serve_request(prepared, previous, run.start_ns), recorded,
+                                  std::move(outcome), compiler_command(prepared.chain));
+  }
   log_outcome(plan.record_root, outcome, plan.object, run.end_ns - run.start_ns);
   return finish(result);
 }
@@ -202,6 +241,7 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
   std::optional<Prepared> prepared;
   std::optional<Record> previous;
   SkipDecision decision;
+  std::optional<CacheStep> cache;
   try {
     auto planned = prepare(command, env);
     if (auto* not_handled = std::get_if<NotHandled>(&planned)) {
@@ -219,6 +259,10 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
       log::info("skip {}: {}", prepared->plan.object, decision.why.detail);
       return 0;
     }
+    cache.emplace(prepared->config, env);
+    if (serve_from_cache(*cache, *prepared, previous)) {
+      return 0;
+    }
   } catch (const std::exception& error) {
     warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
     Cause cause = dynamic_cast<const OutcomeError*>(&error) != nullptr
@@ -231,7 +275,10 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
                 prepared ? prepared->plan.object : std::string(), 0);
     return run_plain(command, env, runner);
   }
-  return compile_and_record(command, env, runner, *prepared, previous, decision.why);
+  if (!cache) {
+    cache.emplace(prepared->config, env);
+  }
+  return compile_and_record(command, env, runner, *prepared, previous, decision.why, *cache);
 }
 
 }  // namespace nvfresh

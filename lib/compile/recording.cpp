@@ -2,6 +2,7 @@
 
 #include "compile/build_depfile.hpp"
 #include "freshness/file_hasher.hpp"
+#include "freshness/race_rule.hpp"
 #include "record/record_root.hpp"
 
 #include "digest/object_digest.hpp"
@@ -133,14 +134,6 @@ std::string race_reason(const std::string& path, const FileStat& stat, std::int6
 {
   return fmt::format("{} changed while the object compiled (ctime {} >= start {}, mtime {})", path,
                      stat.ctime_ns, start_ns, stat.mtime_ns);
-}
-
-// A write at or after start_ns stamps ctime (and mtime) with a time >= start_ns. An mtime beyond
-// the present was set on purpose (touch -d, tar x, a skewed clock), not by a write during the
-// compile: ctime alone tells then, else such a file would make every compile look raced.
-bool changed_since(const FileStat& stat, std::int64_t start_ns)
-{
-  return stat.ctime_ns >= start_ns || (stat.mtime_ns >= start_ns && stat.mtime_ns <= now_ns());
 }
 
 // Why the record cannot vouch for its object, the first reason found (the record keeps its text).
@@ -323,7 +316,7 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
 
 }  // namespace
 
-Outcome record_compile(const FinishedCompile& compile)
+Outcome record_compile(const FinishedCompile& compile, Record* recorded)
 {
   const CompilePlan& plan = compile.plan;
   auto nvcc_depfile = read_nvcc_depfile(plan);
@@ -342,6 +335,9 @@ Outcome record_compile(const FinishedCompile& compile)
   }
   log::info("recorded {} ({} inputs, {} probes, {})", plan.object, record.inputs.size(),
             record.missing.size(), record.trusted ? "trusted" : record.untrusted_reason);
+  if (recorded != nullptr) {
+    *recorded = record;
+  }
   if (!record.trusted) {
     return {OutcomeKind::raced, distrust.cause, record.untrusted_reason};
   }

@@ -37,7 +37,8 @@ struct FinishedCompile {
 // Records a compile that succeeded: the record, then the build's depfile. Returns its outcome:
 // compiled (with the cause nvcc ran for) or raced (with the cause the record is untrusted for).
 // Throws on failure (an OutcomeError naming its cause, a FileWriteError, ...): nvcc has run, so the
-// caller reports "not recorded" and never runs it again.
-Outcome record_compile(const FinishedCompile& compile);
+// caller reports "not recorded" and never runs it again. *recorded, when given, gets the record
+// as saved (the object cache stores from it).
+Outcome record_compile(const FinishedCompile& compile, Record* recorded = nullptr);
 
 }  // namespace nvfresh

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compile/compile_plan.hpp"
+#include "compile/console_replay.hpp"
 #include "freshness/file_hasher.hpp"
 #include "nvcc/command_line.hpp"
 #include "outcome/outcome.hpp"
@@ -23,13 +24,6 @@ struct SkipDecision {
 
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
                          const CompilePlan& plan, FileHasher& hasher);
-
-// Why replaying what the last compile printed might not be what the compiler would print now (""
-// when it would be): a compile that printed nothing prints nothing anywhere; otherwise the streams
-// that are terminals now (terminal_streams()) and, on a terminal, TERM, COLUMNS, GCC_COLORS, ... of
-// env_now must be as they were.
-std::string console_replay_doubt(const Record& previous, const std::string& terminals_now,
-                                 const Environment& env_now);
 
 // Carries the skip out: depfile, console replay, object mtime, record. check_start_ns:
 // CLOCK_REALTIME_COARSE taken before any input was looked at (the object's mtime becomes at least

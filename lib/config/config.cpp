@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 
 namespace nvfresh {
@@ -17,10 +19,15 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 3> k_string_settings = {{
+const std::array<Setting, 8> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
+  {"NVFRESH_CACHE", "cache", &Config::cache},
+  {"NVFRESH_CACHE_DIR", "cache_dir", &Config::cache_dir},
+  {"NVFRESH_CACHE_MAX_SIZE", "cache_max_size", &Config::cache_max_size},
+  {"NVFRESH_CACHE_MIN_FREE", "cache_min_free", &Config::cache_min_free},
+  {"NVFRESH_CACHE_VERIFY", "cache_verify", &Config::cache_verify},
 }};
 
 std::string trim(const std::string& text)
@@ -81,6 +88,41 @@ bool is_true(const std::string& value)
   std::transform(value.begin(), value.end(), std::back_inserter(lower),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower == "1" || lower == "true" || lower == "yes" || lower == "on";
+}
+
+bool is_false(const std::string& value)
+{
+  std::string lower;
+  std::transform(value.begin(), value.end(), std::back_inserter(lower),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "0" || lower == "false" || lower == "no" || lower == "off";
+}
+
+std::optional<std::uint64_t> parse_size(const std::string& text)
+{
+  constexpr std::string_view k_units = "KMGT";
+  std::string number = trim(text);
+  std::uint64_t scale = 1;
+  if (!number.empty() && (number.back() == 'B' || number.back() == 'b')) {
+    number.pop_back();
+    if (!number.empty() && (number.back() == 'i' || number.back() == 'I')) {
+      number.pop_back();
+    }
+  }
+  if (!number.empty()) {
+    const size_t unit =
+      k_units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(number.back()))));
+    if (unit != std::string_view::npos) {
+      scale = 1ULL << (10 * (unit + 1));
+      number.pop_back();
+    }
+  }
+  char* end = nullptr;
+  const double value = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || value < 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(value * static_cast<double>(scale));
 }
 
 Config load_config(const Environment& env)

@@ -7,10 +7,19 @@
 //   NVFRESH_RECORD_DIR     record_dir   where records go (default: <build tree>/.nvfresh)
 //   NVFRESH_LOG_FILE       log_file     append a debug log here
 //   NVFRESH_TRACE_LIB      trace_lib    the LD_PRELOAD tracer (default: found next to nvfresh)
+//   NVFRESH_CACHE          cache        0/false/no/off: no object cache (default: on)
+//   NVFRESH_CACHE_DIR      cache_dir    the object cache (default: $XDG_CACHE_HOME/nvfresh, else
+//                                       ~/.cache/nvfresh)
+//   NVFRESH_CACHE_MAX_SIZE cache_max_size  its cap, "20G", "500M", "1.5T" (default: 5% of its file
+//                                       system, at most 20 GiB)
+//   NVFRESH_CACHE_MIN_FREE cache_min_free  below this much free space nothing is stored (default 1G)
+//   NVFRESH_CACHE_VERIFY   cache_verify the fraction of hits compiled anyway to verify them (0.01)
 #pragma once
 
 #include "util/process.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nvfresh {
@@ -20,11 +29,20 @@ struct Config {
   std::string record_dir;
   std::string log_file;
   std::string trace_lib;
+  std::string cache;  // "" means on
+  std::string cache_dir;
+  std::string cache_max_size;
+  std::string cache_min_free;
+  std::string cache_verify;
   std::string config_file;  // the file that was read, if any
 };
 
 Config load_config(const Environment& env);
 
 bool is_true(const std::string& value);
+bool is_false(const std::string& value);  // 0, false, no, off
+
+// "20G", "500M", "64k", "1.5T", "123" (bytes); binary units; nullopt when it is none of these.
+std::optional<std::uint64_t> parse_size(const std::string& text);
 
 }  // namespace nvfresh

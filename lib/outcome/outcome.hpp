@@ -57,7 +57,8 @@ enum class Cause {
   unchanged,          // the build tool re-ran a compile whose inputs are untouched
   touched_unchanged,  // inputs were touched, their content is unchanged
   cache_hit,          // served from nvfresh's cache
-  cache_verified,     // served, and a sampled recompile matched the cache entry
+  cache_verified,     // a hit sampled for verification: compiled, and the entry matched
+  cache_mismatch,     // a hit sampled for verification: compiled, and its codegen differs
 
   // Why a record is untrusted.
   input_changed_during_compile,  // an input's mtime/ctime is at or after the compile's start

@@ -54,6 +54,7 @@
 // Version history: 1 (first format).
 #include "record/record.hpp"
 
+#include "util/line_file.hpp"
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
@@ -69,25 +70,6 @@ namespace {
 constexpr std::string_view k_magic = "nvfresh-record";
 constexpr std::string_view k_head_magic = "nvfresh-record-head";
 
-// Every line of `text` (which must end with LF) split into unescaped fields; empty on any fault.
-std::vector<std::vector<std::string>> split_fields_lines(std::string_view text)
-{
-  std::vector<std::vector<std::string>> lines;
-  if (text.empty() || text.back() != '\n') {
-    return {};
-  }
-  while (!text.empty()) {
-    const size_t end = text.find('\n');
-    auto fields = split_fields(text.substr(0, end));
-    if (!fields) {
-      return {};
-    }
-    lines.push_back(std::move(*fields));
-    text.remove_prefix(end + 1);
-  }
-  return lines;
-}
-
 struct InputRoleName {
   InputRole role;
   std::string_view name;
@@ -100,46 +82,42 @@ constexpr InputRoleName k_role_names[] = {
   {InputRole::tool, "tool"},
 };
 
-class LineWriter {
-public:
-  template <typename... Fields>
-  void line(std::string_view key, const Fields&... fields)
-  {
-    m_text += key;
-    ((m_text += '\t', m_text += escape_field(to_text(fields))), ...);
-    m_text += '\n';
-  }
-  std::string finish()
-  {
-    line("checksum", hash_bytes(m_text).to_hex());
-    return std::move(m_text);
-  }
-
-private:
-  static std::string to_text(std::string_view value) { return std::string(value); }
-  static std::string to_text(const std::string& value) { return value; }
-  static std::string to_text(const char* value) { return value; }
-  static std::string to_text(bool value) { return value ? "1" : "0"; }
-  static std::string to_text(const Digest& value) { return value.to_hex(); }
-  template <typename Number>
-  static std::string to_text(Number value)
-  {
-    return std::to_string(value);
-  }
-  std::string m_text;
-};
-
-std::string join_passes(const std::vector<std::string>& passes)
-{
-  return passes.empty() ? std::string("-") : fmt::format("{}", fmt::join(passes, ","));
-}
-
 void write_fingerprint_line(LineWriter& out, std::string_view key, const FileFingerprint& file)
 {
   out.line(key, file.hash, file.size, file.mtime_ns, file.ctime_ns, file.inode, file.path);
 }
 
 }  // namespace
+
+std::string join_passes(const std::vector<std::string>& passes)
+{
+  return passes.empty() ? std::string("-") : fmt::format("{}", fmt::join(passes, ","));
+}
+
+std::vector<std::string> split_passes(const std::string& text)
+{
+  std::vector<std::string> passes;
+  if (text == "-") {
+    return passes;
+  }
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = std::min(text.find(',', begin), text.size());
+    passes.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return passes;
+}
+
+std::optional<InputRole> role_from_name(std::string_view name)
+{
+  for (const auto& entry : k_role_names) {
+    if (entry.name == name) {
+      return entry.role;
+    }
+  }
+  return std::nullopt;
+}
 
 std::string_view role_name(InputRole role)
 {
@@ -215,8 +193,7 @@ std::string serialize_record(const Record& record)
 
 std::string serialize_record_head(const RecordHead& head)
 {
-  LineWriter out;
-  out.line(k_head_magic, 1);
+  LineWriter out(k_head_magic, 1);
   out.line("object", head.object);
   out.line("source", head.source);
   return out.finish();
@@ -224,17 +201,12 @@ std::string serialize_record_head(const RecordHead& head)
 
 std::optional<RecordHead> parse_record_head(std::string_view text)
 {
-  auto lines = split_fields_lines(text);
-  if (lines.size() != 4 || lines[0] != std::vector<std::string>{std::string(k_head_magic), "1"} ||
-      lines[1].size() != 2 || lines[1][0] != "object" || lines[2].size() != 2 ||
-      lines[2][0] != "source" || lines[3].size() != 2 || lines[3][0] != "checksum") {
+  auto lines = read_line_file(text, k_head_magic, 1);
+  if (!lines || lines->size() != 2 || (*lines)[0].size() != 2 || (*lines)[0][0] != "object" ||
+      (*lines)[1].size() != 2 || (*lines)[1][0] != "source") {
     return std::nullopt;
   }
-  const size_t checksum_at = text.rfind("checksum\t");
-  if (hash_bytes(text.substr(0, checksum_at)).to_hex() != lines[3][1]) {
-    return std::nullopt;
-  }
-  return RecordHead{lines[1][1], lines[2][1]};
+  return RecordHead{(*lines)[0][1], (*lines)[1][1]};
 }
 
 namespace {
@@ -286,27 +258,10 @@ FileFingerprint to_fingerprint(const Fields& f, size_t first)
 
 InputRole to_role(const std::string& name)
 {
-  for (const auto& entry : k_role_names) {
-    if (entry.name == name) {
-      return entry.role;
-    }
+  if (auto role = role_from_name(name)) {
+    return *role;
   }
   throw ParseError{fmt::format("unknown input role '{}'", name)};
-}
-
-std::vector<std::string> split_passes(const std::string& text)
-{
-  std::vector<std::string> passes;
-  if (text == "-") {
-    return passes;
-  }
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = std::min(text.find(',', begin), text.size());
-    passes.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return passes;
 }
 
 RecordedInput to_input(const Fields& f)

@@ -111,5 +111,10 @@ std::optional<RecordHead> parse_record_head(std::string_view text);
 std::optional<Record> parse_record(const std::string& text, std::string* error = nullptr);
 
 std::string_view role_name(InputRole role);
+std::optional<InputRole> role_from_name(std::string_view name);
+
+// An input's passes as a record writes them: "-" for none, else comma-separated; and back.
+std::string join_passes(const std::vector<std::string>& passes);
+std::vector<std::string> split_passes(const std::string& text);
 
 }  // namespace nvfresh

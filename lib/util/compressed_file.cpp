@@ -18,8 +18,6 @@ namespace {
 
 constexpr int k_level = 3;  // fast, and 7x smaller on records
 constexpr unsigned char k_zstd_magic[] = {0x28, 0xB5, 0x2F, 0xFD};
-// 256 MiB: far beyond any record (a CUTLASS one is 0.6 MB)
-constexpr unsigned long long k_max_text = 256ULL << 20;
 constexpr std::uint32_t k_skippable_magic = 0x184D2A50;  // the first of zstd's 16 skippable magics
 constexpr std::size_t k_skippable_header = 8;            // magic, u32 content size
 constexpr std::uint32_t k_max_head = 60 * 1024;
@@ -83,7 +81,8 @@ std::optional<std::string> read_compressed_file_head(const std::string& path)
   return head ? std::optional<std::string>(std::string(*head)) : std::nullopt;
 }
 
-std::string decompress_if_compressed(std::string bytes, const std::string& what)
+std::string decompress_if_compressed(std::string bytes, const std::string& what,
+                                     unsigned long long max_text)
 {
   if (auto head = head_frame(bytes)) {
     bytes.erase(0, k_skippable_header + head->size());
@@ -102,7 +101,7 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
     throw std::bad_alloc();
   }
   const unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
-  if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR && size > k_max_text) {
+  if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR && size > max_text) {
     throw CompressedFileError(fmt::format("{} claims {} bytes of text: corrupt", what, size));
   }
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR) {
@@ -131,8 +130,9 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
                                             what, ZSTD_getErrorName(remaining)));
     }
     text.append(chunk.data(), out.pos);
-    if (text.size() > k_max_text) {
-      throw CompressedFileError(fmt::format("{} decompresses to more than 256 MiB: corrupt", what));
+    if (text.size() > max_text) {
+      throw CompressedFileError(
+        fmt::format("{} decompresses to more than {} bytes: corrupt", what, max_text));
     }
   }
   if (remaining != 0 || in.pos != in.size) {
@@ -142,13 +142,14 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what)
   return text;
 }
 
-std::optional<std::string> try_read_compressed_file(const std::string& path)
+std::optional<std::string> try_read_compressed_file(const std::string& path,
+                                                    unsigned long long max_text)
 {
-  auto bytes = try_read_file(path);
+  auto bytes = try_read_file(path, max_text);
   if (!bytes) {
     return std::nullopt;
   }
-  return decompress_if_compressed(std::move(*bytes), path);
+  return decompress_if_compressed(std::move(*bytes), path, max_text);
 }
 
 }  // namespace nvfresh

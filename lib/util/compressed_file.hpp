@@ -28,9 +28,13 @@ std::optional<std::string> read_compressed_file_head(const std::string& path);
 // The text of a file written by write_compressed_file (its head skipped), or of a plain-text file;
 // std::nullopt when the file cannot be read. Throws CompressedFileError when it is a zstd frame that
 // does not decode.
-std::optional<std::string> try_read_compressed_file(const std::string& path);
+// max_text bounds the decompressed text (a corrupt frame may claim anything).
+inline constexpr unsigned long long k_default_max_text = 256ULL << 20;  // a CUTLASS record: 0.6 MB
+std::optional<std::string> try_read_compressed_file(
+  const std::string& path, unsigned long long max_text = k_default_max_text);
 
 // The same for bytes already in memory.
-std::string decompress_if_compressed(std::string bytes, const std::string& what);
+std::string decompress_if_compressed(std::string bytes, const std::string& what,
+                                     unsigned long long max_text = k_default_max_text);
 
 }  // namespace nvfresh

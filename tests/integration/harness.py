@@ -15,6 +15,11 @@ from pathlib import Path
 
 SKIP = 125
 
+# nvfresh's object cache is on by default and shared by every build tree of the user: each test
+# process gets its own, so that no test is served what another compiled (cache tests opt in to
+# sharing explicitly, with their own NVFRESH_CACHE_DIR).
+os.environ.setdefault("NVFRESH_CACHE_DIR", tempfile.mkdtemp(prefix="nvfresh-test-cache-"))
+
 
 def nvfresh_bin():
     path = os.environ.get("NVFRESH_BIN")

@@ -1,0 +1,181 @@
+// Cache entry file format, version 1 (util/line_file.hpp: escaped TAB-separated fields, checksum).
+// Stored as one zstd frame (util/compressed_file.hpp).
+//
+//   entry      := "nvfresh-cache-entry" TAB "1" LF body checksum
+//   body       := (line LF)*, in any order, each at most once unless marked *:
+//   "object" TAB bytes                        the object (escaped: any byte may appear)
+//   "dep" TAB path *                          a depfile prerequisite, in order
+//   "console" TAB mode TAB stdout TAB stderr  mode = combined | separate
+//   "console_terminals" TAB streams           absent: no terminal
+//   "console_terminal_env" TAB name TAB value *
+//   "component" TAB name TAB hex32 *          normalized digest of one component
+//   "variant" TAB index TAB name TAB hex32 *  a digest of another variant a recompile saw
+//   "created" TAB time_ns TAB compile_ns
+//   "origin" TAB tree TAB cwd TAB object TAB nvcc_version
+//   "origin_arg" TAB word *                   the command, in order
+//   "origin_env" TAB name TAB value *
+//
+// An entry that fails its checks is a miss, and the next compile of it replaces it.
+#include "cache/cache_entry.hpp"
+
+#include "util/line_file.hpp"
+
+#include <functional>
+#include <unordered_map>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr std::string_view k_magic = "nvfresh-cache-entry";
+
+struct ParseFailure {
+  std::string message;
+};
+
+Digest digest_of(const std::string& hex)
+{
+  auto digest = Digest::from_hex(hex);
+  if (!digest) {
+    throw ParseFailure{"'" + hex + "' is not a digest"};
+  }
+  return *digest;
+}
+
+template <typename Number>
+Number number_of(const std::string& text)
+{
+  Number value{};
+  if (!parse_number(text, value)) {
+    throw ParseFailure{"'" + text + "' is not a number"};
+  }
+  return value;
+}
+
+using Handler = std::function<void(const LineFields&, CacheEntry&)>;
+
+struct Rule {
+  size_t fields;  // including the key
+  Handler apply;
+};
+
+const std::unordered_map<std::string, Rule>& rules()
+{
+  static const std::unordered_map<std::string, Rule> table = {
+    {"object", {2, [](const LineFields& f, CacheEntry& e) { e.object = f[1]; }}},
+    {"dep",
+     {2, [](const LineFields& f, CacheEntry& e) { e.depfile_prerequisites.push_back(f[1]); }}},
+    {"console",
+     {4,
+      [](const LineFields& f, CacheEntry& e) {
+        e.console_mode = f[1];
+        e.console_out = f[2];
+        e.console_err = f[3];
+      }}},
+    {"console_terminals",
+     {2, [](const LineFields& f, CacheEntry& e) { e.console_terminals = f[1]; }}},
+    {"console_terminal_env",
+     {3, [](const LineFields& f, CacheEntry& e) { e.console_terminal_env[f[1]] = f[2]; }}},
+    {"component",
+     {3, [](const LineFields& f, CacheEntry& e) { e.components[f[1]] = digest_of(f[2]); }}},
+    {"variant",
+     {4,
+      [](const LineFields& f, CacheEntry& e) {
+        const auto index = number_of<size_t>(f[1]);
+        if (index > e.other_variants.size() || index > 64) {
+          throw ParseFailure{"variants out of order"};
+        }
+        if (index == e.other_variants.size()) {
+          e.other_variants.emplace_back();
+        }
+        e.other_variants[index][f[2]] = digest_of(f[3]);
+      }}},
+    {"created",
+     {3,
+      [](const LineFields& f, CacheEntry& e) {
+        e.created_ns = number_of<std::int64_t>(f[1]);
+        e.compile_ns = number_of<std::int64_t>(f[2]);
+      }}},
+    {"origin",
+     {5,
+      [](const LineFields& f, CacheEntry& e) {
+        e.origin_tree = f[1];
+        e.origin_cwd = f[2];
+        e.origin_object = f[3];
+        e.nvcc_version = f[4];
+      }}},
+    {"origin_arg",
+     {2, [](const LineFields& f, CacheEntry& e) { e.origin_command.push_back(f[1]); }}},
+    {"origin_env", {3, [](const LineFields& f, CacheEntry& e) { e.origin_env[f[1]] = f[2]; }}},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::string serialize_cache_entry(const CacheEntry& e)
+{
+  LineWriter out(k_magic, k_cache_entry_format_version);
+  out.line("created", e.created_ns, e.compile_ns);
+  out.line("origin", e.origin_tree, e.origin_cwd, e.origin_object, e.nvcc_version);
+  for (const auto& word : e.origin_command) {
+    out.line("origin_arg", word);
+  }
+  for (const auto& [name, value] : e.origin_env) {
+    out.line("origin_env", name, value);
+  }
+  for (const auto& [name, digest] : e.components) {
+    out.line("component", name, digest);
+  }
+  for (size_t i = 0; i < e.other_variants.size(); ++i) {
+    for (const auto& [name, digest] : e.other_variants[i]) {
+      out.line("variant", i, name, digest);
+    }
+  }
+  for (const auto& dep : e.depfile_prerequisites) {
+    out.line("dep", dep);
+  }
+  out.line("console", e.console_mode, e.console_out, e.console_err);
+  if (!e.console_terminals.empty()) {
+    out.line("console_terminals", e.console_terminals);
+  }
+  for (const auto& [name, value] : e.console_terminal_env) {
+    out.line("console_terminal_env", name, value);
+  }
+  out.line("object", e.object);
+  return out.finish();
+}
+
+std::optional<CacheEntry> parse_cache_entry(std::string_view text, std::string* error)
+{
+  auto lines = read_line_file(text, k_magic, k_cache_entry_format_version, error);
+  if (!lines) {
+    return std::nullopt;
+  }
+  CacheEntry entry;
+  bool has_object = false;
+  try {
+    for (const auto& fields : *lines) {
+      auto rule = rules().find(fields[0]);
+      if (rule == rules().end()) {
+        throw ParseFailure{"unknown line '" + fields[0] + "'"};
+      }
+      if (fields.size() != rule->second.fields) {
+        throw ParseFailure{"'" + fields[0] + "' has the wrong number of fields"};
+      }
+      rule->second.apply(fields, entry);
+      has_object = has_object || fields[0] == "object";
+    }
+    if (!has_object) {
+      throw ParseFailure{"no object"};
+    }
+  } catch (const ParseFailure& failure) {
+    if (error != nullptr) {
+      *error = failure.message;
+    }
+    return std::nullopt;
+  }
+  return entry;
+}
+
+}  // namespace nvfresh

@@ -1,0 +1,400 @@
+// Shard stats file grammar: one "name SP value LF" line per counter (counter_name); a line that does
+// not parse counts as zero (the counters are statistics: losing them only loses statistics).
+#include "cache/cache_store.hpp"
+
+#include "util/compressed_file.hpp"
+#include "util/disk_space.hpp"
+#include "util/file_io.hpp"
+#include "util/name_table.hpp"
+#include "util/text_fields.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace nvfresh {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr unsigned long long k_max_entry_text = 8ULL << 30;  // an object of a few GB, escaped
+constexpr double k_shard_fill_after_eviction = 0.9;
+constexpr const char* k_shards = "0123456789abcdef";
+
+struct CounterName {
+  CacheCounter counter;
+  std::string_view name;
+};
+
+constexpr CounterName k_counter_names[] = {
+  {CacheCounter::files, "files"},
+  {CacheCounter::bytes, "bytes"},
+  {CacheCounter::hits, "hits"},
+  {CacheCounter::misses, "misses"},
+  {CacheCounter::stores, "stores"},
+  {CacheCounter::evictions, "evictions"},
+  {CacheCounter::saved_bytes, "saved_bytes"},
+  {CacheCounter::saved_ns, "saved_ns"},
+  {CacheCounter::not_stored_full, "not_stored_full"},
+  {CacheCounter::verified, "verified"},
+  {CacheCounter::verify_mismatches, "verify_mismatches"},
+};
+
+// An open file held under flock(LOCK_EX) for the lifetime of the object.
+class LockedFile {
+public:
+  explicit LockedFile(const std::string& path)
+  {
+    fs::create_directories(fs::path(path).parent_path());
+    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (m_fd < 0) {
+      throw FileWriteError(path, errno);
+    }
+    while (::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~LockedFile() { ::close(m_fd); }
+  LockedFile(const LockedFile&) = delete;
+  LockedFile& operator=(const LockedFile&) = delete;
+  int fd() const { return m_fd; }
+
+private:
+  int m_fd = -1;
+};
+
+CacheCounters parse_counters(std::string_view text)
+{
+  CacheCounters counters;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    const size_t space = line.find(' ');
+    const CounterName* row =
+      space == std::string_view::npos
+        ? nullptr
+        : find_row(k_counter_names, &CounterName::name, line.substr(0, space));
+    std::int64_t value = 0;
+    if (row != nullptr && parse_number(line.substr(space + 1), value)) {
+      counters[row->counter] = value;
+    }
+  }
+  return counters;
+}
+
+std::string format_counters(const CacheCounters& counters)
+{
+  std::string text;
+  for (const auto& row : k_counter_names) {
+    text += fmt::format("{} {}\n", row.name, std::max<std::int64_t>(0, counters[row.counter]));
+  }
+  return text;
+}
+
+// Reads the counters of a locked stats file, lets `change` change them, writes them back.
+void update_counters(const std::string& stats_file,
+                     const std::function<void(CacheCounters&)>& change)
+{
+  LockedFile locked(stats_file);
+  std::string text;
+  read_chunks(locked.fd(), [&](std::string_view chunk) {
+    text.append(chunk);
+    return text.size() < 64 * 1024;
+  });
+  CacheCounters counters = parse_counters(text);
+  change(counters);
+  const std::string updated = format_counters(counters);
+  if (::ftruncate(locked.fd(), 0) == 0) {
+    [[maybe_unused]] ssize_t ignored = ::pwrite(locked.fd(), updated.data(), updated.size(), 0);
+  }
+}
+
+struct CachedFile {
+  std::string path;
+  std::int64_t mtime_ns = 0;
+  std::uint64_t size = 0;
+};
+
+std::vector<CachedFile> files_of(const std::string& shard)
+{
+  std::vector<CachedFile> files;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(shard, error)) {
+    const std::string path = entry.path().string();
+    if (path.ends_with(".entry") || path.ends_with(".manifest")) {
+      FileStat st = stat_file(path);
+      files.push_back({path, st.mtime_ns, st.size});
+    }
+  }
+  std::sort(files.begin(), files.end(),
+            [](const CachedFile& a, const CachedFile& b) { return a.mtime_ns < b.mtime_ns; });
+  return files;
+}
+
+std::uint64_t default_cap(const std::string& root)
+{
+  constexpr std::uint64_t k_cap_limit = 20ULL << 30;
+  const FileSystemSpace space = file_system_space(root);
+  return space.known ? std::min(k_cap_limit, space.total_bytes / 20) : k_cap_limit;
+}
+
+}  // namespace
+
+std::string_view counter_name(CacheCounter counter)
+{
+  const CounterName* row = find_row(k_counter_names, &CounterName::counter, counter);
+  return row != nullptr ? row->name : "unknown";
+}
+
+CacheStore::CacheStore(std::string root, CacheLimits limits)
+  : m_root(std::move(root)), m_limits(limits)
+{
+  if (m_limits.max_bytes == 0) {
+    m_limits.max_bytes = default_cap(m_root);
+  }
+}
+
+std::string CacheStore::shard_dir(const Digest& key) const
+{
+  return m_root + "/" + key.to_hex().substr(0, 1);
+}
+
+std::string CacheStore::manifest_file(const Digest& key) const
+{
+  const std::string hex = key.to_hex();
+  return fmt::format("{}/{}/{}.manifest", shard_dir(key), hex.substr(1, 2), hex);
+}
+
+std::string CacheStore::entry_file(const Digest& key) const
+{
+  const std::string hex = key.to_hex();
+  return fmt::format("{}/{}/{}.entry", shard_dir(key), hex.substr(1, 2), hex);
+}
+
+std::optional<Manifest> CacheStore::read_manifest(const Digest& key) const
+{
+  try {
+    auto text = try_read_compressed_file(manifest_file(key));
+    return text ? parse_manifest(*text) : std::nullopt;
+  } catch (const CompressedFileError&) {
+    return std::nullopt;  // damaged: a miss; the next store replaces it
+  }
+}
+
+void CacheStore::update_manifest(const Digest& key, const std::function<void(Manifest&)>& change)
+{
+  LockedFile lock(shard_dir(key) + "/lock");
+  Manifest manifest = read_manifest(key).value_or(Manifest{});
+  change(manifest);
+  write_counted(key, manifest_file(key), serialize_manifest(manifest));
+}
+
+std::optional<CacheEntry> CacheStore::read_entry(const Digest& key, std::string* error) const
+{
+  try {
+    auto text = try_read_compressed_file(entry_file(key), k_max_entry_text);
+    if (!text) {
+      if (error != nullptr) {
+        *error = "missing";
+      }
+      return std::nullopt;
+    }
+    return parse_cache_entry(*text, error);
+  } catch (const CompressedFileError& damaged) {
+    if (error != nullptr) {
+      *error = damaged.what();
+    }
+    return std::nullopt;
+  }
+}
+
+void CacheStore::write_entry(const Digest& key, const CacheEntry& entry)
+{
+  write_counted(key, entry_file(key), serialize_cache_entry(entry));
+  count(key, CacheCounter::stores);
+  evict_if_over_cap(key);
+}
+
+void CacheStore::write_counted(const Digest& key, const std::string& file, std::string_view text)
+{
+  if (!stat_file(m_root + "/CACHEDIR.TAG").exists) {
+    fs::create_directories(m_root);
+    write_file_atomically(m_root + "/CACHEDIR.TAG",
+                          "Signature: 8a477f597d28d172789f06886806bc55\n"
+                          "# nvfresh's object cache (https://bford.info/cachedir/)\n");
+  }
+  fs::create_directories(fs::path(file).parent_path());
+  const FileStat before = stat_file(file);
+  write_compressed_file(file, text);
+  const FileStat after = stat_file(file);
+  update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
+    c[CacheCounter::files] += before.exists ? 0 : 1;
+    c[CacheCounter::bytes] +=
+      static_cast<std::int64_t>(after.size) - static_cast<std::int64_t>(before.size);
+  });
+}
+
+void CacheStore::touch_entry(const Digest& key)
+{
+  try {
+    set_mtime_ns(entry_file(key), now_ns());
+  } catch (const std::exception&) {
+    // a read-only cache still serves; only its LRU order is stale
+  }
+}
+
+void CacheStore::remove_entry(const Digest& key)
+{
+  const std::string file = entry_file(key);
+  const FileStat st = stat_file(file);
+  if (st.exists && ::unlink(file.c_str()) == 0) {
+    update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
+      c[CacheCounter::files] -= 1;
+      c[CacheCounter::bytes] -= static_cast<std::int64_t>(st.size);
+    });
+  }
+}
+
+bool CacheStore::has_room() const
+{
+  const FileSystemSpace space = file_system_space(m_root);
+  return !space.known || space.free_bytes >= m_limits.min_free;
+}
+
+void CacheStore::count(const Digest& key, CacheCounter counter, std::int64_t delta)
+{
+  try {
+    update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) { c[counter] += delta; });
+  } catch (const std::exception&) {
+    // statistics are best effort
+  }
+}
+
+CacheCounters CacheStore::counters() const
+{
+  CacheCounters total;
+  for (const char* shard = k_shards; *shard != '\0'; ++shard) {
+    auto text = try_read_file(fmt::format("{}/{}/stats", m_root, *shard), 64 * 1024);
+    CacheCounters part = parse_counters(text.value_or(""));
+    for (size_t i = 0; i < total.values.size(); ++i) {
+      total.values[i] += part.values[i];
+    }
+  }
+  return total;
+}
+
+std::vector<Digest> CacheStore::entry_keys() const
+{
+  std::vector<Digest> keys;
+  for (const char* shard = k_shards; *shard != '\0'; ++shard) {
+    for (const auto& file : files_of(fmt::format("{}/{}", m_root, *shard))) {
+      if (file.path.ends_with(".entry")) {
+        if (auto key = Digest::from_hex(fs::path(file.path).stem().string())) {
+          keys.push_back(*key);
+        }
+      }
+    }
+  }
+  return keys;
+}
+
+void CacheStore::evict_if_over_cap(const Digest& key)
+{
+  if (static_cast<std::uint64_t>(std::max<std::int64_t>(0, counters()[CacheCounter::bytes])) <=
+      m_limits.max_bytes) {
+    return;
+  }
+  const std::string shard = shard_dir(key);
+  LockedFile lock(shard + "/lock");
+  const auto share = static_cast<std::int64_t>(static_cast<double>(m_limits.max_bytes) / 16 *
+                                               k_shard_fill_after_eviction);
+  std::int64_t bytes = 0;
+  auto files = files_of(shard);
+  for (const auto& file : files) {
+    bytes += static_cast<std::int64_t>(file.size);
+  }
+  std::int64_t removed_files = 0;
+  std::int64_t removed_bytes = 0;
+  for (const auto& file : files) {
+    if (bytes - removed_bytes <= share) {
+      break;
+    }
+    if (::unlink(file.path.c_str()) == 0) {
+      ++removed_files;
+      removed_bytes += static_cast<std::int64_t>(file.size);
+    }
+  }
+  update_counters(shard + "/stats", [&](CacheCounters& c) {
+    c[CacheCounter::files] = static_cast<std::int64_t>(files.size()) - removed_files;
+    c[CacheCounter::bytes] = bytes - removed_bytes;
+    c[CacheCounter::evictions] += removed_files;
+  });
+}
+
+EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_than_ns)
+{
+  struct ShardFile {
+    CachedFile file;
+    std::string shard;
+  };
+  std::vector<ShardFile> all;
+  std::map<std::string, CacheCounters> recount;
+  std::uint64_t total = 0;
+  for (const char* shard = k_shards; *shard != '\0'; ++shard) {
+    const std::string dir = fmt::format("{}/{}", m_root, *shard);
+    recount[dir];
+    for (auto& file : files_of(dir)) {
+      total += file.size;
+      all.push_back({std::move(file), dir});
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const ShardFile& a, const ShardFile& b) {
+    return a.file.mtime_ns < b.file.mtime_ns;
+  });
+  EvictionSummary summary;
+  for (const auto& item : all) {
+    const bool too_old = older_than_ns != 0 && item.file.mtime_ns < older_than_ns;
+    if ((too_old || total > max_bytes) && ::unlink(item.file.path.c_str()) == 0) {
+      total -= item.file.size;
+      ++summary.files;
+      summary.bytes += static_cast<std::int64_t>(item.file.size);
+      recount[item.shard][CacheCounter::evictions] += 1;
+      continue;
+    }
+    recount[item.shard][CacheCounter::files] += 1;
+    recount[item.shard][CacheCounter::bytes] += static_cast<std::int64_t>(item.file.size);
+  }
+  for (const auto& [dir, counts] : recount) {
+    update_counters(dir + "/stats", [&](CacheCounters& c) {
+      c[CacheCounter::files] = counts[CacheCounter::files];
+      c[CacheCounter::bytes] = counts[CacheCounter::bytes];
+      c[CacheCounter::evictions] += counts[CacheCounter::evictions];
+    });
+  }
+  return summary;
+}
+
+void CacheStore::clear()
+{
+  for (const char* shard = k_shards; *shard != '\0'; ++shard) {
+    const std::string dir = fmt::format("{}/{}", m_root, *shard);
+    for (const auto& file : files_of(dir)) {
+      ::unlink(file.path.c_str());
+    }
+    if (stat_file(dir).exists) {
+      update_counters(dir + "/stats", [](CacheCounters& c) {
+        c[CacheCounter::files] = 0;
+        c[CacheCounter::bytes] = 0;
+      });
+    }
+  }
+}
+
+}  // namespace nvfresh

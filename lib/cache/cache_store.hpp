@@ -1,0 +1,125 @@
+// The object cache on local disk: content-addressed files under one root (default
+// $XDG_CACHE_HOME/nvfresh, i.e. ~/.cache/nvfresh), shared by every build tree of the user, read and
+// written by many nvfresh processes at once.
+//
+//   <root>/CACHEDIR.TAG
+//   <root>/<s>/                  16 shards, <s> the key's first hex digit
+//   <root>/<s>/stats             the shard's counters ("name value" lines), rewritten under lock
+//   <root>/<s>/lock              held (flock) while a manifest of the shard is read-modified-written
+//   <root>/<s>/<ss>/<key>.manifest   cache/manifest.hpp, one zstd frame
+//   <root>/<s>/<ss>/<key>.entry      cache/cache_entry.hpp, one zstd frame
+//
+// Every file is written to a temporary name and renamed into place: a reader sees a whole file or
+// none. A file that does not decode or fails its checksum is a miss (and is replaced by the next
+// store). The size is kept under a cap: every store adds to its shard's byte count, and when the
+// cache is over the cap, the least recently used files (by mtime: a hit touches its entry) of that
+// shard go, until the shard holds its share again: eviction is amortized over the stores, never a
+// scan of the whole cache per compile. Below a free-space floor nothing is stored.
+#pragma once
+
+#include "cache/cache_entry.hpp"
+#include "cache/manifest.hpp"
+#include "util/hasher.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nvfresh {
+
+enum class CacheCounter {
+  files,  // files the cache holds
+  bytes,  // bytes they take
+  hits,
+  misses,
+  stores,
+  evictions,          // files evicted
+  saved_bytes,        // object bytes served instead of compiled
+  saved_ns,           // nvcc time the hits saved
+  not_stored_full,    // stores left out: the file system was below its free-space floor
+  verified,           // hits recompiled to verify them, and the same
+  verify_mismatches,  // hits recompiled whose codegen differed from the entry
+};
+
+inline constexpr std::array k_cache_counters = {
+  CacheCounter::files,
+  CacheCounter::bytes,
+  CacheCounter::hits,
+  CacheCounter::misses,
+  CacheCounter::stores,
+  CacheCounter::evictions,
+  CacheCounter::saved_bytes,
+  CacheCounter::saved_ns,
+  CacheCounter::not_stored_full,
+  CacheCounter::verified,
+  CacheCounter::verify_mismatches,
+};
+
+std::string_view counter_name(CacheCounter counter);
+
+struct CacheCounters {
+  std::array<std::int64_t, k_cache_counters.size()> values{};
+  std::int64_t& operator[](CacheCounter counter) { return values[static_cast<size_t>(counter)]; }
+  std::int64_t operator[](CacheCounter counter) const
+  {
+    return values[static_cast<size_t>(counter)];
+  }
+};
+
+struct CacheLimits {
+  std::uint64_t max_bytes = 0;  // the cap
+  std::uint64_t min_free = 0;   // the free-space floor of the cache's file system
+};
+
+struct EvictionSummary {
+  std::int64_t files = 0;
+  std::int64_t bytes = 0;
+};
+
+class CacheStore {
+public:
+  CacheStore(std::string root, CacheLimits limits);
+
+  const std::string& root() const { return m_root; }
+  const CacheLimits& limits() const { return m_limits; }
+
+  std::optional<Manifest> read_manifest(const Digest& key) const;
+  // Reads, changes and writes the manifest under the shard's lock. Throws FileWriteError.
+  void update_manifest(const Digest& key, const std::function<void(Manifest&)>& change);
+
+  std::optional<CacheEntry> read_entry(const Digest& key, std::string* error = nullptr) const;
+  // Throws FileWriteError (a full disk: disk_full()).
+  void write_entry(const Digest& key, const CacheEntry& entry);
+  void touch_entry(const Digest& key);  // a hit: most recently used
+  void remove_entry(const Digest& key);
+
+  // Whether the cache's file system has room above the floor.
+  bool has_room() const;
+
+  void count(const Digest& key, CacheCounter counter, std::int64_t delta = 1);
+  CacheCounters counters() const;  // all shards, summed
+
+  // Every entry key, for cache verify.
+  std::vector<Digest> entry_keys() const;
+
+  // Removes least recently used files until the cache holds at most max_bytes, and every file not
+  // used since older_than_ns (0: no age limit). Recounts the shards' files and bytes.
+  EvictionSummary evict(std::uint64_t max_bytes, std::int64_t older_than_ns = 0);
+  void clear();
+
+  std::string manifest_file(const Digest& key) const;
+  std::string entry_file(const Digest& key) const;
+
+private:
+  std::string shard_dir(const Digest& key) const;
+  void write_counted(const Digest& key, const std::string& file, std::string_view text);
+  void evict_if_over_cap(const Digest& key);
+
+  std::string m_root;
+  CacheLimits m_limits;
+};
+
+}  // namespace nvfresh

@@ -1,0 +1,133 @@
+// Manifest file format, version 1 (util/line_file.hpp: escaped TAB-separated fields, checksum).
+// Stored as one zstd frame (util/compressed_file.hpp).
+//
+//   manifest := "nvfresh-manifest" TAB "1" LF entry* checksum
+//   entry    := "entry" TAB hex32 TAB time_ns TAB bound_build TAB bound_source LF
+//               (input | probe | lookup)*
+//   input    := "input" TAB hex32 TAB role TAB passes TAB path LF
+//               an input of every pass, with its content hash (role and passes as in records)
+//   probe    := "probe" TAB path LF                    a lookup that found nothing
+//   lookup   := "lookup" TAB name TAB ("1"|"0") TAB resolved LF
+//               a name found through PATH ("1": a program), resolved "" when found nowhere
+//
+// Paths are tree-relative ("\x02BUILD\x03/…", "\x02SOURCE\x03/…") or absolute. Entries are newest
+// first; a reader keeps at most k_manifest_entry_limit. A manifest that fails its checks is a miss.
+#include "cache/manifest.hpp"
+
+#include "util/line_file.hpp"
+
+#include <algorithm>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr std::string_view k_magic = "nvfresh-manifest";
+
+struct ParseFailure {
+  std::string message;
+};
+
+Digest digest_of(const std::string& hex)
+{
+  auto digest = Digest::from_hex(hex);
+  if (!digest) {
+    throw ParseFailure{"'" + hex + "' is not a digest"};
+  }
+  return *digest;
+}
+
+void expect(const LineFields& fields, size_t count)
+{
+  if (fields.size() != count) {
+    throw ParseFailure{"'" + fields[0] + "' has the wrong number of fields"};
+  }
+}
+
+ManifestEntry& current(Manifest& manifest, const LineFields& fields)
+{
+  if (manifest.entries.empty()) {
+    throw ParseFailure{"'" + fields[0] + "' before any entry"};
+  }
+  return manifest.entries.back();
+}
+
+void apply(const LineFields& f, Manifest& manifest)
+{
+  if (f[0] == "entry") {
+    expect(f, 5);
+    ManifestEntry entry;
+    entry.result = digest_of(f[1]);
+    if (!parse_number(f[2], entry.time_ns)) {
+      throw ParseFailure{"bad entry time"};
+    }
+    entry.bound_build_root = f[3];
+    entry.bound_source_root = f[4];
+    manifest.entries.push_back(std::move(entry));
+  } else if (f[0] == "input") {
+    expect(f, 5);
+    current(manifest, f).inputs.push_back({f[4], digest_of(f[1]), f[2], f[3]});
+  } else if (f[0] == "probe") {
+    expect(f, 2);
+    current(manifest, f).probes.push_back(f[1]);
+  } else if (f[0] == "lookup") {
+    expect(f, 4);
+    current(manifest, f).lookups.push_back({f[1], f[3], f[2] == "1"});
+  } else {
+    throw ParseFailure{"unknown line '" + f[0] + "'"};
+  }
+}
+
+}  // namespace
+
+std::string serialize_manifest(const Manifest& manifest)
+{
+  LineWriter out(k_magic, k_manifest_format_version);
+  for (const auto& entry : manifest.entries) {
+    out.line("entry", entry.result, entry.time_ns, entry.bound_build_root, entry.bound_source_root);
+    for (const auto& input : entry.inputs) {
+      out.line("input", input.hash, input.role, input.passes, input.path);
+    }
+    for (const auto& probe : entry.probes) {
+      out.line("probe", probe);
+    }
+    for (const auto& lookup : entry.lookups) {
+      out.line("lookup", lookup.name, lookup.program, lookup.resolved);
+    }
+  }
+  return out.finish();
+}
+
+std::optional<Manifest> parse_manifest(std::string_view text, std::string* error)
+{
+  auto lines = read_line_file(text, k_magic, k_manifest_format_version, error);
+  if (!lines) {
+    return std::nullopt;
+  }
+  Manifest manifest;
+  try {
+    for (const auto& fields : *lines) {
+      apply(fields, manifest);
+    }
+  } catch (const ParseFailure& failure) {
+    if (error != nullptr) {
+      *error = failure.message;
+    }
+    return std::nullopt;
+  }
+  if (manifest.entries.size() > k_manifest_entry_limit) {
+    manifest.entries.resize(k_manifest_entry_limit);
+  }
+  return manifest;
+}
+
+void add_entry(Manifest& manifest, ManifestEntry entry)
+{
+  std::erase_if(manifest.entries, [&](const ManifestEntry& e) { return e.result == entry.result; });
+  manifest.entries.insert(manifest.entries.begin(), std::move(entry));
+  if (manifest.entries.size() > k_manifest_entry_limit) {
+    manifest.entries.resize(k_manifest_entry_limit);
+  }
+}
+
+}  // namespace nvfresh

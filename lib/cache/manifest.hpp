@@ -1,0 +1,62 @@
+// A cache manifest: for one manifest key (the compile's command signature, toolchain path and source
+// content, paths relative to the tree roots: cache_key.hpp), the input sets of the compiles seen
+// before, each naming the result it produced. The input set of a compile is known only after it
+// ran, so a lookup goes through the manifest, as ccache's direct mode does, but with the traced
+// set: an entry whose every input still has its hash, whose every probe still finds nothing, and
+// whose PATH lookups still resolve the same, names the result. No `nvcc -E` or `nvcc -M` runs.
+// The grammar is at the top of manifest.cpp.
+#pragma once
+
+#include "util/hasher.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nvfresh {
+
+struct ManifestInput {
+  std::string path;  // tree-relative (tree_roots.hpp) or absolute
+  Digest hash;
+  std::string role;    // as the record names it (record.hpp): source, header, options_file, tool
+  std::string passes;  // "host,compute_80", "-" when not known
+  bool operator==(const ManifestInput&) const = default;
+};
+
+struct ManifestLookup {
+  std::string name;      // "gcc", found through PATH
+  std::string resolved;  // tree-relative or absolute; "" when nothing was found
+  bool program = true;
+  bool operator==(const ManifestLookup&) const = default;
+};
+
+struct ManifestEntry {
+  Digest result;             // the result it produced (cache_entry.hpp)
+  std::int64_t time_ns = 0;  // when it was stored
+  std::vector<ManifestInput> inputs;
+  std::vector<std::string> probes;  // lookups that found nothing, tree-relative or absolute
+  std::vector<ManifestLookup> lookups;
+  // The absolute roots of the tree that stored it, when its object names them (debug info,
+  // __FILE__): then it serves only a tree at the same paths. Empty: it serves any tree.
+  std::string bound_build_root;
+  std::string bound_source_root;
+  bool operator==(const ManifestEntry&) const = default;
+};
+
+struct Manifest {
+  std::vector<ManifestEntry> entries;  // newest first
+  bool operator==(const Manifest&) const = default;
+};
+
+constexpr int k_manifest_format_version = 1;
+constexpr size_t k_manifest_entry_limit = 24;
+
+std::string serialize_manifest(const Manifest& manifest);
+std::optional<Manifest> parse_manifest(std::string_view text, std::string* error = nullptr);
+
+// Puts `entry` first, drops an older entry for the same result and the oldest beyond the limit.
+void add_entry(Manifest& manifest, ManifestEntry entry);
+
+}  // namespace nvfresh

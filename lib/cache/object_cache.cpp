@@ -1,0 +1,336 @@
+#include "cache/object_cache.hpp"
+
+#include "digest/elf_reader.hpp"
+#include "digest/fatbin_reader.hpp"
+#include "freshness/path_lookups.hpp"
+#include "record/signature.hpp"
+#include "util/file_io.hpp"
+#include "util/log.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <random>
+
+namespace nvfresh {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view k_key_version = "nvfresh-cache-1";
+constexpr std::uint64_t k_default_min_free = 1ULL << 30;
+constexpr std::uint64_t k_max_object = 4ULL << 30;
+
+std::string default_cache_dir(const Environment& env)
+{
+  if (std::string xdg = env_value(env, "XDG_CACHE_HOME"); !xdg.empty() && xdg[0] == '/') {
+    return xdg + "/nvfresh";
+  }
+  if (std::string home = env_value(env, "HOME"); !home.empty() && home[0] == '/') {
+    return home + "/.cache/nvfresh";
+  }
+  return {};
+}
+
+// The device code of an object, decompressed: where __FILE__ of a kernel (assert) lands.
+std::vector<std::string> device_payloads(const std::string& object)
+{
+  std::vector<std::string> payloads;
+  try {
+    if (looks_like_fatbin(object)) {
+      for (auto& entry : read_fatbin(object, "object")) {
+        payloads.push_back(std::move(entry.payload));
+      }
+      return payloads;
+    }
+    if (!ElfReader::looks_like_elf(object)) {
+      return payloads;
+    }
+    const ElfReader elf(object, "object");
+    for (std::string_view section : find_fatbin_sections(elf, "object")) {
+      for (auto& entry : read_fatbin(section, "object")) {
+        payloads.push_back(std::move(entry.payload));
+      }
+    }
+  } catch (const std::exception& error) {
+    log::info("cache: cannot read the device code of an object: {}", error.what());
+  }
+  return payloads;
+}
+
+bool has_lto_entries(const std::string& object)
+{
+  try {
+    if (!ElfReader::looks_like_elf(object)) {
+      return false;
+    }
+    const ElfReader elf(object, "object");
+    for (std::string_view section : find_fatbin_sections(elf, "object")) {
+      for (const auto& entry : read_fatbin(section, "object")) {
+        if (entry.kind == FatbinKind::ltoir || entry.kind == FatbinKind::other) {
+          return true;
+        }
+      }
+    }
+  } catch (const std::exception&) {
+    return true;  // not readable: cannot tell, so bound
+  }
+  return false;
+}
+
+// Whether the object depends on where it was built: it names a tree root (debug info, __FILE__),
+// in its host bytes or its decompressed device code, or it holds bytes no tool can read (LTO-IR).
+bool bound_to_roots(const std::string& object, const PathMap& map)
+{
+  if (map.names_a_root(object) || has_lto_entries(object)) {
+    return true;
+  }
+  for (const auto& payload : device_payloads(object)) {
+    if (map.names_a_root(payload)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string mapped_passes(const std::vector<std::string>& passes)
+{
+  return join_passes(passes);
+}
+
+ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
+{
+  ManifestEntry entry;
+  entry.time_ns = now_ns();
+  for (const auto& input : record.inputs) {
+    entry.inputs.push_back({map.to_key(input.file.path), input.file.hash,
+                            std::string(role_name(input.role)), mapped_passes(input.passes)});
+  }
+  for (const auto& probe : record.missing) {
+    entry.probes.push_back(map.to_key(probe));
+  }
+  for (const auto& lookup : path_lookups_of(record)) {
+    entry.lookups.push_back({lookup.name, map.to_key(lookup.resolved), lookup.program});
+  }
+  return entry;
+}
+
+Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
+{
+  Hasher hasher;
+  hasher.tag(k_key_version).tag("result").field(manifest_key.to_hex());
+  hasher.tag("bound").field(entry.bound_build_root).field(entry.bound_source_root);
+  hasher.tag("inputs");
+  for (const auto& input : entry.inputs) {
+    hasher.field(input.path).field(input.hash.to_hex());
+  }
+  hasher.tag("probes");
+  for (const auto& probe : entry.probes) {
+    hasher.field(probe);
+  }
+  hasher.tag("lookups");
+  for (const auto& lookup : entry.lookups) {
+    hasher.field(lookup.name).field(lookup.resolved);
+  }
+  return hasher.digest();
+}
+
+// Does the disk (and PATH) still look as the entry says? The first difference, or "".
+std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
+                     const std::string& path_value, const std::string& working_dir)
+{
+  if (!entry.bound_build_root.empty() && (entry.bound_build_root != map.roots().build ||
+                                          entry.bound_source_root != map.roots().source)) {
+    return "bound to another tree";
+  }
+  for (const auto& probe : entry.probes) {
+    if (hasher.stat(map.to_tree(probe)).exists) {
+      return map.to_tree(probe) + " now exists";
+    }
+  }
+  for (const auto& input : entry.inputs) {
+    const std::string path = map.to_tree(input.path);
+    auto now = hasher.fingerprint(path);
+    if (!now.fingerprint || now.fingerprint->hash != input.hash) {
+      return path + " differs";
+    }
+  }
+  for (const auto& lookup : entry.lookups) {
+    if (resolve_in_path(lookup.name, path_value, working_dir, lookup.program) !=
+        map.to_tree(lookup.resolved)) {
+      return lookup.name + " resolves elsewhere on PATH";
+    }
+  }
+  return {};
+}
+
+CacheEntry entry_of(const Record& record, std::string object, const PathMap& map,
+                    const std::vector<std::string>& command, const Environment& env)
+{
+  CacheEntry entry;
+  entry.object = std::move(object);
+  for (const auto& dep : record.depfile_prerequisites) {
+    entry.depfile_prerequisites.push_back(map.text_to_key(dep));
+  }
+  entry.console_mode = record.console_mode;
+  entry.console_out = map.text_to_key(record.console_out);
+  entry.console_err = map.text_to_key(record.console_err);
+  entry.console_terminals = record.console_terminals;
+  entry.console_terminal_env = record.console_terminal_env;
+  entry.components = record.components;
+  entry.created_ns = now_ns();
+  entry.compile_ns = record.end_ns - record.start_ns;
+  entry.origin_tree = map.roots().build;
+  entry.origin_cwd = record.working_dir;
+  entry.origin_object = record.object;
+  entry.nvcc_version = record.nvcc_version;
+  entry.origin_command = command;
+  entry.origin_env = record.env;
+  for (const char* name : {"HOME", "TMPDIR", "LANG", "LC_ALL"}) {
+    if (env.count(name) != 0) {
+      entry.origin_env[name] = env.at(name);
+    }
+  }
+  return entry;
+}
+
+}  // namespace
+
+CacheSettings cache_settings(const Config& config, const Environment& env)
+{
+  CacheSettings settings;
+  settings.enabled = !is_false(config.cache);
+  settings.dir = config.cache_dir.empty() ? default_cache_dir(env) : config.cache_dir;
+  settings.enabled = settings.enabled && !settings.dir.empty();
+  settings.max_bytes = parse_size(config.cache_max_size).value_or(0);
+  settings.min_free = parse_size(config.cache_min_free).value_or(k_default_min_free);
+  char* end = nullptr;
+  const double verify =
+    config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), &end);
+  settings.verify_fraction = verify > 0 && verify <= 1 ? verify : 0;
+  return settings;
+}
+
+ObjectCache::ObjectCache(const CacheSettings& settings)
+  : m_settings(settings), m_store(settings.dir, {settings.max_bytes, settings.min_free})
+{}
+
+std::optional<Digest> ObjectCache::manifest_key(const CompileIdentity& identity, const PathMap& map,
+                                                FileHasher& hasher) const
+{
+  auto source = hasher.fingerprint(identity.source);
+  if (!source.fingerprint) {
+    return std::nullopt;
+  }
+  Hasher key;
+  key.tag(k_key_version).tag("args");
+  for (const auto& arg : identity.signature_args) {
+    key.field(map.text_to_key(arg));
+  }
+  key.tag("env");
+  for (const auto& [name, value] : identity.signature_env) {
+    if (name != k_path_variable) {  // judged by what it resolves: the entries' lookups
+      key.field(name).field(map.text_to_key(value));
+    }
+  }
+  key.tag("cwd").field(map.to_key(identity.working_dir));
+  key.tag("compiler").field(identity.compiler);
+  key.tag("source").field(map.to_key(identity.source)).field(source.fingerprint->hash.to_hex());
+  return key.digest();
+}
+
+std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, FileHasher& hasher,
+                                            const Environment& env)
+{
+  PathMap map(tree_roots_of(identity.build_tree));
+  auto key = manifest_key(identity, map, hasher);
+  auto manifest = key ? m_store.read_manifest(*key) : std::nullopt;
+  const std::string path_value = env_value(env, std::string(k_path_variable));
+  for (const auto& entry : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
+    if (std::string why = mismatch(entry, map, hasher, path_value, identity.working_dir);
+        !why.empty()) {
+      log::info("cache: entry {} does not match: {}", entry.result.short_hex(), why);
+      continue;
+    }
+    std::string error;
+    auto stored = m_store.read_entry(entry.result, &error);
+    if (!stored) {
+      log::info("cache: entry {} unreadable ({}): a miss", entry.result.short_hex(), error);
+      m_store.remove_entry(entry.result);
+      continue;
+    }
+    m_store.touch_entry(entry.result);
+    m_store.count(entry.result, CacheCounter::hits);
+    m_store.count(entry.result, CacheCounter::saved_ns, stored->compile_ns);
+    m_store.count(entry.result, CacheCounter::saved_bytes,
+                  static_cast<std::int64_t>(stored->object.size()));
+    return CacheHit{entry.result, std::move(*stored), entry, map};
+  }
+  if (key) {
+    m_store.count(*key, CacheCounter::misses);
+  }
+  return std::nullopt;
+}
+
+StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Record& record,
+                                       const std::vector<std::string>& command,
+                                       const Environment& env)
+{
+  if (!record.trusted || !record.inputs_from_trace || record.console_mode == "none") {
+    return {false, false,
+            "not stored: the record is untrusted, untraced, or its output was not captured"};
+  }
+  try {
+    if (!m_store.has_room()) {
+      m_store.count(Digest{}, CacheCounter::not_stored_full);
+      return {false, true,
+              fmt::format("not cached: the file system of {} is below its free-space floor",
+                          m_store.root())};
+    }
+    PathMap map(tree_roots_of(identity.build_tree));
+    FileHasher hasher;
+    auto key = manifest_key(identity, map, hasher);
+    auto object = try_read_file(record.object, k_max_object);
+    if (!key || !object || hash_bytes(*object) != record.output.hash) {
+      return {false, false, "not stored: the object or the source changed since it was recorded"};
+    }
+    ManifestEntry manifest_entry = manifest_entry_of(record, map);
+    if (bound_to_roots(*object, map)) {
+      manifest_entry.bound_build_root = map.roots().build;
+      manifest_entry.bound_source_root = map.roots().source;
+    }
+    manifest_entry.result = result_key(*key, manifest_entry);
+    m_store.write_entry(manifest_entry.result,
+                        entry_of(record, std::move(*object), map, command, env));
+    m_store.update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
+    return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex())};
+  } catch (const FileWriteError& error) {
+    return {false, error.disk_full(), fmt::format("not cached: {}", error.what())};
+  } catch (const std::exception& error) {
+    return {false, false, fmt::format("not cached: {}", error.what())};
+  }
+}
+
+void ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
+                                const std::map<std::string, Digest>& compiled)
+{
+  if (compiled == entry.components) {
+    m_store.count(key, CacheCounter::verified);
+    return;
+  }
+  m_store.count(key, CacheCounter::verify_mismatches);
+  if (std::find(entry.other_variants.begin(), entry.other_variants.end(), compiled) !=
+      entry.other_variants.end()) {
+    return;
+  }
+  CacheEntry updated = entry;
+  updated.other_variants.push_back(compiled);
+  try {
+    m_store.write_entry(key, updated);
+  } catch (const std::exception& error) {
+    log::info("cache: cannot keep the new variant of {}: {}", key.short_hex(), error.what());
+  }
+}
+
+}  // namespace nvfresh

@@ -1,0 +1,95 @@
+// nvfresh's object cache: nvcc never runs twice for the same inputs (a branch switch and back, a
+// second build directory, a clean build, another checkout). The key is everything a record proves
+// and nothing weaker:
+//   - the manifest key: the command signature (normalized arguments, the NVCC_* and include
+//     environment, the working directory), the nvcc that runs and the source's content, with the
+//     tree roots left out (tree_roots.hpp);
+//   - the manifest's entries: the content of every input of every pass the tracer saw, the lookups
+//     that found nothing, and what PATH resolved; an entry matches when all of them still hold.
+// An object that names the tree's paths (-g, -G, -lineinfo, __FILE__ in host or device code, LTO-IR
+// nobody can read) is bound to those roots: it serves only a tree at the same paths. Everything
+// else serves any build directory and any checkout.
+//
+// Never stored: failed compiles, untrusted (raced) records, compiles the tracer did not see, output
+// that was not captured. Nothing here ever fails a build: a damaged entry is a miss, a full disk
+// means "not cached".
+#pragma once
+
+#include "cache/cache_store.hpp"
+#include "cache/tree_roots.hpp"
+#include "config/config.hpp"
+#include "freshness/file_hasher.hpp"
+#include "record/record.hpp"
+#include "util/environment.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+// What the cache needs to know about a compile, before it runs.
+struct CompileIdentity {
+  std::vector<std::string> signature_args;
+  std::map<std::string, std::string> signature_env;  // as in the record (PATH included)
+  std::string working_dir;
+  std::string source;      // absolute
+  std::string compiler;    // the nvcc that runs, canonical
+  std::string build_tree;  // the directory holding the record root
+};
+
+struct CacheHit {
+  Digest key;
+  CacheEntry entry;
+  ManifestEntry matched;  // the input set that matched, tree-relative
+  PathMap map;
+};
+
+struct StoreOutcome {
+  bool stored = false;
+  bool no_space = false;  // below the free-space floor, or the disk filled up while writing
+  std::string detail;     // why not, in words
+};
+
+struct CacheSettings {
+  bool enabled = true;
+  std::string dir;
+  std::uint64_t max_bytes = 0;  // 0: 5% of the file system, at most 20 GiB
+  std::uint64_t min_free = 0;
+  double verify_fraction = 0;
+};
+
+// The cache settings of a configuration (config.hpp): NVFRESH_CACHE, NVFRESH_CACHE_DIR, ...
+CacheSettings cache_settings(const Config& config, const Environment& env);
+
+class ObjectCache {
+public:
+  explicit ObjectCache(const CacheSettings& settings);
+
+  CacheStore& store() { return m_store; }
+  const CacheStore& store() const { return m_store; }
+  const CacheSettings& settings() const { return m_settings; }
+
+  // The entry whose input set matches the disk now, or nullopt (a miss, counted).
+  std::optional<CacheHit> lookup(const CompileIdentity& identity, FileHasher& hasher,
+                                 const Environment& env);
+
+  // Stores the result of a compile that was recorded trusted and traced. The object is read from
+  // its recorded path. Never throws.
+  StoreOutcome store_result(const CompileIdentity& identity, const Record& record,
+                            const std::vector<std::string>& command, const Environment& env);
+
+  // An entry was compiled again to verify it: its digests agreed (counted), or they differ (counted,
+  // and the entry keeps the new variant).
+  void note_verified(const Digest& key, const CacheEntry& entry,
+                     const std::map<std::string, Digest>& compiled);
+
+private:
+  std::optional<Digest> manifest_key(const CompileIdentity& identity, const PathMap& map,
+                                     FileHasher& hasher) const;
+
+  CacheSettings m_settings;
+  CacheStore m_store;
+};
+
+}  // namespace nvfresh

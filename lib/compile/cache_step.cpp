@@ -1,0 +1,102 @@
+#include "compile/cache_step.hpp"
+
+#include "cache/entry_verifier.hpp"
+#include "util/build_invocation.hpp"
+#include "util/log.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <random>
+
+namespace nvfresh {
+
+namespace {
+
+double random_draw()
+{
+  static std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+}  // namespace
+
+CacheStep::CacheStep(const Config& config, const Environment& env, std::function<double()> draw)
+  : m_env(env), m_draw(draw ? std::move(draw) : std::function<double()>(random_draw))
+{
+  CacheSettings settings = cache_settings(config, env);
+  if (settings.enabled) {
+    m_cache.emplace(settings);
+  }
+}
+
+std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHasher& hasher)
+{
+  if (!m_cache) {
+    return std::nullopt;
+  }
+  try {
+    auto hit = m_cache->lookup(compile_identity(serve.request, serve.plan), hasher, m_env);
+    if (!hit) {
+      return std::nullopt;
+    }
+    const double fraction = m_cache->settings().verify_fraction;
+    if (fraction > 0 && m_draw() < fraction) {
+      log::info("cache: hit {} sampled for verification: compiling", hit->key.short_hex());
+      m_verifying = std::move(hit);
+      return std::nullopt;
+    }
+    std::string why;
+    auto served = serve_hit(*hit, serve, hasher, &why);
+    if (!served) {
+      log::info("cache: hit {} not served: {}", hit->key.short_hex(), why);
+      return std::nullopt;
+    }
+    return ServedCompile{std::move(*served), hit->entry.compile_ns};
+  } catch (const std::exception& error) {
+    log::info("cache: lookup failed, compiling: {}", error.what());
+    return std::nullopt;
+  }
+}
+
+Outcome CacheStep::after_compile(const ServeRequest& serve, const Record& record, Outcome outcome,
+                                 const std::vector<std::string>& command)
+{
+  if (!m_cache || outcome.kind != OutcomeKind::compiled) {
+    return outcome;
+  }
+  if (m_verifying) {
+    m_cache->note_verified(m_verifying->key, m_verifying->entry, record.components);
+    if (record.components == m_verifying->entry.components) {
+      return {OutcomeKind::compiled, Cause::cache_verified,
+              fmt::format("the cache entry {} was compiled again and is the same",
+                          m_verifying->key.short_hex())};
+    }
+    return {OutcomeKind::compiled, Cause::cache_mismatch,
+            fmt::format("codegen differs from the cached entry {}: {}",
+                        m_verifying->key.short_hex(),
+                        differing_components(m_verifying->entry.components, record.components))};
+  }
+  StoreOutcome stored =
+    m_cache->store_result(compile_identity(serve.request, serve.plan), record, command, m_env);
+  log::info("cache: {}", stored.detail);
+  if (stored.no_space) {
+    warn_not_cached(serve.plan.record_root, stored.detail);
+  }
+  return outcome;
+}
+
+void CacheStep::warn_not_cached(const std::string& record_root, const std::string& detail) const
+{
+  if (!first_time_this_build(record_root + "/cache-full-warned")) {
+    return;
+  }
+  std::fflush(stdout);
+  std::fputs(fmt::format("nvfresh: {} (the build goes on; free space, or set "
+                         "NVFRESH_CACHE_DIR to a disk with room; said once per build)\n",
+                         detail)
+               .c_str(),
+             stderr);
+}
+
+}  // namespace nvfresh

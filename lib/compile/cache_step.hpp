@@ -1,0 +1,55 @@
+// The object cache's two moments in a compile that nvfresh could not skip: before nvcc runs, a
+// lookup that may serve the object (compile/serve.hpp); after nvcc ran and the compile was
+// recorded, a store, or, for a hit sampled for verification (NVFRESH_CACHE_VERIFY), a comparison
+// of the fresh codegen with the entry. Nothing here fails a build or changes what nvcc prints: an
+// error is a miss or "not cached", logged; the one line a user sees is that the cache stores
+// nothing because its disk is full, once per build.
+#pragma once
+
+#include "cache/object_cache.hpp"
+#include "compile/serve.hpp"
+#include "config/config.hpp"
+#include "freshness/file_hasher.hpp"
+#include "outcome/outcome.hpp"
+#include "record/record.hpp"
+#include "util/environment.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+struct ServedCompile {
+  Outcome outcome;            // served (or raced: an input changed while it was served)
+  std::int64_t saved_ns = 0;  // how long nvcc took for the entry: what the hit saved
+};
+
+class CacheStep {
+public:
+  // draw: a number in [0, 1) per hit, compared with the verify fraction (tests pass a fixed one).
+  CacheStep(const Config& config, const Environment& env, std::function<double()> draw = {});
+
+  bool enabled() const { return m_cache.has_value(); }
+
+  // Before nvcc runs: the served outcome, or nullopt (compile). A hit sampled for verification is
+  // kept for after_compile and not served.
+  std::optional<ServedCompile> serve(const ServeRequest& serve, FileHasher& hasher);
+
+  // After the compile was recorded (outcome: what recording said). Stores a trusted, traced
+  // compile, or compares a sampled hit; returns the outcome, its cause cache_verified or
+  // cache_mismatch for a sampled hit.
+  Outcome after_compile(const ServeRequest& serve, const Record& record, Outcome outcome,
+                        const std::vector<std::string>& command);
+
+private:
+  void warn_not_cached(const std::string& record_root, const std::string& detail) const;
+
+  std::optional<ObjectCache> m_cache;
+  Environment m_env;
+  std::function<double()> m_draw;
+  std::optional<CacheHit> m_verifying;
+};
+
+}  // namespace nvfresh

@@ -1,0 +1,179 @@
+#include "compile/serve.hpp"
+
+#include "compile/build_depfile.hpp"
+#include "compile/console_replay.hpp"
+#include "freshness/race_rule.hpp"
+#include "record/record_root.hpp"
+#include "util/clock.hpp"
+#include "util/file_io.hpp"
+#include "util/process.hpp"
+#include "util/time_format.hpp"
+
+#include <fmt/format.h>
+
+namespace nvfresh {
+
+namespace {
+
+// The directory of the record root's build tree: where the tree's paths are relative to.
+std::string build_tree_of(const CompilePlan& plan)
+{
+  constexpr std::string_view k_suffix = "/.nvfresh";
+  const std::string& root = plan.record_root;
+  if (root.size() > k_suffix.size() && root.ends_with(k_suffix)) {
+    return root.substr(0, root.size() - k_suffix.size());
+  }
+  return find_build_tree(plan.working_dir).value_or(plan.working_dir);
+}
+
+// The entry's console output and depfile as this tree spells them.
+void set_console(Record& record, const CacheEntry& entry, const PathMap& map)
+{
+  record.console_mode = entry.console_mode;
+  record.console_out = map.text_to_tree(entry.console_out);
+  record.console_err = map.text_to_tree(entry.console_err);
+  record.console_terminals = entry.console_terminals;
+  record.console_terminal_env = entry.console_terminal_env;
+}
+
+Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
+{
+  Record record;
+  record.object = serve.plan.object;
+  record.source = serve.plan.source;
+  record.working_dir = serve.plan.working_dir;
+  record.compiler = serve.chain.compiler;
+  record.launcher_prefix = serve.chain.prefix;
+  record.signature_args = serve.request.signature_args;
+  record.env = serve.plan.signature_env;
+  record.signature = serve.plan.signature;
+  record.nvcc_version = hit.entry.nvcc_version;
+  record.inputs_from_trace = true;
+  record.depfile_path = serve.plan.depfile_path;
+  record.depfile_target = serve.plan.depfile_target;
+  record.depfile_phony = serve.request.depfile.phony_targets;
+  record.components = hit.entry.components;
+  set_console(record, hit.entry, hit.map);
+  for (const auto& dep : hit.entry.depfile_prerequisites) {
+    record.depfile_prerequisites.push_back(hit.map.text_to_tree(dep));
+  }
+  for (const auto& probe : hit.matched.probes) {
+    record.missing.push_back(hit.map.to_tree(probe));
+  }
+  return record;
+}
+
+// The matched input set as this tree has it now; false (with *why) when a file no longer hashes as
+// the entry says.
+bool add_inputs(Record& record, const CacheHit& hit, FileHasher& hasher, std::string* why)
+{
+  for (const auto& input : hit.matched.inputs) {
+    const std::string path = hit.map.to_tree(input.path);
+    FingerprintResult now = hasher.fingerprint(path);
+    if (!now.fingerprint || now.fingerprint->hash != input.hash) {
+      *why = path + " changed since the lookup";
+      return false;
+    }
+    RecordedInput recorded;
+    recorded.file = *now.fingerprint;
+    recorded.role = role_from_name(input.role).value_or(InputRole::header);
+    recorded.passes = split_passes(input.passes);
+    record.inputs.push_back(std::move(recorded));
+  }
+  return true;
+}
+
+// The race guard of a compile, for a hit: an input written since the lookup began makes the
+// record untrusted and the object older than that start, so that the next build compiles it.
+void guard_against_edits(Record& record, std::int64_t start_ns)
+{
+  for (const auto& input : record.inputs) {
+    FileStat now = stat_file(input.file.path);
+    const bool moved = now.mtime_ns != input.file.mtime_ns || now.ctime_ns != input.file.ctime_ns ||
+                       now.size != input.file.size;
+    if (moved || changed_since(now, start_ns)) {
+      record.trusted = false;
+      record.untrusted_reason =
+        fmt::format("{} changed while the object was served from the cache", input.file.path);
+      set_mtime_ns(record.object, start_ns - k_one_second_ns);
+      return;
+    }
+  }
+}
+
+void write_object(Record& record, const CacheEntry& entry)
+{
+  write_file_atomically(record.object, entry.object);
+  FileStat written = stat_file(record.object);
+  record.output = {record.object,    hash_bytes(entry.object), written.size,
+                   written.mtime_ns, written.ctime_ns,         written.inode};
+}
+
+}  // namespace
+
+CompileIdentity compile_identity(const CompileRequest& request, const CompilePlan& plan)
+{
+  return {request.signature_args, plan.signature_env, plan.working_dir, plan.source,
+          plan.compiler_path,     build_tree_of(plan)};
+}
+
+std::string serve_doubt(const CacheHit& hit, const CompilePlan& plan)
+{
+  if (!plan.depfile_path.empty() && hit.entry.depfile_prerequisites.empty()) {
+    return "the build wants a depfile and the entry has none";
+  }
+  Record console;
+  set_console(console, hit.entry, hit.map);
+  return console_replay_doubt(console, terminal_streams(), plan.child_env);
+}
+
+std::string served_description(const CacheHit& hit)
+{
+  return fmt::format("served from the cache (entry {}, first compiled {} in {})",
+                     hit.key.short_hex(), format_local_time(hit.entry.created_ns, true),
+                     hit.entry.origin_tree.empty() ? std::string("an unknown tree")
+                                                   : hit.entry.origin_tree);
+}
+
+std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve, FileHasher& hasher,
+                                 std::string* why)
+{
+  if (std::string doubt = serve_doubt(hit, serve.plan); !doubt.empty()) {
+    *why = doubt;
+    return std::nullopt;
+  }
+  Record record = record_skeleton(hit, serve);
+  if (!add_inputs(record, hit, hasher, why)) {
+    return std::nullopt;
+  }
+  write_object(record, hit.entry);
+  record.start_ns = serve.start_ns;
+  record.end_ns = now_ns();
+  guard_against_edits(record, serve.start_ns);
+  if (serve.previous) {
+    record.history = serve.previous->history;
+  }
+  const std::string description = served_description(hit);
+  add_history(record,
+              {record.end_ns,
+               std::string(outcome_name(record.trusted ? OutcomeKind::served : OutcomeKind::raced)),
+               record.trusted ? description : record.untrusted_reason});
+  if (!record.trusted) {
+    FileStat after = stat_file(record.object);
+    record.output.mtime_ns = after.mtime_ns;
+    record.output.ctime_ns = after.ctime_ns;
+  }
+  save_record(serve.plan.record_file, record);
+  if (!serve.plan.depfile_path.empty()) {
+    write_build_depfile(serve.plan.depfile_path, serve.plan.depfile_target,
+                        record.depfile_prerequisites, serve.request.depfile.phony_targets);
+  }
+  replay_console(record);
+  if (!record.trusted) {
+    return Outcome{OutcomeKind::raced, Cause::input_changed_during_compile,
+                   record.untrusted_reason};
+  }
+  return Outcome{OutcomeKind::served, Cause::cache_hit, description};
+}
+
+}  // namespace nvfresh

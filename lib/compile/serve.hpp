@@ -1,0 +1,44 @@
+// A cache hit carried out: the object written atomically where the build wants it, the depfile,
+// what the compile printed replayed, and a normal record, so that check, explain, rdeps, sync and
+// the next edit work exactly as after a compile. A hit that cannot stand in for a compile of this
+// tree now (the console would print differently, the build wants a depfile the entry lacks, an
+// input changed since the lookup) is not served: the caller compiles.
+#pragma once
+
+#include "cache/object_cache.hpp"
+#include "compile/compile_plan.hpp"
+#include "nvcc/command_line.hpp"
+#include "nvcc/compiler_chain.hpp"
+#include "outcome/outcome.hpp"
+#include "record/record.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nvfresh {
+
+struct ServeRequest {
+  const CompileRequest& request;
+  const CompilerChain& chain;
+  const CompilePlan& plan;
+  const std::optional<Record>& previous;  // the record of the last build of this object
+  std::int64_t start_ns = 0;              // race_guard_start_ns() before the lookup
+};
+
+// What the cache needs to know of this compile.
+CompileIdentity compile_identity(const CompileRequest& request, const CompilePlan& plan);
+
+// Why the hit cannot stand in for this compile ("" when it can).
+std::string serve_doubt(const CacheHit& hit, const CompilePlan& plan);
+
+// Serves the hit: the served outcome, or nullopt (with *why) when it could not stand in after all
+// (nothing the build sees was changed then but, at most, the object: the caller compiles).
+// Throws on a write failure (the caller compiles).
+std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve, FileHasher& hasher,
+                                 std::string* why);
+
+// "served from the cache (entry 3f2a…, first compiled 2026-12-01 11:30 in /home/u/build)".
+std::string served_description(const CacheHit& hit);
+
+}  // namespace nvfresh
