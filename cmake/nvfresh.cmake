@@ -9,8 +9,10 @@
 # Set NVFRESH_EXECUTABLE to choose the binary (default: found next to this file or on PATH).
 #
 # How: at the end of the top-level CMakeLists (cmake_language(DEFER)), every target with CUDA
-# sources gets nvfresh prepended to its CUDA_COMPILER_LAUNCHER (an existing launcher such as
-# ccache stays, behind nvfresh), and every CUDA source gets a stamp file in its OBJECT_DEPENDS.
+# sources gets nvfresh prepended to its CUDA_COMPILER_LAUNCHER (a compiler cache there, ccache,
+# sccache or buildcache, is taken out with one configure-time line: nvfresh caches CUDA objects
+# itself; -DNVFRESH_KEEP_CUDA_LAUNCHER=ON keeps it behind nvfresh, where it is sound; any other
+# launcher stays), and every CUDA source gets a stamp file in its OBJECT_DEPENDS.
 # The always-run target `nvfresh_sync` produces the stamps as BYPRODUCTS (Ninja: restat), runs
 # `nvfresh sync`, and touches only the stamps of stale objects: Ninja prunes the other objects
 # after the restat, Make's per-target sub-makes see the new stamps, and only stale objects rebuild.
@@ -69,8 +71,32 @@ function(_nvfresh_prepend_launcher target)
       return()
     endif()
   endif()
+  if(count GREATER 0 AND NOT NVFRESH_KEEP_CUDA_LAUNCHER AND NOT _nvfresh_cache_off)
+    get_filename_component(first_stem "${first}" NAME_WE)
+    if(first_stem MATCHES "^(ccache|sccache|buildcache)$")
+      list(REMOVE_AT launcher 0)
+      set_property(GLOBAL APPEND PROPERTY _NVFRESH_REPLACED_LAUNCHERS "${first_stem}")
+    endif()
+  endif()
   list(PREPEND launcher "${NVFRESH_EXECUTABLE}")
   set_property(TARGET ${target} PROPERTY CUDA_COMPILER_LAUNCHER "${launcher}")
+endfunction()
+
+# One configure-time line when a compiler cache was taken out of the CUDA launchers: behind nvfresh
+# it is made sound by recaching every compile nvfresh runs, so it would only store, never serve,
+# and nvfresh's own cache keys on every input of every pass. NVFRESH_KEEP_CUDA_LAUNCHER=ON keeps it.
+function(_nvfresh_report_replaced_launchers)
+  get_property(replaced GLOBAL PROPERTY _NVFRESH_REPLACED_LAUNCHERS)
+  if(NOT replaced)
+    return()
+  endif()
+  list(LENGTH replaced count)
+  list(REMOVE_DUPLICATES replaced)
+  list(JOIN replaced ", " names)
+  message(STATUS "nvfresh: ${names} taken out of the CUDA compiler launcher of ${count} target(s): "
+                 "nvfresh caches CUDA objects itself, keyed on every input of every nvcc pass "
+                 "(behind nvfresh, ${names} could only store, never serve). C and C++ keep their "
+                 "launchers. -DNVFRESH_KEEP_CUDA_LAUNCHER=ON keeps ${names} behind nvfresh.")
 endfunction()
 
 # Link steps go through `nvfresh link-record --` (RULE_LAUNCH_LINK: every link and archive command
@@ -147,10 +173,15 @@ function(_nvfresh_wire_project)
     BYPRODUCTS ${stamps}
     COMMENT "nvfresh: checking recorded CUDA objects against the disk"
     VERBATIM)
+  set(_nvfresh_cache_off FALSE)
+  if(DEFINED ENV{NVFRESH_CACHE} AND "$ENV{NVFRESH_CACHE}" MATCHES "^(0|[Ff][Aa][Ll][Ss][Ee]|[Nn][Oo]|[Oo][Ff][Ff])$")
+    set(_nvfresh_cache_off TRUE)  # no cache of nvfresh's: a compiler cache behind it stays
+  endif()
   foreach(target IN LISTS cuda_targets)
     _nvfresh_prepend_launcher(${target})
     add_dependencies(${target} nvfresh_sync)
   endforeach()
+  _nvfresh_report_replaced_launchers()
   _nvfresh_linking_targets("${targets}" "${cuda_targets}" linking)
   foreach(target IN LISTS cuda_targets linking)
     _nvfresh_prepend_link_launcher(${target})

@@ -305,13 +305,8 @@ std::vector<Digest> CacheStore::entry_keys() const
   return keys;
 }
 
-void CacheStore::evict_if_over_cap(const Digest& key)
+std::int64_t CacheStore::evict_shard_to_share(const std::string& shard)
 {
-  if (static_cast<std::uint64_t>(std::max<std::int64_t>(0, counters()[CacheCounter::bytes])) <=
-      m_limits.max_bytes) {
-    return;
-  }
-  const std::string shard = shard_dir(key);
   LockedFile lock(shard + "/lock");
   const auto share = static_cast<std::int64_t>(static_cast<double>(m_limits.max_bytes) / 16 *
                                                k_shard_fill_after_eviction);
@@ -322,7 +317,7 @@ void CacheStore::evict_if_over_cap(const Digest& key)
   }
   std::int64_t removed_files = 0;
   std::int64_t removed_bytes = 0;
-  for (const auto& file : files) {
+  for (const auto& file : files) {  // least recently used first
     if (bytes - removed_bytes <= share) {
       break;
     }
@@ -336,6 +331,33 @@ void CacheStore::evict_if_over_cap(const Digest& key)
     c[CacheCounter::bytes] = bytes - removed_bytes;
     c[CacheCounter::evictions] += removed_files;
   });
+  return removed_bytes;
+}
+
+// Over the cap: the shard just written to goes down to its share, then, while the whole cache is
+// still over the cap (a cap lowered, shards filled unevenly), the shards after it, one by one.
+// Under the cap (every store but a few) this costs one read of the 16 counter files.
+void CacheStore::evict_if_over_cap(const Digest& key)
+{
+  auto total = [&] {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, counters()[CacheCounter::bytes]));
+  };
+  if (total() <= m_limits.max_bytes) {
+    return;
+  }
+  const std::string first = key.to_hex().substr(0, 1);
+  const size_t start = std::string_view(k_shards).find(first[0]);
+  for (size_t step = 0; step < 16; ++step) {
+    const char shard = k_shards[(start + step) % 16];
+    const std::string dir = fmt::format("{}/{}", m_root, shard);
+    if (step != 0 && !stat_file(dir).is_directory) {
+      continue;
+    }
+    evict_shard_to_share(dir);
+    if (total() <= m_limits.max_bytes) {
+      return;
+    }
+  }
 }
 
 EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_than_ns)

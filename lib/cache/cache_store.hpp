@@ -117,6 +117,7 @@ private:
   std::string shard_dir(const Digest& key) const;
   void write_counted(const Digest& key, const std::string& file, std::string_view text);
   void evict_if_over_cap(const Digest& key);
+  std::int64_t evict_shard_to_share(const std::string& shard);  // bytes removed
 
   std::string m_root;
   CacheLimits m_limits;

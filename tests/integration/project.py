@@ -185,7 +185,10 @@ class BuildTree:
         self.cache_args = list(cache_args)
         self.env = dict(env or {})
         if tool.launcher:  # the chained cache keeps its cache beside the tree, and starts empty
-            self.cache_args.append(f"-DCMAKE_CUDA_COMPILER_LAUNCHER={tool.launcher}")
+            # The module would take the compiler cache out (nvfresh caches itself): these trees test
+            # that a cache kept behind nvfresh stays sound.
+            self.cache_args += [f"-DCMAKE_CUDA_COMPILER_LAUNCHER={tool.launcher}",
+                                "-DNVFRESH_KEEP_CUDA_LAUNCHER=ON"]
             cache_dir = self.build_dir.parent / (self.build_dir.name + "-compiler-cache")
             self.env.setdefault("CCACHE_DIR", str(cache_dir))
             self.env.setdefault("SCCACHE_DIR", str(cache_dir))

@@ -1,0 +1,484 @@
+"""nvfresh's object cache with real nvcc, CMake, Ninja and make (issue 11).
+
+Every scenario judges objects by content: markers (NVMARK strings in host and device code), and
+`nvfresh compare` against a compile of the same tree without the cache. A build tree reports what
+each compile was in its events log: compiled, served (from the cache), skipped.
+
+The staleness scenarios build state A in one build tree (the cache stores it), change one thing,
+and build a FRESH build tree of the changed source: that tree has no record, so only the cache key
+stands between it and a stale object. Then they change the thing back and build another fresh
+tree, which must be served: the scenario proves that the cache would have served, had the key
+missed the change.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
+import project  # noqa: E402
+from project import BuildTree, Target, marked_source, markers  # noqa: E402
+
+NVFRESH = harness.nvfresh_bin()
+
+
+def events(build_dir):
+    """(kind, cause, object name, detail) of every compile event of a build tree, oldest first."""
+    log = Path(build_dir) / ".nvfresh" / "events.log"
+    out = []
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            fields = line.split("\t")
+            if len(fields) == 6 and fields[1] != "passthrough":
+                out.append((fields[1], fields[2], Path(fields[4]).name, fields[5]))
+    return out
+
+
+def kinds(build_dir, since=0):
+    """{object name: kind} of the events after the first `since`."""
+    return {name: kind for kind, _, name, _ in events(build_dir)[since:]}
+
+
+def cache_stats(env):
+    result = harness.run([NVFRESH, "cache", "stats", "--json"], env=env, check=True)
+    return json.loads(result.stdout)
+
+
+def components(path):
+    """The component names nvfresh's digest finds in an object ("sm_90 cubin", "host code", ...)."""
+    result = harness.run([NVFRESH, "compare", str(path), str(path)], check=True).stdout.decode()
+    return {" ".join(line.split()[1:-1]) for line in result.splitlines() if line.startswith("same ")}
+
+
+def compare(a, b):
+    return harness.run([NVFRESH, "compare", str(a), str(b)])
+
+
+class CacheCase(project.WorkDirPerClass, harness.unittest.TestCase):
+    TOOL = project.NINJA
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make_work_dir("nvfresh-cache-")
+        cls.counter = 0
+
+    def setUp(self):
+        type(self).counter += 1
+        self.root = self.work / f"case{self.counter}"
+        self.root.mkdir()
+        self.cache_dir = self.root / "cache"
+        self.env = {"NVFRESH_CACHE_DIR": str(self.cache_dir)}
+
+    def project(self, targets, files, name="src"):
+        return project.write_project(self.root / name, targets, files)
+
+    def tree(self, source, name, tool=None, env=None, cache_args=()):
+        merged = dict(self.env)
+        merged.update(env or {})
+        tree = BuildTree(source, self.root / name, tool or self.TOOL, cache_args=cache_args,
+                         env=merged)
+        tree.configure()
+        return tree
+
+    def build(self, tree, env=None):
+        """Builds and returns {object name: kind} of what this build did."""
+        before = len(events(tree.build_dir))
+        tree.build(env=env)
+        return kinds(tree.build_dir, before)
+
+    def assert_same_as_uncached(self, tree, name, env=None):
+        """The object equals what nvcc gives for this tree without any cache (nvfresh compare)."""
+        served = tree.object(name)
+        reference = self.root / (tree.build_dir.name + "-" + name + ".reference")
+        shutil.copy(served, reference)
+        served.unlink()
+        merged = {"NVFRESH_CACHE": "0"}
+        merged.update(env or {})
+        tree.build(env=merged)
+        result = compare(reference, served)
+        self.assertEqual(result.returncode, 0,
+                         f"{name} (served) differs from an uncached compile:\n{result.stdout.decode()}")
+
+
+class ServedAcrossTrees(CacheCase):
+    """The repeats a cache exists for: a branch switch and back, a second build dir, clean."""
+
+    def two_kernels(self):
+        files = {"a.cu": marked_source(['#include "value.h"'], [("a", "VALUE", "host,dev")]),
+                 "b.cu": marked_source([], [("b", '"b1"', "host,dev")]),
+                 "include/value.h": '#define VALUE "A"\n'}
+        return self.project([Target("ka", "a.cu"), Target("kb", "b.cu")], files)
+
+    def test_branch_switch_and_back_is_served(self):
+        source = self.two_kernels()
+        tree = self.tree(source, "build")
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        harness.write(source / "include" / "value.h", '#define VALUE "B"\n')  # branch B
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"B"})
+        harness.write(source / "include" / "value.h", '#define VALUE "A"\n')  # back on A
+        self.assertEqual(self.build(tree), {"a.cu.o": "served"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"A"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a@dev"], {"A"})
+        self.assert_same_as_uncached(tree, "a.cu.o")
+        explained = tree.explain(str(tree.object("a.cu.o"))).stdout.decode()
+        self.assertIn("served from the cache (entry ", explained)
+        self.assertIn(f"in {tree.build_dir.resolve()})", explained)
+        check = tree.check()
+        self.assertEqual(check.returncode, 0, check.stdout.decode())
+
+    def test_second_build_dir_and_clean_are_served(self):
+        source = self.two_kernels()
+        first = self.tree(source, "debug-dir")
+        self.build(first)
+        second = self.tree(source, "release-dir")
+        self.assertEqual(self.build(second), {"a.cu.o": "served", "b.cu.o": "served"})
+        for name in ("a.cu.o", "b.cu.o"):
+            self.assertEqual(compare(first.object(name), second.object(name)).returncode, 0)
+        self.assert_same_as_uncached(second, "b.cu.o")
+        second.build(target="clean")
+        self.assertEqual(self.build(second), {"a.cu.o": "served", "b.cu.o": "served"})
+        # The served object is a normal record: an edit after it compiles, as after a compile.
+        harness.write(source / "b.cu", marked_source([], [("b", '"b2"', "host,dev")]))
+        self.assertEqual(self.build(second), {"b.cu.o": "compiled"})
+        self.assertEqual(markers(second.object("b.cu.o"))["b"], {"b2"})
+        stats = cache_stats(self.env)
+        self.assertGreaterEqual(stats["hits"], 4)
+        self.assertEqual(stats["entries"], 3)
+
+    def test_another_checkout_at_another_path_is_served(self):
+        source = self.two_kernels()
+        self.build(self.tree(source, "build"))
+        clone = self.root / "clone-at-another-path"
+        shutil.copytree(source, clone)
+        tree = self.tree(clone, "clone-build")
+        self.assertEqual(self.build(tree), {"a.cu.o": "served", "b.cu.o": "served"})
+        self.assert_same_as_uncached(tree, "a.cu.o")
+
+    def test_makefiles_branch_switch_and_back(self):
+        if project.require_tool(project.MAKE):
+            self.skipTest(project.require_tool(project.MAKE))
+        source = self.two_kernels()
+        tree = self.tree(source, "make-build", tool=project.MAKE)
+        self.build(tree)
+        harness.write(source / "include" / "value.h", '#define VALUE "B"\n')
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled"})
+        harness.write(source / "include" / "value.h", '#define VALUE "A"\n')
+        self.assertEqual(self.build(tree), {"a.cu.o": "served"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"A"})
+
+
+class NeverServedStale(CacheCase):
+    """What ccache's `nvcc -E` key misses. Each: A stored, a change, a fresh tree compiles it, and
+    the change undone is served again (so the test would see a stale hit)."""
+
+    def check_change(self, targets, files, change, undo, expect_changed, expect_original,
+                     env_changed=None, name="k.cu.o", cache_args=()):
+        source = self.project(targets, files)
+        first = self.tree(source, "a1", cache_args=cache_args)
+        self.assertEqual(self.build(first), {name: "compiled"})
+        self.assertTrue(expect_original(markers(first.object(name))), markers(first.object(name)))
+        change(source)
+        changed = self.tree(source, "b1", env=env_changed, cache_args=cache_args)
+        self.assertEqual(self.build(changed, env=env_changed), {name: "compiled"},
+                         "a changed input must not be served from the cache")
+        found = markers(changed.object(name))
+        self.assertTrue(expect_changed(found), f"the fresh tree's object is not the changed one: {found}")
+        undo(source)
+        again = self.tree(source, "a2", cache_args=cache_args)
+        self.assertEqual(self.build(again), {name: "served"}, "the unchanged state must be served")
+        self.assertTrue(expect_original(markers(again.object(name))), markers(again.object(name)))
+
+    def test_host_only_header_edit(self):
+        files = {"k.cu": marked_source(["#ifndef __CUDA_ARCH__", '#include "host_only.h"', "#endif"],
+                                       [("k", '"dev"', "dev")]) +
+                        "#ifndef __CUDA_ARCH__\nHOST_MARK(h, HOST_VALUE)\n#endif\n",
+                 "include/host_only.h": '#define HOST_VALUE "h1"\n'}
+        self.check_change(
+            [Target("k", "k.cu")], files,
+            lambda s: harness.write(s / "include" / "host_only.h", '#define HOST_VALUE "h2"\n'),
+            lambda s: harness.write(s / "include" / "host_only.h", '#define HOST_VALUE "h1"\n'),
+            lambda m: m.get("h") == {"h2"}, lambda m: m.get("h") == {"h1"})
+
+    def test_later_arch_only_header_edit(self):
+        source = ("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#include \"later.h\"\n#else\n"
+                  "#define LATER \"base\"\n#endif\n")
+        files = {"k.cu": marked_source([source], [("late", "LATER", "dev")]),
+                 "include/later.h": '#define LATER "v1"\n'}
+        self.check_change(
+            [Target("k", "k.cu", architectures="80;90")], files,
+            lambda s: harness.write(s / "include" / "later.h", '#define LATER "v2"\n'),
+            lambda s: harness.write(s / "include" / "later.h", '#define LATER "v1"\n'),
+            lambda m: m.get("late@dev") == {"base", "v2"}, lambda m: m.get("late@dev") == {"base", "v1"})
+
+    def test_new_shadowing_header(self):
+        files = {"k.cu": marked_source(['#include "value.h"'], [("v", "VALUE", "host,dev")]),
+                 "include/value.h": '#define VALUE "deep"\n', "shadow/keep.txt": ""}
+        self.check_change(
+            [Target("k", "k.cu", include_dirs=["shadow", "include"])], files,
+            lambda s: harness.write(s / "shadow" / "value.h", '#define VALUE "shadow"\n'),
+            lambda s: os.unlink(s / "shadow" / "value.h"),
+            lambda m: m.get("v") == {"shadow"}, lambda m: m.get("v") == {"deep"})
+
+    def test_has_include_turning_true(self):
+        text = '#if __has_include("optional.h")\n#include "optional.h"\n#else\n#define OPT "absent"\n#endif\n'
+        files = {"k.cu": marked_source([text], [("o", "OPT", "host,dev")])}
+        self.check_change(
+            [Target("k", "k.cu")], files,
+            lambda s: harness.write(s / "include" / "optional.h", '#define OPT "present"\n'),
+            lambda s: os.unlink(s / "include" / "optional.h"),
+            lambda m: m.get("o") == {"present"}, lambda m: m.get("o") == {"absent"})
+
+    def test_env_flags(self):
+        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+        env = {"NVCC_APPEND_FLAGS": "-DEXTRA=appended"}
+        source = self.project([Target("k", "k.cu")], files)
+        first = self.tree(source, "a1")
+        self.build(first)
+        changed = self.tree(source, "b1", env=env)
+        self.assertEqual(self.build(changed, env=env), {"k.cu.o": "compiled"})
+        self.assertEqual(markers(changed.object("k.cu.o"))["extra"], {"appended"})
+        again = self.tree(source, "a2")
+        self.assertEqual(self.build(again), {"k.cu.o": "served"})
+        self.assertEqual(markers(again.object("k.cu.o"))["extra"], {"none"})
+
+    def test_env_arch(self):
+        files = {"k.cu": marked_source([], [("k", '"k"', "dev")])}
+        env = {"NVCC_PREPEND_FLAGS": "-gencode arch=compute_90,code=sm_90"}
+        source = self.project([Target("k", "k.cu")], files)
+        self.build(self.tree(source, "a1"))
+        changed = self.tree(source, "b1", env=env)
+        self.assertEqual(self.build(changed, env=env), {"k.cu.o": "compiled"})
+        self.assertIn("sm_90 cubin", components(changed.object("k.cu.o")))
+        again = self.tree(source, "a2")
+        self.assertEqual(self.build(again), {"k.cu.o": "served"})
+        self.assertNotIn("sm_90 cubin", components(again.object("k.cu.o")))
+
+    def test_host_compiler_replaced(self):
+        wrapper = self.root / "tools" / "g++"
+        def write_wrapper(tag):
+            project.write_script(wrapper, f'#!/bin/sh\nexec /usr/bin/g++ -DHOSTCC_TAG=\'"{tag}"\' "$@"\n')
+        write_wrapper("t1")
+        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+        self.check_change(
+            [Target("k", "k.cu")], files,
+            lambda s: write_wrapper("t2"), lambda s: write_wrapper("t1"),
+            lambda m: m.get("hostcc") == {"t2"}, lambda m: m.get("hostcc") == {"t1"},
+            cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={wrapper}"])
+
+    def test_include_dir_symlink_retargeted(self):
+        files = {"k.cu": marked_source(['#include "linked.h"'], [("l", "LINKED", "host,dev")]),
+                 "inc_a/linked.h": '#define LINKED "a"\n', "inc_b/linked.h": '#define LINKED "b"\n'}
+        source = self.root / "src"
+        project.write_project(source, [Target("k", "k.cu", include_dirs=["inc", "include"])], files)
+        (source / "inc").symlink_to("inc_a")
+        self.check_change(
+            [Target("k", "k.cu", include_dirs=["inc", "include"])], files,
+            lambda s: project.retarget_symlink(s / "inc", "inc_b"),
+            lambda s: project.retarget_symlink(s / "inc", "inc_a"),
+            lambda m: m.get("l") == {"b"}, lambda m: m.get("l") == {"a"})
+
+
+class PathBoundObjects(CacheCase):
+    """-g names the build directory in the host DWARF: such an object serves only its own tree."""
+
+    def test_debug_object_serves_only_its_own_tree(self):
+        files = {"k.cu": marked_source([], [("k", '"k"', "host,dev")])}
+        source = self.project([Target("k", "k.cu", options=["-g"])], files)
+        first = self.tree(source, "dbg1")
+        self.assertEqual(self.build(first), {"k.cu.o": "compiled"})
+        second = self.tree(source, "dbg2")
+        self.assertEqual(self.build(second), {"k.cu.o": "compiled"},
+                         "a -g object names its build directory: another tree must compile its own")
+        self.assertNotIn(str(first.build_dir).encode(), second.object("k.cu.o").read_bytes())
+        first.build(target="clean")
+        self.assertEqual(self.build(first), {"k.cu.o": "served"})
+        self.assert_same_as_uncached(first, "k.cu.o")
+
+
+class EntriesAndDisks(CacheCase):
+
+    def test_damaged_entry_is_a_miss_that_gets_replaced(self):
+        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+        source = self.project([Target("k", "k.cu")], files)
+        self.build(self.tree(source, "t1"))
+        entries = list(self.cache_dir.rglob("*.entry"))
+        self.assertEqual(len(entries), 1)
+        data = bytearray(entries[0].read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        entries[0].write_bytes(bytes(data))
+        second = self.tree(source, "t2")
+        result_kinds = self.build(second)
+        self.assertEqual(result_kinds, {"k.cu.o": "compiled"})
+        third = self.tree(source, "t3")
+        self.assertEqual(self.build(third), {"k.cu.o": "served"}, "the damaged entry was replaced")
+
+    def test_failing_compile_is_not_cached(self):
+        files = {"k.cu": "this is not C++;\n"}
+        source = self.project([Target("k", "k.cu")], files)
+        for name in ("f1", "f2"):
+            tree = self.tree(source, name)
+            result = harness.run(["cmake", "--build", str(tree.build_dir)], env=tree.env)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn(b"error", result.stdout + result.stderr)
+            self.assertEqual([e[0] for e in events(tree.build_dir)], ["failed"])
+        self.assertEqual(list(self.cache_dir.rglob("*.entry")), [])
+
+    def test_warning_is_replayed_on_a_hit(self):
+        files = {"k.cu": marked_source(['#warning "kernel k is deprecated"'], [("k", '"k"', "host")])}
+        source = self.project([Target("k", "k.cu")], files)
+        first = self.tree(source, "w1")
+        compiled = harness.run(["cmake", "--build", str(first.build_dir)], env=first.env, check=True)
+        second = self.tree(source, "w2")
+        served = harness.run(["cmake", "--build", str(second.build_dir)], env=second.env, check=True)
+        self.assertEqual(kinds(second.build_dir), {"k.cu.o": "served"})
+        for result in (compiled, served):
+            self.assertIn(b"kernel k is deprecated", result.stdout + result.stderr)
+
+    def test_cap_and_eviction(self):
+        files = {f"k{i}.cu": marked_source([], [(f"k{i}", f'"{i}"', "host,dev")]) for i in range(6)}
+        targets = [Target(f"k{i}", f"k{i}.cu") for i in range(6)]
+        source = self.project(targets, files)
+        env = {"NVFRESH_CACHE_MAX_SIZE": "24K"}
+        tree = self.tree(source, "capped", env=env)
+        tree.build(env=env)
+        stats = cache_stats(dict(self.env, **env))
+        self.assertEqual(stats["max_bytes"], 24 * 1024)
+        self.assertGreater(stats["evictions"], 0, stats)
+        self.assertLessEqual(stats["bytes"], 24 * 1024 + 16 * 1024, stats)  # one store past the cap
+        evicted = harness.run([NVFRESH, "cache", "evict", "--max-size", "0"], env=self.env, check=True)
+        self.assertIn(b"evicted", evicted.stdout)
+        self.assertEqual(cache_stats(self.env)["entries"], 0)
+        usage = harness.run([NVFRESH, "cache", "evict", "--older-than", "soon"], env=self.env)
+        self.assertEqual(usage.returncode, 2)
+
+    @staticmethod
+    def incompressible_kernels(count):
+        """Sources whose objects hold 16 KiB of incompressible host data (entries that cannot fit)."""
+        import random
+        files = {}
+        for i in range(count):
+            rng = random.Random(i)
+            blob = ",".join(str(rng.randrange(256)) for _ in range(16384))
+            files[f"k{i}.cu"] = (marked_source([], [(f"k{i}", f'"{i}"', "host,dev")]) +
+                                 f"__attribute__((used)) static const unsigned char blob{i}[] = {{{blob}}};\n")
+        return files
+
+    def test_full_disk_stores_nothing_and_says_so_once(self):
+        mount = self.root / "small-cache"
+        mount.mkdir()
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(mount)],
+                                capture_output=True)
+        if result.returncode != 0:
+            if os.environ.get("CI") == "true":
+                self.fail(f"cannot mount a tmpfs: {result.stderr.decode()}")
+            self.skipTest(f"cannot mount a tmpfs here: {result.stderr.decode()}")
+        try:
+            source = self.project([Target(f"k{i}", f"k{i}.cu") for i in range(3)],
+                                  self.incompressible_kernels(3))
+            # The disk fills while an entry is written: "not cached", one line, the build goes on.
+            env = {"NVFRESH_CACHE_DIR": str(mount / "cache"), "NVFRESH_CACHE_MIN_FREE": "1"}
+            tree = self.tree(source, "full", env=env)
+            built = harness.run(["cmake", "--build", str(tree.build_dir)], env=tree.env)
+            output = (built.stdout + built.stderr).decode(errors="replace")
+            self.assertEqual(built.returncode, 0, output)
+            self.assertEqual(set(kinds(tree.build_dir).values()), {"compiled"})
+            self.assertEqual(output.count("not cached"), 1, output)
+            self.assertIn("NVFRESH_CACHE_DIR", output)
+            self.assertEqual(list((mount / "cache").rglob("*.entry")), [])
+            self.assertEqual(list((mount / "cache").rglob("*.tmp*")), [], "no half-written files")
+            # Below the floor nothing is even tried: the same single line, naming the floor.
+            floor = {"NVFRESH_CACHE_DIR": str(mount / "cache"), "NVFRESH_CACHE_MIN_FREE": "1G"}
+            second = self.tree(source, "floor", env=floor)
+            built = harness.run(["cmake", "--build", str(second.build_dir)], env=second.env)
+            output = (built.stdout + built.stderr).decode(errors="replace")
+            self.assertEqual(built.returncode, 0, output)
+            self.assertEqual(output.count("not cached"), 1, output)
+            self.assertIn("free-space floor", output)
+        finally:
+            subprocess.run(["umount", str(mount)], capture_output=True)
+
+    def test_concurrent_trees_share_the_cache(self):
+        files = {f"k{i}.cu": marked_source([], [(f"k{i}", f'"{i}"', "host,dev")]) for i in range(4)}
+        source = self.project([Target(f"k{i}", f"k{i}.cu") for i in range(4)], files)
+        trees = [self.tree(source, f"par{i}") for i in range(3)]
+        running = [tree.start_build() for tree in trees]
+        for tree, process in zip(trees, running):
+            tree.finish_build(process)
+        for tree in trees[1:]:
+            for name in trees[0].objects():
+                self.assertEqual(compare(trees[0].object(name), tree.object(name)).returncode, 0)
+        verify = harness.run([NVFRESH, "cache", "verify"], env=self.env)
+        self.assertEqual(verify.returncode, 0, verify.stdout.decode() + verify.stderr.decode())
+        self.assertIn(b"0 with codegen that differs", verify.stdout)
+        late = self.tree(source, "late")
+        self.assertEqual(set(self.build(late).values()), {"served"})
+
+
+class Verification(CacheCase):
+
+    def test_sampled_hit_is_compiled_and_compared(self):
+        files = {"k.cu": marked_source([], [("k", '"k"', "host,dev")])}
+        source = self.project([Target("k", "k.cu")], files)
+        self.build(self.tree(source, "v1"))
+        env = {"NVFRESH_CACHE_VERIFY": "1"}
+        second = self.tree(source, "v2", env=env)
+        second.build(env=env)
+        self.assertEqual([e[:2] for e in events(second.build_dir)], [("compiled", "cache_verified")])
+        self.assertEqual(cache_stats(self.env)["verified"], 1)
+
+    def test_nondeterministic_codegen_is_never_hidden(self):
+        wrapper = self.root / "tools" / "g++"
+        # A host compiler whose output differs on every run (its own content never changes).
+        project.write_script(
+            wrapper, '#!/bin/sh\nexec /usr/bin/g++ -DHOSTCC_TAG="\\"$(date +%s%N)\\"" "$@"\n')
+        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+        source = self.project([Target("k", "k.cu")], files)
+        args = [f"-DCMAKE_CUDA_HOST_COMPILER={wrapper}"]
+        self.build(self.tree(source, "n1", cache_args=args))
+        env = {"NVFRESH_CACHE_VERIFY": "1"}
+        second = self.tree(source, "n2", env=env, cache_args=args)
+        second.build(env=env)
+        (kind, cause, _, detail), = events(second.build_dir)
+        self.assertEqual((kind, cause), ("compiled", "cache_mismatch"))
+        self.assertIn("codegen differs from the cached entry", detail)
+        self.assertIn("host code", detail)
+        self.assertEqual(cache_stats(self.env)["verify_mismatches"], 1)
+        stats = harness.run([NVFRESH, "stats", "-C", str(second.build_dir)], check=True).stdout
+        self.assertIn(b"cache_mismatch", stats)
+        verify = harness.run([NVFRESH, "cache", "verify"], env=self.env)
+        self.assertEqual(verify.returncode, 1, verify.stdout.decode())
+        self.assertIn(b"differs", verify.stdout)
+
+
+class ModuleWithCcache(CacheCase):
+    """ONNX Runtime's --use_cache sets ccache as the CUDA launcher: the module takes it out, once."""
+
+    def test_module_replaces_ccache_with_one_line(self):
+        ccache = project.NINJA_CCACHE.launcher
+        if not os.access(ccache, os.X_OK):
+            if os.environ.get("CI") == "true":
+                self.fail(f"{ccache} is missing (scripts/install_test_tools.sh)")
+            self.skipTest(f"{ccache} is missing")
+        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+        source = self.project([Target("k", "k.cu")], files)
+        nvfresh_cmake = Path(os.environ["NVFRESH_SOURCE_DIR"]) / "cmake" / "nvfresh.cmake"
+        build = self.root / "ort-like"
+        configured = harness.run(
+            ["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja",
+             f"-DCMAKE_PROJECT_INCLUDE={nvfresh_cmake}", f"-DNVFRESH_EXECUTABLE={NVFRESH}",
+             f"-DCMAKE_CUDA_COMPILER_LAUNCHER={ccache}", "-DCMAKE_CUDA_ARCHITECTURES=80"],
+            env=self.env, check=True).stdout.decode()
+        self.assertEqual(configured.count("taken out of the CUDA compiler launcher"), 1, configured)
+        commands = harness.run(["ninja", "-C", str(build), "-t", "commands"], check=True).stdout
+        self.assertNotIn(ccache.encode(), commands)
+        harness.run(["cmake", "--build", str(build)], env=self.env, check=True)
+        second = self.tree(source, "ort-like-2", cache_args=[f"-DCMAKE_CUDA_COMPILER_LAUNCHER={ccache}"])
+        self.assertEqual(self.build(second), {"k.cu.o": "served"})
+
+
+if __name__ == "__main__":
+    harness.main()
