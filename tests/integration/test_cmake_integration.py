@@ -100,14 +100,16 @@ class CMakeIntegration(harness.unittest.TestCase):
                 (src / "include" / "kernel_config.h").write_text(
                     (EXAMPLE / "include" / "kernel_config.h").read_text())
 
-    def test_existing_launcher_stays_behind_nvfresh(self):
+    def test_existing_launcher_kept_behind_nvfresh_on_request(self):
+        """The module takes a compiler cache out of the CUDA launchers (test_cache.py); with
+        NVFRESH_KEEP_CUDA_LAUNCHER=ON it stays, behind nvfresh, and stays sound."""
         ccache = shutil.which("ccache")
         self.assertIsNotNone(ccache, "ccache is installed by scripts/install_deps.sh")
         src = self.project("ccache")
         env = {"CCACHE_DIR": str(self.work / "ccache")}
         build = self.work / "ccache-build"
         harness.run(["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=80",
-                     f"-DCMAKE_CUDA_COMPILER_LAUNCHER={ccache}",
+                     f"-DCMAKE_CUDA_COMPILER_LAUNCHER={ccache}", "-DNVFRESH_KEEP_CUDA_LAUNCHER=ON",
                      f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
                      f"-DNVFRESH_EXECUTABLE={NVFRESH}"], env=env, check=True)
         commands = harness.run(["ninja", "-C", str(build), "-t", "commands"], check=True).stdout.decode()

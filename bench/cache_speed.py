@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""nvfresh's object cache, side by side in one run with plain nvcc and with ccache (issue 11).
+
+Prints ratios; asserts nothing.
+
+(a) one TU (the CUTLASS FMHA TU with --cutlass, else a synthetic TU of templated kernels):
+    - a miss: `nvfresh nvcc -MD ...` with an empty cache and no record (trace, record, store)
+      vs plain `nvcc -MD ...`: the cache's cost when it cannot help (target <= 1.02x);
+    - a hit: `nvfresh nvcc ...` with no record but a populated cache (lookup, object restored,
+      record and depfile written) vs ccache's direct-mode hit on the same command (target <= 1.0x).
+    Runs alternate between the two sides, so that the machine's load falls on both alike. CPU time
+    (the children's user+sys) is printed beside wall time; with --callgrind also the instruction
+    counts of one hit of each (stable on a busy machine).
+(b) A -> B -> A on an ONNX-Runtime-like tree of 50 TUs (bench/skip_speed.py's tree; branch B
+    changes a header every TU includes): nvfresh through its CMake module vs ccache as the CUDA
+    launcher, Ninja -j2. Back on A, the nvcc runs must be 0 for nvfresh (served from its cache);
+    ccache's count comes from its own statistics.
+
+usage: bench/cache_speed.py [--nvfresh build/bin/nvfresh] [--runs 5] [--cutlass] [--tus 50]
+                            [--callgrind] [--only single|tree] [--keep]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import skip_speed  # noqa: E402  (its TUs, tree, timing and git helpers)
+
+REPO = skip_speed.REPO
+CCACHE = shutil.which("ccache") or "/usr/bin/ccache"
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.3f}x" if b > 0 else "inf"
+
+
+def fresh_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def single_tu(root, cutlass, kernels):
+    if cutlass:
+        found = skip_speed.cutlass_tu(root)
+        if found:
+            args, _, work = found
+            return "CUTLASS FMHA TU", args, work
+        print("cache_speed: scripts/install_cutlass.sh is missing: the synthetic TU instead")
+    work = root / "tu"
+    work.mkdir()
+    args, _ = skip_speed.write_single_tu(work, kernels)
+    return f"synthetic TU ({kernels} kernels)", args, work
+
+
+def callgrind_instructions(cmd, cwd, env, out_dir):
+    out = out_dir / "callgrind.out"
+    merged = dict(os.environ)
+    merged.update(env)
+    subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=no",
+                    f"--callgrind-out-file={out}"] + cmd, cwd=cwd, env=merged,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    text = out.read_text(errors="replace")
+    found = re.search(r"^summary:\s+(\d+)", text, re.MULTILINE) or re.search(r"^totals:\s+(\d+)", text, re.MULTILINE)
+    out.unlink()
+    return int(found.group(1)) if found else 0
+
+
+def bench_single(nvfresh, nvcc, root, runs, cutlass, kernels, callgrind):
+    label, args, work = single_tu(root, cutlass, kernels)
+    nvcc_cmd = [nvcc] + args
+    nvfresh_cmd = [nvfresh, nvcc] + args
+    object_path = work / ("fmha.o" if "fmha.o" in args else "tu.o")
+    records = work / ".nvfresh"
+    cache = root / "nvfresh-cache"
+    ccache_dir = root / "ccache"
+    ccache_env = {"CCACHE_DIR": str(ccache_dir), "CCACHE_DIRECT": "1", "CCACHE_NOHASHDIR": "1",
+                  "CCACHE_MAXSIZE": "5G"}
+    plain, miss = [], []
+    for _ in range(runs):  # misses: an empty cache and no record every time
+        object_path.unlink(missing_ok=True)
+        plain.append(skip_speed.timed(nvcc_cmd, cwd=work))
+        object_path.unlink(missing_ok=True)
+        shutil.rmtree(records, ignore_errors=True)
+        fresh_dir(cache)
+        miss.append(skip_speed.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
+    # Populate both caches, then alternate hits.
+    fresh_dir(ccache_dir)
+    skip_speed.timed([CCACHE] + nvcc_cmd, cwd=work, env=ccache_env)
+    # A hit in the same tree (after clean, a branch switch and back: the tree's stat-keyed hash cache
+    # is there, as ccache's inode cache is), and in a fresh tree (every input hashed).
+    hits, fresh_hits, ccache_hits = [], [], []
+    for _ in range(runs * 3):
+        object_path.unlink(missing_ok=True)
+        shutil.rmtree(records / "records", ignore_errors=True)
+        hits.append(skip_speed.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
+        object_path.unlink(missing_ok=True)
+        ccache_hits.append(skip_speed.timed([CCACHE] + nvcc_cmd, cwd=work, env=ccache_env))
+        object_path.unlink(missing_ok=True)
+        shutil.rmtree(records, ignore_errors=True)
+        fresh_hits.append(skip_speed.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
+    ccache_stats = subprocess.run([CCACHE, "--print-stats"], env=dict(os.environ, **ccache_env),
+                                  stdout=subprocess.PIPE, text=True).stdout
+    direct_hits = re.search(r"^direct_cache_hit\s+(\d+)", ccache_stats, re.MULTILINE)
+    events = (records / "events.log").read_text().split("\n") if records.exists() else []
+    served = sum(1 for line in events if "\tserved\t" in line)
+    print(f"\n(a) one TU: {label}, {runs} runs per miss side, {runs * 3} per hit side (medians)")
+    print(f"  {'':<28} {'wall s':>9} {'cpu s':>9}")
+    rows = [("plain nvcc -MD", plain), ("nvfresh miss (trace+store)", miss),
+            ("nvfresh hit", hits), ("nvfresh hit, fresh tree", fresh_hits),
+            (f"ccache {ccache_version()} direct hit", ccache_hits)]
+    for name, values in rows:
+        print(f"  {name:<28} {median([v[0] for v in values]):>9.4f} {median([v[1] for v in values]):>9.4f}")
+    print(f"  miss / plain nvcc:   wall {fmt_ratio(median([v[0] for v in miss]), median([v[0] for v in plain]))}"
+          f"   cpu {fmt_ratio(median([v[1] for v in miss]), median([v[1] for v in plain]))}   (target <= 1.02x)")
+    print(f"  hit / ccache hit:    wall {fmt_ratio(median([v[0] for v in hits]), median([v[0] for v in ccache_hits]))}"
+          f"   cpu {fmt_ratio(median([v[1] for v in hits]), median([v[1] for v in ccache_hits]))}   (target <= 1.0x)")
+    print(f"  the last nvfresh run was served: {served > 0}; ccache direct hits: "
+          f"{direct_hits.group(1) if direct_hits else '?'}")
+    if callgrind and shutil.which("valgrind"):
+        object_path.unlink(missing_ok=True)
+        shutil.rmtree(records / "records", ignore_errors=True)
+        ours = callgrind_instructions(nvfresh_cmd, work, {"NVFRESH_CACHE_DIR": str(cache)}, root)
+        object_path.unlink(missing_ok=True)
+        theirs = callgrind_instructions([CCACHE] + nvcc_cmd, work, ccache_env, root)
+        print(f"  callgrind instructions, one hit: nvfresh {ours:,}  ccache {theirs:,}  "
+              f"ratio {fmt_ratio(ours, theirs)}")
+
+
+def ccache_version():
+    out = subprocess.run([CCACHE, "--version"], stdout=subprocess.PIPE, text=True).stdout
+    return out.split()[2] if len(out.split()) > 2 else "?"
+
+
+def nvfresh_nvcc_runs(nvfresh, build, since):
+    """(nvcc runs, served) in the events of a build tree after the first `since` events."""
+    log = build / ".nvfresh" / "events.log"
+    lines = log.read_text().splitlines()[since:] if log.exists() else []
+    kinds = [line.split("\t")[1] for line in lines if len(line.split("\t")) == 6]
+    return (sum(k in skip_speed.NVCC_RUN_EVENTS for k in kinds), kinds.count("served"),
+            len(log.read_text().splitlines()) if log.exists() else 0)
+
+
+def ccache_misses(env):
+    out = subprocess.run([CCACHE, "--print-stats"], env=dict(os.environ, **env),
+                         stdout=subprocess.PIPE, text=True).stdout
+    stats = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    return int(stats.get("cache_miss", 0)), int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))
+
+
+def bench_tree(nvfresh, nvcc, root, tus):
+    src = root / "tree"
+    skip_speed.write_tree(src, tus)
+    skip_speed.git(src, "init", "-q")
+    skip_speed.git(src, "add", ".")
+    skip_speed.git(src, "commit", "-q", "-m", "A")
+    skip_speed.git(src, "checkout", "-q", "-b", "B")
+    common = src / "include" / "core" / "common.h"
+    common.write_text(common.read_text() + "#define ORT_BRANCH_B 1\n"
+                      "__device__ __forceinline__ float branch_b(float x) { return x + 1; }\n")
+    skip_speed.git(src, "commit", "-q", "-am", "B")
+    base = "main"  # skip_speed.git sets init.defaultBranch
+    skip_speed.git(src, "checkout", "-q", base)
+    results = {}
+    nvfresh_env = {"NVFRESH_CACHE_DIR": str(fresh_dir(root / "tree-nvfresh-cache"))}
+    ccache_env = {"CCACHE_DIR": str(fresh_dir(root / "tree-ccache")), "CCACHE_MAXSIZE": "5G"}
+    for side in ("nvfresh", "ccache"):
+        build = root / f"build-{side}"
+        args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja",
+                f"-DCMAKE_CUDA_COMPILER={nvcc}"]
+        if side == "nvfresh":
+            args += [f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake", f"-DNVFRESH_EXECUTABLE={nvfresh}"]
+            env = nvfresh_env
+        else:
+            args += [f"-DCMAKE_CUDA_COMPILER_LAUNCHER={CCACHE}"]
+            env = ccache_env
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **env))
+        build_cmd = ["cmake", "--build", str(build), "-j2"]
+        row = {}
+        for step, branch in (("A", base), ("B", "B"), ("back on A", base)):
+            skip_speed.git(src, "checkout", "-q", branch)
+            if side == "nvfresh":
+                _, _, before = nvfresh_nvcc_runs(nvfresh, build, 0)
+                wall, cpu = skip_speed.timed(build_cmd, env=env)
+                runs, served, _ = nvfresh_nvcc_runs(nvfresh, build, before)
+            else:
+                misses0, hits0 = ccache_misses(env)
+                wall, cpu = skip_speed.timed(build_cmd, env=env)
+                misses1, hits1 = ccache_misses(env)
+                runs, served = misses1 - misses0, hits1 - hits0
+            row[step] = (wall, cpu, runs, served)
+        results[side] = row
+    print(f"\n(b) A -> B -> A on a {tus}-TU tree (B changes a header every TU includes), Ninja -j2")
+    print(f"  {'':<8} {'step':<10} {'wall s':>8} {'cpu s':>8} {'nvcc runs':>10} {'served/hits':>12}")
+    for side, row in results.items():
+        for step, (wall, cpu, runs, served) in row.items():
+            print(f"  {side:<8} {step:<10} {wall:>8.2f} {cpu:>8.2f} {runs:>10} {served:>12}")
+    ours, theirs = results["nvfresh"]["back on A"], results["ccache"]["back on A"]
+    print(f"  back on A: nvfresh {ours[0]:.2f} s with {ours[2]} nvcc runs, ccache {theirs[0]:.2f} s "
+          f"with {theirs[2]} misses: wall ratio {fmt_ratio(ours[0], theirs[0])}, "
+          f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nvfresh", default=str(REPO / "build" / "bin" / "nvfresh"))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--kernels", type=int, default=24)
+    parser.add_argument("--tus", type=int, default=50)
+    parser.add_argument("--cutlass", action="store_true")
+    parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--only", choices=("single", "tree"))
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    nvfresh = str(Path(args.nvfresh).resolve())
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    root = Path(tempfile.mkdtemp(prefix="nvfresh-cache-bench-"))
+    try:
+        print(f"cache_speed: nvfresh {nvfresh}, {nvcc}, ccache {ccache_version()}, {os.cpu_count()} cores")
+        if args.only in (None, "single"):
+            bench_single(nvfresh, nvcc, root, args.runs, args.cutlass, args.kernels, args.callgrind)
+        if args.only in (None, "tree"):
+            bench_tree(nvfresh, nvcc, root, args.tus)
+    finally:
+        if args.keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
