@@ -3,6 +3,13 @@
 Each test_*.py is one ctest entry. Tests run the built launcher ($NVFRESH_BIN) against the real
 nvcc of this machine. Where nvcc is absent the suite exits 125 (ctest: skipped) and says so loudly;
 on our machines and in CI nvcc is present and the tests run.
+
+Tests import this module (and project.py, objects.py) with a plain `import harness`: ctest sets
+PYTHONPATH to tests/integration (tests/CMakeLists.txt), and Python itself puts a script's own
+folder on sys.path, so a test also runs by hand, with the variables ctest sets:
+    NVFRESH_BIN=build/bin/nvfresh NVFRESH_SOURCE_DIR=$PWD NVFRESH_BUILD_DIR=$PWD/build \\
+        python3 tests/integration/test_skip.py [-k name]
+(NVFRESH_TRACE_LIB and NVFRESH_TRACE_TOOL too for test_trace_real_nvcc.py.)
 """
 import os
 import shutil

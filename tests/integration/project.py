@@ -18,8 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 TWO_DAYS_NS = 2 * 24 * 3600 * 1_000_000_000
 MARKER_RE = re.compile(rb"NVMARK\{([^}=]*)=([^}]*)\}")

@@ -10,11 +10,9 @@ An existing launcher (ccache) stays, behind nvfresh; a launcher that execs nvcc 
 """
 import os
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()

@@ -16,8 +16,7 @@ import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 SOURCE = """\
 __global__ void scale(float* x, float f) { x[threadIdx.x] *= f; }

@@ -24,9 +24,8 @@ import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from objects import fatbin_entries, read_record  # noqa: E402
+import harness
+from objects import fatbin_entries, read_record
 
 SOURCE = "fused_multihead_attention_fixed_seqlen.cu"
 EXAMPLE = "examples/41_fused_multi_head_attention"

@@ -13,8 +13,7 @@ import shutil
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 # Every one of these must be read back unchanged by ninja and make (all canonical, relative).
 AWKWARD = [

@@ -46,9 +46,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()

@@ -10,12 +10,10 @@ Ninja itself still runs the compile on each build while the header is newer than
 own mtime rule; plain CMake + Ninja does the same): that is not asserted either way here.
 """
 import os
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 CMAKE_LISTS = """\
 cmake_minimum_required(VERSION 3.25)

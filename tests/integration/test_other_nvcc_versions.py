@@ -17,9 +17,8 @@ import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from objects import fatbin_entries, read_record  # noqa: E402
+import harness
+from objects import fatbin_entries, read_record
 
 WARNING_SOURCE = """
 __global__ void k(int* p) { int unused_variable = 3; *p = 1; }

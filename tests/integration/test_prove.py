@@ -7,11 +7,9 @@ for real in ReasonKinds (plain nvfresh nvcc compiles, and one CMake build for re
 """
 import json
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()

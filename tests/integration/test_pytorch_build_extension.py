@@ -25,9 +25,8 @@ import struct
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from objects import fatbin_entries  # noqa: E402
+import harness
+from objects import fatbin_entries
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()

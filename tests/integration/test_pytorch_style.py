@@ -7,11 +7,9 @@ change with an old mtime is rebuilt after `nvfresh sync`, a touch is skipped, `c
 """
 import os
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()

@@ -4,12 +4,10 @@ Uses $NVFRESH_TEST_NVCC when set (see scripts/install_nvcc_versions.sh), else th
 """
 import os
 import re
-import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 SOURCE = """\
 #include "common.h"
