@@ -51,7 +51,7 @@ import project
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-TOOLS = Path(os.environ.get("NVFRESH_BUILD_DIR", "build")) / "tests" / "tools"
+TOOLS = harness.build_dir() / "tests" / "tools"
 
 HEADER = '#define KMARK "{mark}"\n'
 SOURCE = ('#include <cstdio>\n#include "k.h"\n'
@@ -70,8 +70,7 @@ def hidden_edit(path, mark):
     project.replace_keeping_mtime(path, HEADER.format(mark=mark))
 
 
-def nvfresh(*args, cwd=None, env=None):
-    return harness.run([NVFRESH, *args], cwd=cwd, env=env)
+nvfresh = harness.nvfresh
 
 
 class Tmpfs:
@@ -117,7 +116,7 @@ class SingleCompiles(harness.unittest.TestCase):
         return nvfresh("check", "-C", str(self.work), cwd=self.work, env=env)
 
     def records(self, root=None):
-        return sorted((Path(root or self.work / ".nvfresh") / "records").glob("*.rec"))
+        return harness.record_files(root or self.work / ".nvfresh")
 
     def test_b01_pidfd_open_denied(self):
         for errno_value in ("38", "1"):  # ENOSYS (an old kernel), EPERM (a seccomp profile)

@@ -647,9 +647,8 @@ class CMakeLevel(harness.unittest.TestCase):
 
     def configure(self, generator):
         build = self.root / ("build-" + generator.split()[0].lower())
-        source_dir = os.environ["NVFRESH_SOURCE_DIR"]
         harness.run(["cmake", "-S", str(self.src), "-B", str(build), "-G", generator,
-                     f"-DCMAKE_PROJECT_INCLUDE={source_dir}/cmake/nvfresh.cmake",
+                     f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
                      f"-DNVFRESH_EXECUTABLE={NVFRESH}", f"-DCMAKE_CUDA_COMPILER={NVCC}"], check=True)
         return build
 
