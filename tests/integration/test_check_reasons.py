@@ -15,16 +15,13 @@ Ninja runs every kind; Unix Makefiles runs three of them (the ones where make's 
 nvfresh's content view differ most).
 """
 import json
-import os
 import re
 import shutil
-import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 

@@ -10,23 +10,16 @@ An existing launcher (ccache) stays, behind nvfresh; a launcher that execs nvcc 
 """
 import os
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-SOURCE_DIR = Path(os.environ["NVFRESH_SOURCE_DIR"])
-BUILD_DIR = Path(os.environ["NVFRESH_BUILD_DIR"])
+SOURCE_DIR = harness.source_dir()
+BUILD_DIR = harness.build_dir()
 EXAMPLE = SOURCE_DIR / "examples" / "cmake_project"
 GENERATORS = ("Ninja", "Unix Makefiles")
-
-
-def compiled_objects(build_output):
-    return sorted(line.split("Building CUDA object ")[1].strip()
-                  for line in build_output.splitlines() if "Building CUDA object" in line)
 
 
 class CMakeIntegration(harness.unittest.TestCase):
@@ -52,24 +45,21 @@ class CMakeIntegration(harness.unittest.TestCase):
     def build(self, build):
         return harness.run(["cmake", "--build", str(build)], check=True).stdout.decode()
 
-    def check(self, build):
-        return harness.run([NVFRESH, "check", "-C", str(build)])
-
     def assert_rebuilds_exactly_the_edited_object(self, src, build):
         first = self.build(build)
-        self.assertEqual(len(compiled_objects(first)), 2, first)
-        self.assertEqual(self.check(build).returncode, 0)
+        self.assertEqual(len(harness.compiled_objects(first)), 2, first)
+        self.assertEqual(harness.nvfresh_check(build).returncode, 0)
         header = src / "include" / "kernel_config.h"
         old = header.stat()
         header.write_text(header.read_text().replace("kTileSize = 64", "kTileSize = 96"))
         os.utime(header, ns=(old.st_atime_ns, old.st_mtime_ns))
-        stale = self.check(build)
+        stale = harness.nvfresh_check(build)
         self.assertEqual(stale.returncode, 1, stale.stdout)
         self.assertIn("kernel_config.h changed", stale.stdout.decode())
         second = self.build(build)
-        self.assertEqual(compiled_objects(second), ["CMakeFiles/kernels.dir/src/attention.cu.o"], second)
-        self.assertEqual(self.check(build).returncode, 0)
-        self.assertEqual(compiled_objects(self.build(build)), [], "an unchanged tree compiles nothing")
+        self.assertEqual(harness.compiled_objects(second), ["CMakeFiles/kernels.dir/src/attention.cu.o"], second)
+        self.assertEqual(harness.nvfresh_check(build).returncode, 0)
+        self.assertEqual(harness.compiled_objects(self.build(build)), [], "an unchanged tree compiles nothing")
 
     def test_injected_with_cmake_project_include(self):
         for generator in GENERATORS:
@@ -116,7 +106,7 @@ class CMakeIntegration(harness.unittest.TestCase):
         cuda_lines = [line for line in commands.splitlines() if "attention.cu" in line and " -c " in line]
         self.assertTrue(cuda_lines and cuda_lines[0].startswith(f"{NVFRESH} {ccache} "), cuda_lines)
         harness.run(["cmake", "--build", str(build)], env=env, check=True)
-        first_check = self.check(build)
+        first_check = harness.nvfresh_check(build)
         self.assertEqual(first_check.returncode, 0, first_check.stdout.decode() + first_check.stderr.decode())
         # a clean rebuild: nvfresh compiles, and ccache (CCACHE_RECACHE) recompiles instead of
         # answering from its cache, so nvfresh sees the compile it records: still correct, traced
@@ -126,7 +116,7 @@ class CMakeIntegration(harness.unittest.TestCase):
         hits = [line for line in stats.splitlines() if line.startswith("direct_cache_hit")
                 or line.startswith("preprocessed_cache_hit")]
         self.assertTrue(all(int(line.split()[1]) == 0 for line in hits), stats)
-        self.assertEqual(self.check(build).returncode, 0, self.check(build).stdout)
+        self.assertEqual(harness.nvfresh_check(build).returncode, 0, harness.nvfresh_check(build).stdout)
 
     def test_launcher_that_execs_nvcc_keeps_its_own_reads(self):
         # Like ccache when it falls back to the plain compiler: it reads its own state, then execs
@@ -151,9 +141,9 @@ class CMakeIntegration(harness.unittest.TestCase):
                      f"-DCMAKE_CUDA_COMPILER={compiler}", f"-DCMAKE_CUDA_COMPILER_LAUNCHER={launcher}",
                      f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
                      f"-DNVFRESH_EXECUTABLE={NVFRESH}"], check=True)
-        self.assertEqual(len(compiled_objects(self.build(build))), 2)
+        self.assertEqual(len(harness.compiled_objects(self.build(build))), 2)
         state.write_text("hits 2\n")
-        check = self.check(build)
+        check = harness.nvfresh_check(build)
         self.assertEqual(check.returncode, 0, check.stdout.decode())
         explain = harness.run([NVFRESH, "explain", "--all", "-C", str(build),
                                str(build / "CMakeFiles/kernels.dir/src/attention.cu.o")], check=True)

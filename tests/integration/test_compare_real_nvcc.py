@@ -3,12 +3,9 @@
 Raw objects of identical compiles differ (tmpxft stem, module id path hash); the digests must not.
 """
 import json
-import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import harness
 
 KERNEL_SOURCE = """\
 __global__ void add_one(int* p) { p[threadIdx.x] += 1; }

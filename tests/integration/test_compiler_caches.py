@@ -11,22 +11,14 @@
 """
 import os
 import shutil
-import sys
-from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-SOURCE_DIR = Path(os.environ["NVFRESH_SOURCE_DIR"])
+SOURCE_DIR = harness.source_dir()
 EXAMPLE = SOURCE_DIR / "examples" / "cmake_project"
 CCACHE = shutil.which("ccache")
-
-
-def compiled_objects(build_output):
-    return sorted(line.split("Building CUDA object ")[1].strip()
-                  for line in build_output.splitlines() if "Building CUDA object" in line)
 
 
 class CompilerCaches(harness.unittest.TestCase):
@@ -34,9 +26,6 @@ class CompilerCaches(harness.unittest.TestCase):
         self.assertIsNotNone(CCACHE, "ccache is installed by scripts/install_deps.sh")
         self.work = harness.make_workdir("nvfresh-caches-")
         self.env = {"CCACHE_DIR": str(self.work / "ccache")}
-
-    def check(self, build, env=None):
-        return harness.run([NVFRESH, "check", "-C", str(build)], env=env)
 
     def test_ccache_as_gcc_on_path_and_as_nvcc_is_transparent(self):
         masquerade = self.work / "ccache-bin"
@@ -52,28 +41,28 @@ class CompilerCaches(harness.unittest.TestCase):
                      f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
                      f"-DNVFRESH_EXECUTABLE={NVFRESH}"], env=env, check=True)
         first = harness.run(["cmake", "--build", str(build)], env=env, check=True).stdout.decode()
-        self.assertEqual(len(compiled_objects(first)), 2, first)
+        self.assertEqual(len(harness.compiled_objects(first)), 2, first)
         explain = harness.run([NVFRESH, "explain", "--all", "-C", str(build),
                                str(build / "CMakeFiles/kernels.dir/src/attention.cu.o")], env=env, check=True)
         self.assertIn("inputs from every pass (traced)", explain.stdout.decode())
         self.assertNotIn(str(self.work / "ccache") + "/", explain.stdout.decode(), "ccache's own files are no inputs")
         self.assertNotIn("(CHANGED)", explain.stdout.decode(), "the version is asked of nvcc by the name it was run as")
-        fresh = self.check(build, env)
+        fresh = harness.nvfresh_check(build, env=env)
         self.assertEqual(fresh.returncode, 0, fresh.stdout.decode())
         harness.run([CCACHE, "--zero-stats"], env=env, check=True)
-        still = self.check(build, env)
+        still = harness.nvfresh_check(build, env=env)
         self.assertEqual(still.returncode, 0, still.stdout.decode())
 
         header = src / "include" / "kernel_config.h"
         old = header.stat()
         header.write_text(header.read_text().replace("kTileSize = 64", "kTileSize = 96"))
         os.utime(header, ns=(old.st_atime_ns, old.st_mtime_ns))
-        stale = self.check(build, env)
+        stale = harness.nvfresh_check(build, env=env)
         self.assertEqual(stale.returncode, 1, stale.stdout.decode())
         self.assertIn("kernel_config.h changed", stale.stdout.decode())
         second = harness.run(["cmake", "--build", str(build)], env=env, check=True).stdout.decode()
-        self.assertEqual(compiled_objects(second), ["CMakeFiles/kernels.dir/src/attention.cu.o"], second)
-        after = self.check(build, env)
+        self.assertEqual(harness.compiled_objects(second), ["CMakeFiles/kernels.dir/src/attention.cu.o"], second)
+        after = harness.nvfresh_check(build, env=env)
         self.assertEqual(after.returncode, 0, after.stdout.decode())
 
     def test_a_chained_ccache_recompiles_whenever_nvfresh_compiles(self):
@@ -85,7 +74,7 @@ class CompilerCaches(harness.unittest.TestCase):
                       '__global__ void k(int* p) { *p = 1; }\n')
         compile_cmd = [NVFRESH, CCACHE, NVCC, "-arch=sm_80", "-Iinc", "-c", "k.cu", "-o", "k.o"]
         harness.run(compile_cmd, cwd=self.work, env=self.env, check=True)
-        self.assertEqual(self.check(self.work, self.env).returncode, 0)
+        self.assertEqual(harness.nvfresh_check(self.work, env=self.env).returncode, 0)
         header = self.work / "inc" / "host_only.h"
         old = header.stat()
         header.write_text('#define HOST_TEXT "NVMARK_H2"\n')
@@ -98,7 +87,7 @@ class CompilerCaches(harness.unittest.TestCase):
         hits = [line for line in stats.splitlines() if len(line.split()) == 2 and
                 line.split()[0] in ("direct_cache_hit", "preprocessed_cache_hit")]
         self.assertTrue(hits and all(int(line.split()[1]) == 0 for line in hits), stats)
-        fresh = self.check(self.work, self.env)
+        fresh = harness.nvfresh_check(self.work, env=self.env)
         self.assertEqual(fresh.returncode, 0, fresh.stdout.decode())
 
     def test_an_untraced_compile_is_never_called_fresh(self):
@@ -110,7 +99,7 @@ class CompilerCaches(harness.unittest.TestCase):
         env = dict(self.env, NVFRESH_TRACE_LIB=other_library.stdout.decode().strip())
         harness.run([NVFRESH, NVCC, "-arch=sm_80", "-Iinc", "-MD", "-c", "k.cu", "-o", "k.o"],
                     cwd=self.work, env=env, check=True)
-        unverified = self.check(self.work, env)
+        unverified = harness.nvfresh_check(self.work, env=env)
         self.assertEqual(unverified.returncode, 1, unverified.stdout.decode())
         self.assertIn("not verified", unverified.stdout.decode())
         explain = harness.run([NVFRESH, "explain", "-C", str(self.work), "k.o"], cwd=self.work, env=env,
@@ -130,7 +119,7 @@ class CompilerCaches(harness.unittest.TestCase):
         old = header.stat()
         header.write_text("#define ANSWER 43\n")
         os.utime(header, ns=(old.st_atime_ns, old.st_mtime_ns))
-        stale = self.check(self.work)
+        stale = harness.nvfresh_check(self.work)
         self.assertEqual(stale.returncode, 1, stale.stdout.decode())
         self.assertIn("answer.h changed", stale.stdout.decode())
 

@@ -16,8 +16,7 @@ import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 SOURCE = """\
 __global__ void scale(float* x, float f) { x[threadIdx.x] *= f; }
@@ -32,17 +31,6 @@ CUOBJDUMP_NAME = re.compile(r"^.+?(?:\.\d+)?\.sm_(\d+)a?\.(cubin|ptx)$")
 OUR_NAME = re.compile(r"^\d+\.(?:sm|compute)_(\d+)a?\.(cubin|ptx)$")
 
 
-def source_dir():
-    return Path(os.environ["NVFRESH_SOURCE_DIR"])
-
-
-def extract_tool():
-    path = Path(os.environ["NVFRESH_BUILD_DIR"]) / "tests" / "tools" / "fatbin_extract_tool"
-    if not path.exists():
-        raise AssertionError(f"{path} is missing: build the project first")
-    return path
-
-
 def toolchains():
     """[(tag, nvcc, cuobjdump)]: every tested nvcc with a cuobjdump beside it."""
     found = []
@@ -51,14 +39,12 @@ def toolchains():
         cuobjdump = Path(system_nvcc).resolve().parent / "cuobjdump"
         if cuobjdump.exists():
             found.append(("system", system_nvcc, str(cuobjdump)))
-    result = harness.run([str(source_dir() / "scripts/install_nvcc_versions.sh")])
-    if result.returncode != 0:
-        message = f"scripts/install_nvcc_versions.sh failed:\n{result.stderr.decode(errors='replace')}"
+    installed, error = harness.install_nvcc_versions()
+    if error:
         if os.environ.get("CI") == "true" or not found:
-            raise AssertionError(message)
-        print(f"WARNING: {message}", file=sys.stderr)
-    for line in result.stdout.decode().splitlines():
-        tag, nvcc = line.split(" ", 1)
+            raise AssertionError(error)
+        print(f"WARNING: {error}", file=sys.stderr)
+    for tag, nvcc in installed:
         cuobjdump = Path(nvcc).parent / "cuobjdump"
         if cuobjdump.exists():
             found.append((tag, nvcc, str(cuobjdump)))
@@ -94,7 +80,8 @@ class CuobjdumpAgreement(unittest.TestCase):
         ours_dir = self.dir / (artifact.name + ".nvfresh")
         theirs_dir = self.dir / (artifact.name + ".cuobjdump")
         theirs_dir.mkdir()
-        listing = harness.run([str(extract_tool()), str(artifact), str(ours_dir)], check=True).stdout.decode()
+        extract_tool = harness.tool_path("fatbin_extract_tool")
+        listing = harness.run([str(extract_tool), str(artifact), str(ours_dir)], check=True).stdout.decode()
         for flag in ("-xelf", "-xptx"):
             harness.run([self.cuobjdump, flag, "all", str(artifact)], cwd=theirs_dir, check=True)
         ours = entries_in(ours_dir, OUR_NAME)

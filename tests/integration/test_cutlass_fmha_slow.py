@@ -17,16 +17,13 @@ which differs between any two compiles, plays no part.
 CUTLASS comes from scripts/install_cutlass.sh (the nvidia-cutlass wheel, into .venv-cutlass), which
 this test runs when CUTLASS is missing. If that fails: a failure under CI=true, else a loud skip.
 """
-import os
 import shutil
 import struct
 import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from objects import fatbin_entries, read_record  # noqa: E402
+import harness
+from objects import fatbin_entries, read_record
 
 SOURCE = "fused_multihead_attention_fixed_seqlen.cu"
 EXAMPLE = "examples/41_fused_multi_head_attention"
@@ -45,34 +42,12 @@ target_compile_options(fmha PRIVATE --expt-relaxed-constexpr)
 """.format(source=SOURCE)
 
 
-def source_dir():
-    path = os.environ.get("NVFRESH_SOURCE_DIR")
-    if not path:
-        raise AssertionError("NVFRESH_SOURCE_DIR is not set; run through ctest")
-    return Path(path)
-
-
-def install_cutlass():
-    """The CUTLASS root (include/, tools/util/include, examples/), installing it when missing."""
-    result = harness.run([str(source_dir() / "scripts/install_cutlass.sh")])
-    if result.returncode == 0:
-        return Path(result.stdout.decode().strip().splitlines()[-1])
-    message = f"scripts/install_cutlass.sh failed:\n{result.stderr.decode(errors='replace')}"
-    if os.environ.get("CI") == "true":
-        raise AssertionError(message)
-    print("*" * 70, file=sys.stderr)
-    print(f"SKIPPED: CUTLASS could not be installed; the CUTLASS test did NOT run\n{message}",
-          file=sys.stderr)
-    print("*" * 70, file=sys.stderr)
-    sys.exit(harness.SKIP)
-
-
 class CutlassFmha(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.nvcc = harness.require_nvcc()
         cls.nvfresh = harness.nvfresh_bin()
-        cutlass = install_cutlass()
+        cutlass = harness.install_cutlass()
         cls.work = harness.make_workdir("nvfresh-cutlass-")
         cls.src = cls.work / "src"
         shutil.copytree(cutlass / EXAMPLE, cls.src)
@@ -82,7 +57,7 @@ class CutlassFmha(unittest.TestCase):
             ["cmake", "-S", str(cls.work), "-B", str(cls.build), "-G", "Ninja",
              f"-DCMAKE_CUDA_COMPILER={cls.nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=80",
              f"-DCUTLASS_DIR={cutlass}",
-             f"-DCMAKE_PROJECT_INCLUDE={source_dir() / 'cmake/nvfresh.cmake'}",
+             f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
              f"-DNVFRESH_EXECUTABLE={cls.nvfresh}"], check=True)
         cls.configure_output = configure.stdout.decode()
         cls.object = cls.build / f"CMakeFiles/fmha.dir/src/{SOURCE}.o"

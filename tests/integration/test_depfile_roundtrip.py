@@ -13,8 +13,7 @@ import shutil
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 # Every one of these must be read back unchanged by ninja and make (all canonical, relative).
 AWKWARD = [
@@ -38,21 +37,13 @@ UNREPRESENTABLE = ["am&p.h", "quo'te.h", 'dq"x.h', "eq=u.h", "br[1].h", "lib(mem
 
 
 def tool():
-    build = os.environ.get("NVFRESH_BUILD_DIR")
-    path = os.path.join(build or "", "tests", "tools", "nvfresh_depfile_tool")
-    if not build or not os.path.exists(path):
-        print("test_depfile_roundtrip: nvfresh_depfile_tool not built; run through ctest", file=sys.stderr)
-        sys.exit(1)
-    return path
+    return str(harness.tool_path("nvfresh_depfile_tool"))
 
 
 def require_tools():
     missing = [name for name in ("ninja", "make") if shutil.which(name) is None]
     if missing:
-        print("*" * 70, file=sys.stderr)
-        print(f"SKIPPED: {', '.join(missing)} not found; the depfile round trip did NOT run", file=sys.stderr)
-        print("*" * 70, file=sys.stderr)
-        sys.exit(harness.SKIP)
+        harness.skip_loudly(f"{', '.join(missing)} not found; the depfile round trip did NOT run")
 
 
 def encode(paths):

@@ -14,11 +14,9 @@ compared with a clean build of the same sources (nvfresh compare).
 """
 import os
 import shutil
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 

@@ -46,13 +46,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-TOOLS = Path(os.environ.get("NVFRESH_BUILD_DIR", "build")) / "tests" / "tools"
+TOOLS = harness.build_dir() / "tests" / "tools"
 
 HEADER = '#define KMARK "{mark}"\n'
 SOURCE = ('#include <cstdio>\n#include "k.h"\n'
@@ -71,8 +70,7 @@ def hidden_edit(path, mark):
     project.replace_keeping_mtime(path, HEADER.format(mark=mark))
 
 
-def nvfresh(*args, cwd=None, env=None):
-    return harness.run([NVFRESH, *args], cwd=cwd, env=env)
+nvfresh = harness.nvfresh
 
 
 class Tmpfs:
@@ -118,7 +116,7 @@ class SingleCompiles(harness.unittest.TestCase):
         return nvfresh("check", "-C", str(self.work), cwd=self.work, env=env)
 
     def records(self, root=None):
-        return sorted((Path(root or self.work / ".nvfresh") / "records").glob("*.rec"))
+        return harness.record_files(root or self.work / ".nvfresh")
 
     def test_b01_pidfd_open_denied(self):
         for errno_value in ("38", "1"):  # ENOSYS (an old kernel), EPERM (a seccomp profile)

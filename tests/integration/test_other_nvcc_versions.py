@@ -15,11 +15,9 @@ import os
 import struct
 import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from objects import fatbin_entries, read_record  # noqa: E402
+import harness
+from objects import fatbin_entries, read_record
 
 WARNING_SOURCE = """
 __global__ void k(int* p) { int unused_variable = 3; *p = 1; }
@@ -44,35 +42,12 @@ add_library(other OBJECT a.cu)
 PROJECT_SOURCE = '#include "value.h"\n__global__ void k(int* out) { *out = VALUE; }\n'
 
 
-def source_dir():
-    path = os.environ.get("NVFRESH_SOURCE_DIR")
-    if not path:
-        raise AssertionError("NVFRESH_SOURCE_DIR is not set; run through ctest")
-    return Path(path)
-
-
 def extra_nvccs():
     """[(tag, path to nvcc)] from scripts/install_nvcc_versions.sh, which installs what is missing."""
-    result = harness.run([str(source_dir() / "scripts/install_nvcc_versions.sh")])
-    if result.returncode == 0:
-        lines = [line.split(" ", 1) for line in result.stdout.decode().splitlines() if line.strip()]
-        if lines:
-            return [(tag, path) for tag, path in lines]
-    message = (f"scripts/install_nvcc_versions.sh failed ({result.returncode}):\n"
-               f"{result.stderr.decode(errors='replace')}")
-    if os.environ.get("CI") == "true":
-        raise AssertionError(message)
-    print("*" * 70, file=sys.stderr)
-    print(f"SKIPPED: no extra nvcc could be installed; this test did NOT run\n{message}",
-          file=sys.stderr)
-    print("*" * 70, file=sys.stderr)
-    sys.exit(harness.SKIP)
-
-
-def depfile_paths(path):
-    text = Path(path).read_text().replace("\\\n", " ")
-    _, _, deps = text.partition(": ")
-    return [word.replace("\\ ", " ") for word in deps.split()]
+    found, error = harness.install_nvcc_versions()
+    if error or not found:
+        harness.fail_under_ci_else_skip(f"no extra nvcc could be installed; this test did NOT run\n{error}")
+    return found
 
 
 class OtherNvcc(unittest.TestCase):
@@ -82,9 +57,6 @@ class OtherNvcc(unittest.TestCase):
     def setUp(self):
         self.nvfresh = harness.nvfresh_bin()
         self.dir = harness.make_workdir(f"nvfresh-{self.tag}-")
-
-    def records(self, root):
-        return list((Path(root) / ".nvfresh/records").glob("*.rec"))
 
     def test_passthrough_of_a_compile_with_warnings(self):
         harness.write(self.dir / "w.cu", WARNING_SOURCE)
@@ -96,7 +68,7 @@ class OtherNvcc(unittest.TestCase):
         self.assertEqual(wrapped.returncode, plain.returncode)
         self.assertEqual(wrapped.stdout, plain.stdout)
         self.assertEqual(wrapped.stderr, plain.stderr)
-        self.assertEqual(len(self.records(self.dir)), 1, "one record for one compile")
+        self.assertEqual(len(harness.record_files(self.dir / ".nvfresh")), 1, "one record for one compile")
 
     def test_arch_only_and_host_only_headers_in_their_passes(self):
         for name, text in {"common.h": "#define COMMON 1\n", "hopper_only.h": "#define HOPPER 1\n",
@@ -105,10 +77,10 @@ class OtherNvcc(unittest.TestCase):
         # nvcc's own -MD, for the report.
         harness.run([self.nvcc, *GENCODE, "-MD", "-MF", "plain.d", "-c", "p.cu", "-o", "plain.o"],
                     cwd=self.dir, check=True)
-        own = {os.path.basename(path) for path in depfile_paths(self.dir / "plain.d")}
+        own = {os.path.basename(path) for path in harness.depfile_paths(self.dir / "plain.d")}
         harness.run([self.nvfresh, self.nvcc, *GENCODE, "-MD", "-MF", "p.d", "-c", "p.cu", "-o", "p.o"],
                     cwd=self.dir, check=True)
-        records = self.records(self.dir)
+        records = harness.record_files(self.dir / ".nvfresh")
         self.assertEqual(len(records), 1)
         inputs, _, fields = read_record(records[0])
         by_name = {os.path.basename(path): (role, passes) for path, (role, _, passes) in inputs.items()}
@@ -122,7 +94,7 @@ class OtherNvcc(unittest.TestCase):
         self.assertEqual(by_name.get("hopper_only.h"), ("header", ["compute_90"]))
         self.assertEqual(by_name.get("host_only.h"), ("header", ["host"]))
         self.assertEqual(set(by_name["common.h"][1]), {"host", "compute_80", "compute_90"})
-        written = {os.path.basename(path) for path in depfile_paths(self.dir / "p.d")}
+        written = {os.path.basename(path) for path in harness.depfile_paths(self.dir / "p.d")}
         self.assertTrue({"p.cu", "common.h", "hopper_only.h", "host_only.h"} <= written, written)
 
     def test_cmake_ninja_rebuilds_a_header_changed_under_an_older_mtime(self):
@@ -132,13 +104,13 @@ class OtherNvcc(unittest.TestCase):
         build = self.dir / "build"
         harness.run(["cmake", "-S", str(self.dir), "-B", str(build), "-G", "Ninja",
                      f"-DCMAKE_CUDA_COMPILER={self.nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=80",
-                     f"-DCMAKE_PROJECT_INCLUDE={source_dir() / 'cmake/nvfresh.cmake'}",
+                     f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
                      f"-DNVFRESH_EXECUTABLE={self.nvfresh}"], check=True)
         first = harness.run(["cmake", "--build", str(build)], check=True).stdout.decode()
         obj = build / "CMakeFiles/other.dir/a.cu.o"
         self.assertIn("a.cu.o", first)
         self.assertIn(struct.pack("<i", 1234567), fatbin_entries(obj)[("elf", 80)])
-        self.assertEqual(len(self.records(build)), 1, "the compile went through nvfresh")
+        self.assertEqual(len(harness.record_files(build / ".nvfresh")), 1, "the compile went through nvfresh")
         # Same size, new content, the old mtime put back (cp -p, tar x, rsync -a).
         old = os.stat(header)
         header.write_text("#define VALUE 7654321\n")

@@ -4,12 +4,10 @@ import re
 import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()

@@ -6,16 +6,13 @@ link it. Each generator is configured once. Every stale reason kind of `nvfresh 
 for real in ReasonKinds (plain nvfresh nvcc compiles, and one CMake build for relink pending).
 """
 import json
-import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-SOURCE_DIR = Path(os.environ.get("NVFRESH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+SOURCE_DIR = harness.source_dir()
 LIB = "onnxruntime_providers_cuda"
 
 CMAKELISTS = f"""
@@ -38,8 +35,7 @@ FILES = {
 }
 
 
-def nvfresh(*args, cwd=None, env=None):
-    return harness.run([NVFRESH, *args], cwd=cwd, env=env)
+nvfresh = harness.nvfresh
 
 
 def check_json(build, *extra, env=None):

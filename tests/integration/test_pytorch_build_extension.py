@@ -25,13 +25,12 @@ import struct
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from objects import fatbin_entries  # noqa: E402
+import harness
+from objects import fatbin_entries
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-SOURCE_DIR = Path(os.environ["NVFRESH_SOURCE_DIR"])
+SOURCE_DIR = harness.source_dir()
 EXAMPLE = SOURCE_DIR / "examples" / "pytorch_extension"
 FAKE_TORCH = Path(__file__).resolve().parent / "fake_torch"
 CUDA_HOME = harness.nvcc_binary(NVCC).parent.parent
@@ -109,7 +108,7 @@ def edit_keeping_mtime(header, old, new):
 
 
 def check(build_dir):
-    result = harness.run([NVFRESH, "check", "-C", str(build_dir)])
+    result = harness.nvfresh_check(build_dir)
     return result.returncode, result.stdout.decode() + result.stderr.decode()
 
 

@@ -7,15 +7,12 @@ change with an old mtime is rebuilt after `nvfresh sync`, a touch is skipped, `c
 """
 import os
 import shutil
-import sys
-from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+import harness
 
 NVCC = harness.require_nvcc()
 NVFRESH = harness.nvfresh_bin()
-EXAMPLE = Path(os.environ["NVFRESH_SOURCE_DIR"]) / "examples" / "pytorch_extension"
+EXAMPLE = harness.source_dir() / "examples" / "pytorch_extension"
 
 BUILD_NINJA = """ninja_required_version = 1.3
 nvcc = {pytorch_nvcc}

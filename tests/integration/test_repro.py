@@ -3,13 +3,10 @@
 the heap-noise library reaches every process a perturbed run starts and moves its allocations.
 """
 import json
-import os
 import stat
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import harness
 
 KERNEL_SOURCE = """\
 #ifndef STEP

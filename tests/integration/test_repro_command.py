@@ -15,8 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import harness
 
 PIPELINE = Path(__file__).resolve().parent / "pipelines" / "address_codegen.py"
 PYTHON_PACKAGE = Path(__file__).resolve().parents[2] / "python"

@@ -23,8 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 # These tests judge the skip and the record (compiled vs skipped); the object cache would serve
 # some of these compiles (correctly) and has its own tests (test_cache.py).
@@ -652,9 +651,8 @@ class CMakeLevel(harness.unittest.TestCase):
 
     def configure(self, generator):
         build = self.root / ("build-" + generator.split()[0].lower())
-        source_dir = os.environ["NVFRESH_SOURCE_DIR"]
         harness.run(["cmake", "-S", str(self.src), "-B", str(build), "-G", generator,
-                     f"-DCMAKE_PROJECT_INCLUDE={source_dir}/cmake/nvfresh.cmake",
+                     f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
                      f"-DNVFRESH_EXECUTABLE={NVFRESH}", f"-DCMAKE_CUDA_COMPILER={NVCC}"], check=True)
         return build
 

@@ -12,13 +12,10 @@ the host pass; a forced include (-include); a new header that shadows one in a l
 __has_include turning true; content replaced with an older mtime (cp -p, touch -d); a symlinked
 header and a symlinked include directory retargeted; and nothing rebuilt when nothing changed.
 """
-import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 

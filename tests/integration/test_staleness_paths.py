@@ -11,13 +11,10 @@ whose name starts with a quote, finds none, and records no dependencies at all (
 #deps 0). Plain CMake + Ninja then never rebuilds that object for a header edit; here the header
 scenarios pass only because nvfresh sync compares the record with the disk.
 """
-import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 

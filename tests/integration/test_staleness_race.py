@@ -10,12 +10,9 @@ first call for race.cu (nvcc's host preprocessing, which reads the header) it an
 waits; the test edits the header and lets it go, so the later passes read the new text: the
 raced object really is a mixture of both versions.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 

@@ -8,11 +8,9 @@
 - nvcc replaced in place, the same way: CMAKE_CUDA_COMPILER is a script that execs the real nvcc.
 """
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 

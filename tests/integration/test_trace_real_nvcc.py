@@ -4,12 +4,10 @@ Uses $NVFRESH_TEST_NVCC when set (see scripts/install_nvcc_versions.sh), else th
 """
 import os
 import re
-import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
+import harness
 
 SOURCE = """\
 #include "common.h"
@@ -29,29 +27,9 @@ __global__ void kernel(int* out) { *out = COMMON + CFG + FORCED; }
 GENCODE = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
 
 
-def trace_lib():
-    lib = os.environ.get("NVFRESH_TRACE_LIB")
-    if not lib or not os.path.exists(lib):
-        raise AssertionError("NVFRESH_TRACE_LIB is not set or missing; run through ctest")
-    return lib
-
-
-def trace_tool():
-    tool = os.environ.get("NVFRESH_TRACE_TOOL")
-    if not tool or not os.path.exists(tool):
-        raise AssertionError("NVFRESH_TRACE_TOOL is not set or missing; run through ctest")
-    return tool
-
-
-def traced_env(trace_file, tmp_dir):
-    preload = os.environ.get("LD_PRELOAD")
-    return {"LD_PRELOAD": f"{preload}:{trace_lib()}" if preload else trace_lib(),
-            "NVFRESH_TRACE_FILE": str(trace_file), "TMPDIR": str(tmp_dir)}
-
-
 def summarize(trace_file, tmp_dir):
     """trace_tool's output as (complete, {path: set(passes)}, set(missing), set(executables))."""
-    out = harness.run([trace_tool(), str(trace_file)], check=True).stdout.decode()
+    out = harness.run([harness.trace_tool(), str(trace_file)], check=True).stdout.decode()
     complete, reads, missing, executables = None, {}, set(), set()
     for line in out.splitlines():
         kind, _, rest = line.partition(" ")
@@ -89,7 +67,7 @@ class TraceRealNvcc(unittest.TestCase):
         cls.args = [cls.nvcc, *GENCODE, "-Iinc1", "-Iinc2", "-include", "forced.h", "-c", "a.cu",
                     "-o", "a.o"]
         (cls.work / "bin").mkdir()  # an empty PATH entry before the host compiler's
-        env = traced_env(cls.trace, cls.tmp)
+        env = harness.traced_env(cls.trace, cls.tmp)
         env["PATH"] = f"{cls.work / 'bin'}:{os.environ.get('PATH', '')}"
         cls.result = harness.run(cls.args, cwd=cls.work, env=env)
         cls.complete, cls.reads, cls.missing, cls.executables = summarize(cls.trace, cls.real / "tmp")
@@ -138,7 +116,7 @@ class PreloadLeavesNvccOutputAlone(unittest.TestCase):
         args = [nvcc, "-arch=sm_80", *extra_args, "-c", "t.cu", "-o", "t.o"]
         plain = harness.run(args, cwd=work)
         (work / "tmp").mkdir()
-        traced = harness.run(args, cwd=work, env=traced_env(work / "trace.txt", work / "tmp"))
+        traced = harness.run(args, cwd=work, env=harness.traced_env(work / "trace.txt", work / "tmp"))
         self.assertEqual(plain.returncode, traced.returncode)
         self.assertEqual(without_timings(plain.stdout), without_timings(traced.stdout))
         self.assertEqual(without_timings(plain.stderr), without_timings(traced.stderr))
@@ -161,7 +139,7 @@ class PreloadLeavesNvccOutputAlone(unittest.TestCase):
         work = harness.make_workdir("nvfresh-trace-off-")
         harness.write(work / "t.cu", "__global__ void k() {}\n")
         before = set(os.listdir(work))
-        env = {"LD_PRELOAD": trace_lib(), "NVFRESH_TRACE_FILE": ""}
+        env = {"LD_PRELOAD": harness.trace_lib(), "NVFRESH_TRACE_FILE": ""}
         result = harness.run([nvcc, "-arch=sm_80", "-c", "t.cu", "-o", "t.o"], cwd=work, env=env)
         self.assertEqual(result.returncode, 0, result.stderr.decode())
         self.assertEqual(set(os.listdir(work)) - before, {"t.o"})
@@ -179,7 +157,7 @@ class NvccWrapperScript(unittest.TestCase):
         (work / "tmp").mkdir()
         trace = work / "trace.txt"
         result = harness.run([str(wrapper), "-arch=sm_80", "-c", "t.cu", "-o", "t.o"], cwd=work,
-                             env=traced_env(trace, work / "tmp"))
+                             env=harness.traced_env(trace, work / "tmp"))
         self.assertEqual(result.returncode, 0, result.stderr.decode())
         lines = trace.read_text().splitlines()
         invoked = [i for i, line in enumerate(lines) if line.startswith("I ") and line.endswith(f" {wrapper}")]
