@@ -26,14 +26,13 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import skip_speed  # noqa: E402  (its TUs, tree, timing and git helpers)
+import benchlib
+import skip_speed  # its TUs, tree and git helpers
 
-REPO = skip_speed.REPO
+REPO = benchlib.REPO
 CCACHE = shutil.which("ccache") or "/usr/bin/ccache"
 
 
@@ -43,12 +42,6 @@ def median(values):
 
 def fmt_ratio(a, b):
     return f"{a / b:.3f}x" if b > 0 else "inf"
-
-
-def fresh_dir(path):
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    return path
 
 
 def single_tu(root, cutlass, kernels):
@@ -90,26 +83,26 @@ def bench_single(nvfresh, nvcc, root, runs, cutlass, kernels, callgrind):
     plain, miss = [], []
     for _ in range(runs):  # misses: an empty cache and no record every time
         object_path.unlink(missing_ok=True)
-        plain.append(skip_speed.timed(nvcc_cmd, cwd=work))
+        plain.append(benchlib.timed(nvcc_cmd, cwd=work))
         object_path.unlink(missing_ok=True)
         shutil.rmtree(records, ignore_errors=True)
-        fresh_dir(cache)
-        miss.append(skip_speed.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
+        benchlib.fresh_dir(cache)
+        miss.append(benchlib.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
     # Populate both caches, then alternate hits.
-    fresh_dir(ccache_dir)
-    skip_speed.timed([CCACHE] + nvcc_cmd, cwd=work, env=ccache_env)
+    benchlib.fresh_dir(ccache_dir)
+    benchlib.timed([CCACHE] + nvcc_cmd, cwd=work, env=ccache_env)
     # A hit in the same tree (after clean, a branch switch and back: the tree's stat-keyed hash cache
     # is there, as ccache's inode cache is), and in a fresh tree (every input hashed).
     hits, fresh_hits, ccache_hits = [], [], []
     for _ in range(runs * 3):
         object_path.unlink(missing_ok=True)
         shutil.rmtree(records / "records", ignore_errors=True)
-        hits.append(skip_speed.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
+        hits.append(benchlib.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
         object_path.unlink(missing_ok=True)
-        ccache_hits.append(skip_speed.timed([CCACHE] + nvcc_cmd, cwd=work, env=ccache_env))
+        ccache_hits.append(benchlib.timed([CCACHE] + nvcc_cmd, cwd=work, env=ccache_env))
         object_path.unlink(missing_ok=True)
         shutil.rmtree(records, ignore_errors=True)
-        fresh_hits.append(skip_speed.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
+        fresh_hits.append(benchlib.timed(nvfresh_cmd, cwd=work, env={"NVFRESH_CACHE_DIR": str(cache)}))
     ccache_stats = subprocess.run([CCACHE, "--print-stats"], env=dict(os.environ, **ccache_env),
                                   stdout=subprocess.PIPE, text=True).stdout
     direct_hits = re.search(r"^direct_cache_hit\s+(\d+)", ccache_stats, re.MULTILINE)
@@ -173,8 +166,8 @@ def bench_tree(nvfresh, nvcc, root, tus):
     base = "main"  # skip_speed.git sets init.defaultBranch
     skip_speed.git(src, "checkout", "-q", base)
     results = {}
-    nvfresh_env = {"NVFRESH_CACHE_DIR": str(fresh_dir(root / "tree-nvfresh-cache"))}
-    ccache_env = {"CCACHE_DIR": str(fresh_dir(root / "tree-ccache")), "CCACHE_MAXSIZE": "5G"}
+    nvfresh_env = {"NVFRESH_CACHE_DIR": str(benchlib.fresh_dir(root / "tree-nvfresh-cache"))}
+    ccache_env = {"CCACHE_DIR": str(benchlib.fresh_dir(root / "tree-ccache")), "CCACHE_MAXSIZE": "5G"}
     for side in ("nvfresh", "ccache"):
         build = root / f"build-{side}"
         args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja",
@@ -192,11 +185,11 @@ def bench_tree(nvfresh, nvcc, root, tus):
             skip_speed.git(src, "checkout", "-q", branch)
             if side == "nvfresh":
                 _, _, before = nvfresh_nvcc_runs(nvfresh, build, 0)
-                wall, cpu = skip_speed.timed(build_cmd, env=env)
+                wall, cpu = benchlib.timed(build_cmd, env=env)
                 runs, served, _ = nvfresh_nvcc_runs(nvfresh, build, before)
             else:
                 misses0, hits0 = ccache_misses(env)
-                wall, cpu = skip_speed.timed(build_cmd, env=env)
+                wall, cpu = benchlib.timed(build_cmd, env=env)
                 misses1, hits1 = ccache_misses(env)
                 runs, served = misses1 - misses0, hits1 - hits0
             row[step] = (wall, cpu, runs, served)

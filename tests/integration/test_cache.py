@@ -14,13 +14,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
-import project  # noqa: E402
-from project import BuildTree, Target, marked_source, markers  # noqa: E402
+import harness
+import project
+from project import BuildTree, Target, marked_source, markers
 
 NVFRESH = harness.nvfresh_bin()
 
