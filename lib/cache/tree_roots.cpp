@@ -64,6 +64,14 @@ std::string replace_all(std::string_view text, std::array<Replacement, N> rules)
   out.reserve(text.size());
   size_t at = 0;
   while (at < text.size()) {
+    // Every root is absolute: only a '/' can start one.
+    const size_t slash = text.find('/', at);
+    if (slash == std::string_view::npos) {
+      out.append(text.substr(at));
+      break;
+    }
+    out.append(text.substr(at, slash - at));
+    at = slash;
     bool replaced = false;
     for (const auto& rule : rules) {
       if (!rule.from.empty() && text.compare(at, rule.from.size(), rule.from) == 0 &&
@@ -109,11 +117,31 @@ PathMap::PathMap(TreeRoots roots) : m_roots(std::move(roots)) {}
 
 std::string PathMap::to_key(const std::string& path) const
 {
-  return text_to_key(path);
+  // A path holds a root only at its start: the longest root that ends a component there wins.
+  const std::string* best_root = nullptr;
+  std::string_view best_token;
+  for (const auto& [root, token] :
+       {std::pair<const std::string&, std::string_view>{m_roots.build, k_build_token},
+        {m_roots.source, k_source_token},
+        {m_roots.build_alias, k_build_token},
+        {m_roots.source_alias, k_source_token}}) {
+    if (!root.empty() && path.starts_with(root) && ends_component(path, root.size()) &&
+        (best_root == nullptr || root.size() > best_root->size())) {
+      best_root = &root;
+      best_token = token;
+    }
+  }
+  if (best_root == nullptr) {
+    return path;
+  }
+  return std::string(best_token) + path.substr(best_root->size());
 }
 
 std::string PathMap::to_tree(const std::string& key_path) const
 {
+  if (key_path.empty() || key_path[0] != k_build_token[0]) {
+    return key_path;
+  }
   return text_to_tree(key_path);
 }
 
@@ -131,6 +159,13 @@ std::string PathMap::text_to_tree(std::string_view text) const
   std::string out;
   out.reserve(text.size());
   for (size_t at = 0; at < text.size();) {
+    const size_t mark = text.find(k_build_token[0], at);  // both tokens start with STX
+    if (mark == std::string_view::npos) {
+      out.append(text.substr(at));
+      break;
+    }
+    out.append(text.substr(at, mark - at));
+    at = mark;
     if (text.compare(at, k_build_token.size(), k_build_token) == 0) {
       out += m_roots.build;
       at += k_build_token.size();

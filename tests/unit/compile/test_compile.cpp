@@ -250,3 +250,59 @@ TEST_CASE("compile: a ccache launcher recompiles, an sccache launcher is left ou
   CHECK(tree.runner.last_argv ==
         std::vector<std::string>{tree.nvcc, "-c", tree.source, "-o", tree.object});
 }
+
+TEST_CASE("compile: a header changed and changed back is served from the cache, nvcc not run",
+          "[compile]")
+{
+  Tree tree;
+  REQUIRE(tree.compile() == 0);
+  const std::string first_object = *try_read_file(tree.object);
+  auto old = stat_file(tree.header);
+  tree.dir.write("src/kernel.h", "#define TILE 32\n");
+  REQUIRE(tree.compile() == 0);
+  tree.dir.write("src/kernel.h", "#define TILE 64\n");
+  set_mtime_ns(tree.header, old.mtime_ns + 5'000'000'000);
+  std::filesystem::remove(tree.object);
+  REQUIRE(tree.compile() == 0);
+  CHECK(tree.runner.captured_runs == 2);
+  CHECK(tree.last_outcome().kind == OutcomeKind::served);
+  CHECK(tree.last_outcome().cause == Cause::cache_hit);
+  CHECK(*try_read_file(tree.object) == first_object);
+  auto record = load_record(record_file_for(tree.record_root, tree.object)).record;
+  REQUIRE(record);
+  CHECK(record->history.back().event == "served");
+  CHECK(record->history.back().reason.find("served from the cache (entry ") == 0);
+  // The served record vouches for the next build like a compiled one.
+  REQUIRE(tree.compile() == 0);
+  CHECK(tree.runner.captured_runs == 2);
+  CHECK(tree.last_outcome().kind == OutcomeKind::skipped);
+}
+
+TEST_CASE("compile: a hit sampled for verification compiles and compares with the entry",
+          "[compile]")
+{
+  Tree tree;
+  REQUIRE(tree.compile() == 0);
+  std::filesystem::remove_all(tree.record_root + "/records");
+  tree.env.insert_or_assign("NVFRESH_CACHE_VERIFY", std::string(1, '1'));
+  REQUIRE(tree.compile() == 0);
+  CHECK(tree.runner.captured_runs == 2);
+  CHECK(tree.last_outcome().kind == OutcomeKind::compiled);
+  CHECK(tree.last_outcome().cause == Cause::cache_verified);
+}
+
+TEST_CASE("compile: a failed compile is not stored, and NVFRESH_CACHE=0 stores nothing",
+          "[compile]")
+{
+  Tree tree;
+  tree.runner.exit_code = 2;
+  REQUIRE(tree.compile() == 2);
+  tree.runner.exit_code = 0;
+  tree.env.insert_or_assign("NVFRESH_CACHE", std::string(1, '0'));
+  REQUIRE(tree.compile() == 0);
+  std::filesystem::remove_all(tree.record_root + "/records");
+  tree.env.erase("NVFRESH_CACHE");
+  REQUIRE(tree.compile() == 0);
+  CHECK(tree.runner.captured_runs == 3);
+  CHECK(tree.last_outcome().kind == OutcomeKind::compiled);
+}

@@ -39,3 +39,22 @@ TEST_CASE("truth values", "[config]")
     REQUIRE_FALSE(is_true(no));
   }
 }
+
+TEST_CASE("config: sizes as people write them (NVFRESH_CACHE_MAX_SIZE, _MIN_FREE)", "[config]")
+{
+  CHECK(parse_size("0") == 0u);
+  CHECK(parse_size("512") == 512u);
+  CHECK(parse_size("24K") == 24u * 1024);
+  CHECK(parse_size("2G") == 2ULL << 30);
+  CHECK(parse_size("2GiB") == 2ULL << 30);
+  CHECK(parse_size(" 500M ") == 500ULL << 20);
+  CHECK(parse_size("1.5G") == (3ULL << 30) / 2);
+  CHECK_FALSE(parse_size(""));
+  CHECK_FALSE(parse_size("lots"));
+  CHECK_FALSE(parse_size("-1G"));
+  CHECK(is_false("0"));
+  CHECK(is_false("off"));
+  CHECK(is_false("No"));
+  CHECK_FALSE(is_false("1"));
+  CHECK_FALSE(is_false(""));
+}

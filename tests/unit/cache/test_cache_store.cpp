@@ -1,0 +1,142 @@
+#include "cache/cache_store.hpp"
+
+#include "../temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace nvfresh;
+
+namespace {
+
+CacheEntry entry_of_size(size_t bytes, char fill = 'x')
+{
+  CacheEntry entry;
+  entry.object = std::string(bytes, fill);
+  entry.components = {{"host code", hash_bytes(entry.object)}};
+  return entry;
+}
+
+std::string random_bytes(size_t size, unsigned seed)
+{
+  std::string bytes(size, '\0');
+  std::uint32_t state = seed * 2654435761u + 1;
+  for (auto& byte : bytes) {
+    state = state * 1664525u + 1013904223u;
+    byte = static_cast<char>(state >> 24);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("cache store: entries and manifests are written whole, read back, and counted", "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest key = hash_bytes("entry");
+  CHECK_FALSE(store.read_entry(key));
+  store.write_entry(key, entry_of_size(1000));
+  auto read = store.read_entry(key);
+  REQUIRE(read);
+  CHECK(read->object == std::string(1000, 'x'));
+  store.update_manifest(hash_bytes("manifest"), [&](Manifest& manifest) {
+    ManifestEntry e;
+    e.result = key;
+    add_entry(manifest, e);
+  });
+  REQUIRE(store.read_manifest(hash_bytes("manifest")));
+  CHECK(store.read_manifest(hash_bytes("manifest"))->entries.size() == 1);
+  CHECK(std::filesystem::exists(dir.path("cache/CACHEDIR.TAG")));
+  CacheCounters counters = store.counters();
+  CHECK(counters[CacheCounter::stores] >= 1);
+  CHECK(counters[CacheCounter::files] == 2);
+  CHECK(counters[CacheCounter::bytes] > 0);
+  CHECK(store.entry_keys() == std::vector<Digest>{key});
+  store.clear();
+  CHECK_FALSE(store.read_entry(key));
+  CHECK(store.entry_keys().empty());
+}
+
+TEST_CASE("cache store: a damaged entry file is a miss, with the reason", "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest key = hash_bytes("entry");
+  store.write_entry(key, entry_of_size(5000));
+  {
+    std::fstream file(store.entry_file(key), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(20);
+    file.put('\x55');
+  }
+  std::string error;
+  CHECK_FALSE(store.read_entry(key, &error));
+  CHECK_FALSE(error.empty());
+}
+
+TEST_CASE("cache store: over the cap, least recently used files go, amortized per store", "[cache]")
+{
+  test::TempDir dir;
+  const std::uint64_t cap = 64 * 1024;
+  CacheStore store(dir.path("cache"), {cap, 0});
+  std::vector<Digest> keys;
+  for (unsigned i = 0; i < 40; ++i) {
+    CacheEntry entry;
+    entry.object = random_bytes(8 * 1024, i);  // incompressible
+    keys.push_back(hash_bytes("k" + std::to_string(i)));
+    store.write_entry(keys.back(), entry);
+  }
+  CacheCounters counters = store.counters();
+  CHECK(counters[CacheCounter::evictions] > 0);
+  CHECK(static_cast<std::uint64_t>(counters[CacheCounter::bytes]) <= cap + 16 * 1024);
+  CHECK(store.read_entry(keys.back()));  // the newest stays
+  EvictionSummary summary = store.evict(0);
+  CHECK(summary.files > 0);
+  CHECK(store.entry_keys().empty());
+  CHECK(store.counters()[CacheCounter::bytes] == 0);
+}
+
+TEST_CASE("cache store: evict --older-than removes what was not used since", "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  store.write_entry(hash_bytes("old"), entry_of_size(100));
+  store.write_entry(hash_bytes("new"), entry_of_size(100));
+  std::filesystem::last_write_time(store.entry_file(hash_bytes("old")),
+                                   std::filesystem::file_time_type::clock::now() -
+                                     std::chrono::hours(24 * 40));
+  const std::int64_t thirty_days_ago =
+    std::chrono::duration_cast<std::chrono::nanoseconds>(
+      (std::chrono::system_clock::now() - std::chrono::hours(24 * 30)).time_since_epoch())
+      .count();
+  store.evict(1ULL << 30, thirty_days_ago);
+  CHECK_FALSE(store.read_entry(hash_bytes("old")));
+  CHECK(store.read_entry(hash_bytes("new")));
+}
+
+TEST_CASE("cache store: many writers of one manifest lose no entry", "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest key = hash_bytes("shared manifest");
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 8; ++i) {
+    writers.emplace_back([&, i] {
+      CacheStore own(dir.path("cache"), {1ULL << 30, 0});
+      own.update_manifest(key, [&](Manifest& manifest) {
+        ManifestEntry e;
+        e.result = hash_bytes("r" + std::to_string(i));
+        add_entry(manifest, e);
+      });
+    });
+  }
+  for (auto& writer : writers) {
+    writer.join();
+  }
+  auto manifest = store.read_manifest(key);
+  REQUIRE(manifest);
+  CHECK(manifest->entries.size() == 8);
+}

@@ -1,0 +1,67 @@
+#include "cache/manifest.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+namespace {
+
+ManifestEntry entry(const std::string& name, std::int64_t time)
+{
+  ManifestEntry e;
+  e.result = hash_bytes(name);
+  e.time_ns = time;
+  e.inputs = {
+    {"\x02SOURCE\x03/k.cu", hash_bytes("k"), "source", "-"},
+    {"/usr/local/cuda/include/cuda_runtime.h", hash_bytes("rt"), "header", "host,compute_80"},
+    {"path with\ttab and\nnewline", hash_bytes("odd"), "header", "sm_90a"}};
+  e.probes = {"\x02SOURCE\x03/shadow/value.h", "/usr/include/missing.h"};
+  e.lookups = {{"gcc", "/usr/bin/gcc", true}, {"cicc", "", false}};
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("manifest: round trip, every field, odd bytes in paths", "[cache]")
+{
+  Manifest manifest;
+  manifest.entries = {entry("a", 2), entry("b", 1)};
+  manifest.entries[1].bound_build_root = "/home/a/build";
+  manifest.entries[1].bound_source_root = "/home/a/src";
+  auto parsed = parse_manifest(serialize_manifest(manifest));
+  REQUIRE(parsed);
+  CHECK(*parsed == manifest);
+}
+
+TEST_CASE("manifest: damaged text is no manifest, with the reason", "[cache]")
+{
+  Manifest manifest;
+  manifest.entries = {entry("a", 1)};
+  const std::string text = serialize_manifest(manifest);
+  std::string error;
+  CHECK_FALSE(parse_manifest(text.substr(0, text.size() / 2), &error));
+  CHECK_FALSE(error.empty());
+  std::string flipped = text;
+  flipped[flipped.size() / 2] ^= 0x20;
+  CHECK_FALSE(parse_manifest(flipped, &error));
+  CHECK_FALSE(parse_manifest("", &error));
+}
+
+TEST_CASE("manifest: add_entry puts the newest first, replaces its result, keeps the limit",
+          "[cache]")
+{
+  Manifest manifest;
+  for (size_t i = 0; i < k_manifest_entry_limit + 5; ++i) {
+    add_entry(manifest, entry("r" + std::to_string(i), static_cast<std::int64_t>(i)));
+  }
+  REQUIRE(manifest.entries.size() == k_manifest_entry_limit);
+  CHECK(manifest.entries.front().result ==
+        hash_bytes("r" + std::to_string(k_manifest_entry_limit + 4)));
+  add_entry(manifest, entry("r10", 99));
+  CHECK(manifest.entries.front().result == hash_bytes("r10"));
+  size_t count = 0;
+  for (const auto& e : manifest.entries) {
+    count += e.result == hash_bytes("r10") ? 1 : 0;
+  }
+  CHECK(count == 1);
+}
