@@ -55,6 +55,8 @@ constexpr std::string_view k_usage =
   "  --copied records a copy of a linked artifact (e.g. setuptools' --inplace .so) instead\n"
   "  -C: the build directory whose records these are (default: found from the working directory)\n";
 
+// Parsed by hand, not through SubcommandOptions: this is a launcher, and the link command that
+// follows (with or without "--") must reach the linker untouched, whatever options it holds.
 LinkOptions parse_link_options(const std::vector<std::string>& args)
 {
   LinkOptions options;

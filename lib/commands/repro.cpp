@@ -9,6 +9,7 @@
 // Exit status: 0 all identical, 1 more than one variant, 2 a run failed (or a usage error).
 #include "repro/repro.hpp"
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "digest/compare.hpp"
 #include "digest/comparison_report.hpp"
 #include "digest/object_digest.hpp"
@@ -175,13 +176,11 @@ std::optional<int> parse_options(const std::vector<std::string>& args, ReproOpti
   auto separator = std::find(args.begin(), args.end(), "--");
   options.command.assign(separator == args.end() ? separator : separator + 1, args.end());
   options.seed = std::random_device{}();
-  CLI::App app(std::string(k_description), "nvfresh repro");
-  add_cli_options(app, options);
-  try {
-    app.parse(std::vector<std::string>(std::make_reverse_iterator(separator), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    const int status = app.exit(error);
-    return status == 0 ? k_exit_identical : k_exit_failed;
+  SubcommandOptions cli("repro");
+  cli.app().footer(std::string(k_description));
+  add_cli_options(cli.app(), options);
+  if (auto status = cli.parse(std::vector<std::string>(args.begin(), separator))) {
+    return *status;
   }
   if (auto problem = check_options(options)) {
     fmt::print(stderr, "nvfresh repro: {}\n", *problem);
