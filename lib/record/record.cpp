@@ -7,7 +7,7 @@
 //   record    := header body checksum
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
-//                inputs_from input* missing* output component* depfile? dep* times trusted console
+//                inputs_from input* missing* probe_dir* output component* depfile? dep* times trusted console
 //                terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
@@ -23,6 +23,9 @@
 //                passes TAB path                 role = source|header|options_file|tool;
 //                                                passes = "-" or comma-separated pass names
 //   missing   := "missing" TAB path                                  a lookup that found nothing
+//   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path
+//                                                a directory whose unchanged stat proves that the
+//                                                missing paths in it still find nothing
 //   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
 //   component := "component" TAB name TAB hex32   a normalized digest of one part of the output
 //   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
@@ -51,7 +54,8 @@
 // is "unreadable", which every caller treats as "stale", never as an error. Lines after the
 // checksum line are not allowed (a torn or appended file is unreadable).
 //
-// Version history: 1 (first format).
+// Version history: 1 (first format); probe_dir lines added within 1 (optional: a record without
+// them reads as before; a reader older than them finds an unknown line, so unreadable = stale).
 #include "record/record.hpp"
 
 #include "util/text_fields.hpp"
@@ -187,6 +191,9 @@ std::string serialize_record(const Record& record)
   }
   for (const auto& path : record.missing) {
     out.line("missing", path);
+  }
+  for (const auto& dir : record.probe_dirs) {
+    out.line("probe_dir", dir.inode, dir.device, dir.mtime_ns, dir.ctime_ns, dir.path);
   }
   write_fingerprint_line(out, "output", record.output);
   for (const auto& [name, digest] : record.components) {
@@ -365,6 +372,12 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
      [](const Fields& f, Record& r) {
        expect_fields(f, 1);
        r.missing.push_back(f[1]);
+     }},
+    {"probe_dir",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 5);
+       r.probe_dirs.push_back({f[5], to_number<std::uint64_t>(f[1]), to_number<std::uint64_t>(f[2]),
+                               to_number<std::int64_t>(f[3]), to_number<std::int64_t>(f[4])});
      }},
     {"component",
      [](const Fields& f, Record& r) {

@@ -38,6 +38,20 @@ struct RecordedInput {
   bool operator==(const RecordedInput&) const = default;
 };
 
+// A directory whose entries vouch for the probes in it (record.missing paths whose parent it is):
+// stamped when the compile's record was written, only when every such probe was absent (lstat:
+// not even a dangling symlink) and the directory had not changed since before the second the
+// compile started. While stat still gives the same inode, device, mtime and ctime, no entry of it
+// was created, removed or renamed since, so its probes still find nothing.
+struct DirectoryStamp {
+  std::string path;  // absolute, as the probes spell their parent
+  std::uint64_t inode = 0;
+  std::uint64_t device = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  bool operator==(const DirectoryStamp&) const = default;
+};
+
 // How the object on disk came to be, one entry per build that touched it (newest last).
 struct HistoryEntry {
   std::int64_t time_ns = 0;
@@ -55,10 +69,11 @@ struct Record {
   std::vector<std::string> signature_args;   // normalized arguments (command_line.hpp)
   std::map<std::string, std::string> env;    // the compile-relevant environment (set ones only)
   Digest signature;                          // hash of the command signature (args, env, cwd)
-  std::string nvcc_version;           // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
-  std::vector<RecordedInput> inputs;  // every file any pass read, and the tools
-  std::vector<std::string> missing;   // lookups that found nothing (probes)
-  bool inputs_from_trace = true;      // false: only nvcc's depfile was available
+  std::string nvcc_version;                // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
+  std::vector<RecordedInput> inputs;       // every file any pass read, and the tools
+  std::vector<std::string> missing;        // lookups that found nothing (probes)
+  std::vector<DirectoryStamp> probe_dirs;  // directories that vouch for their probes
+  bool inputs_from_trace = true;           // false: only nvcc's depfile was available
   FileFingerprint output;
   std::string depfile_path;  // where the build asked for a depfile ("" = none)
   std::string depfile_target;

@@ -1,0 +1,157 @@
+#include "freshness/input_check.hpp"
+
+#include "util/file_io.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr std::int64_t k_second_ns = 1'000'000'000;
+
+std::int64_t floor_to_second(std::int64_t ns)
+{
+  return ns - ((ns % k_second_ns) + k_second_ns) % k_second_ns;
+}
+
+// Adds what changed about one input to `out`; false when it still holds.
+bool input_changed(const RecordedInput& input, FileHasher& hasher, std::vector<StaleReason>& out)
+{
+  std::optional<FileFingerprint> now;
+  if (hasher.unchanged(input.file, &now)) {
+    return false;
+  }
+  const std::string& path = input.file.path;
+  const std::string before = input.file.hash.short_hex();
+  if (!hasher.stat(path).exists) {
+    out.push_back({Cause::input_missing, path, before, ""});
+  } else if (!now) {
+    out.push_back({Cause::input_unstable, path, before, ""});
+  } else {
+    auto kind = input.role == InputRole::tool ? Cause::tool_changed : Cause::input_changed;
+    out.push_back({kind, path, before, now->hash.short_hex()});
+  }
+  return true;
+}
+
+bool same_directory(const FileStat& now, const DirectoryStamp& stamp)
+{
+  return now.exists && now.is_directory && now.inode == stamp.inode && now.device == stamp.device &&
+         now.mtime_ns == stamp.mtime_ns && now.ctime_ns == stamp.ctime_ns;
+}
+
+// Whether the probes of each directory are proven by the directory (one stat), memoized.
+class ProbeDirectories {
+public:
+  ProbeDirectories(const std::vector<DirectoryStamp>& stamps, FileHasher& hasher) : m_hasher(hasher)
+  {
+    for (const auto& stamp : stamps) {
+      m_stamps.emplace(stamp.path, &stamp);
+    }
+  }
+
+  bool proves_absent(std::string_view dir)
+  {
+    if (dir.empty()) {
+      return false;
+    }
+    auto known = m_proven.find(dir);
+    if (known != m_proven.end()) {
+      return known->second;
+    }
+    const FileStat now = m_hasher.stat(std::string(dir));
+    bool proven = !now.exists || !now.is_directory;
+    if (!proven) {
+      auto stamp = m_stamps.find(dir);
+      proven = stamp != m_stamps.end() && same_directory(now, *stamp->second);
+    }
+    m_proven.emplace(dir, proven);
+    return proven;
+  }
+
+private:
+  FileHasher& m_hasher;
+  std::unordered_map<std::string_view, const DirectoryStamp*> m_stamps;
+  std::unordered_map<std::string_view, bool> m_proven;
+};
+
+}  // namespace
+
+std::string_view probe_directory(std::string_view probe)
+{
+  const size_t slash = probe.rfind('/');
+  if (probe.empty() || probe.front() != '/' || slash == std::string_view::npos ||
+      slash + 1 == probe.size()) {
+    return {};
+  }
+  return slash == 0 ? std::string_view("/") : probe.substr(0, slash);
+}
+
+std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHasher& hasher,
+                                         LookupCheck mode)
+{
+  std::vector<StaleReason> changes;
+  const bool first_only = mode == LookupCheck::first_change;
+  for (const auto& input : lookups.inputs) {
+    if (input_changed(input, hasher, changes) && first_only) {
+      return changes;
+    }
+  }
+  ProbeDirectories dirs(lookups.probe_dirs, hasher);
+  for (const auto& probe : lookups.missing) {
+    if (dirs.proves_absent(probe_directory(probe)) || !hasher.stat(probe).exists) {
+      continue;
+    }
+    changes.push_back({Cause::probe_found, probe, "", ""});
+    if (first_only) {
+      return changes;
+    }
+  }
+  return changes;
+}
+
+std::optional<StaleReason> first_changed_lookup(const RecordedLookups& lookups, FileHasher& hasher)
+{
+  auto changes = changed_lookups(lookups, hasher, LookupCheck::first_change);
+  return changes.empty() ? std::nullopt : std::optional<StaleReason>(std::move(changes.front()));
+}
+
+bool directory_may_vouch(const FileStat& dir, std::int64_t start_ns)
+{
+  // Timestamps may be coarser than the clock (a whole second on some file systems): a change made
+  // after the compile started can carry a time a little before it, never one before its second.
+  const std::int64_t limit = floor_to_second(start_ns);
+  return dir.exists && dir.is_directory && dir.mtime_ns < limit && dir.ctime_ns < limit;
+}
+
+std::vector<DirectoryStamp> stamp_probe_directories(const std::vector<std::string>& missing,
+                                                    std::int64_t start_ns)
+{
+  // A directory vouches only when every probe in it is absent as an entry (lstat), checked before
+  // the directory's stat: a change in between stamps the directory at or after start_ns.
+  std::unordered_map<std::string_view, bool> all_absent;
+  for (const auto& probe : missing) {
+    const std::string_view dir = probe_directory(probe);
+    if (dir.empty()) {
+      continue;
+    }
+    auto entry = all_absent.emplace(dir, true).first;
+    if (entry->second && lstat_file(probe).exists) {
+      entry->second = false;
+    }
+  }
+  std::vector<DirectoryStamp> stamps;
+  for (const auto& [dir, absent] : all_absent) {
+    const FileStat now = absent ? stat_file(std::string(dir)) : FileStat{};
+    if (directory_may_vouch(now, start_ns)) {
+      stamps.push_back({std::string(dir), now.inode, now.device, now.mtime_ns, now.ctime_ns});
+    }
+  }
+  std::sort(stamps.begin(), stamps.end(),
+            [](const DirectoryStamp& a, const DirectoryStamp& b) { return a.path < b.path; });
+  return stamps;
+}
+
+}  // namespace nvfresh
