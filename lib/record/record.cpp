@@ -63,6 +63,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 #include <functional>
 #include <unordered_map>
 
@@ -110,7 +111,7 @@ public:
   void line(std::string_view key, const Fields&... fields)
   {
     m_text += key;
-    ((m_text += '\t', m_text += escape_field(to_text(fields))), ...);
+    ((m_text += '\t', append(fields)), ...);
     m_text += '\n';
   }
   std::string finish()
@@ -120,22 +121,34 @@ public:
   }
 
 private:
-  static std::string to_text(std::string_view value) { return std::string(value); }
-  static std::string to_text(const std::string& value) { return value; }
-  static std::string to_text(const char* value) { return value; }
-  static std::string to_text(bool value) { return value ? "1" : "0"; }
-  static std::string to_text(const Digest& value) { return value.to_hex(); }
+  // Each field goes straight into the text: a record of a CUTLASS TU has thousands of lines, and
+  // a skip writes it again.
+  void append(std::string_view value) { append_escaped_field(m_text, value); }
+  void append(const std::string& value) { append_escaped_field(m_text, value); }
+  void append(const char* value) { append_escaped_field(m_text, value); }
+  void append(bool value) { m_text += value ? '1' : '0'; }
+  void append(const Digest& value) { m_text += value.to_hex(); }
   template <typename Number>
-  static std::string to_text(Number value)
+  void append(Number value)
   {
-    return std::to_string(value);
+    std::array<char, 24> digits{};
+    auto [end, error] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+    m_text.append(digits.data(), error == std::errc() ? end : digits.data());
   }
   std::string m_text;
 };
 
 std::string join_passes(const std::vector<std::string>& passes)
 {
-  return passes.empty() ? std::string("-") : fmt::format("{}", fmt::join(passes, ","));
+  if (passes.empty()) {
+    return "-";
+  }
+  std::string joined = passes.front();
+  for (size_t i = 1; i < passes.size(); ++i) {
+    joined += ',';
+    joined += passes[i];
+  }
+  return joined;
 }
 
 void write_fingerprint_line(LineWriter& out, std::string_view key, const FileFingerprint& file)
@@ -512,6 +525,28 @@ RecordedInput parse_input_line(std::string_view line)
   return input;
 }
 
+// The other lines a CUTLASS TU's record has thousands of, "missing" and "dep" (one path each):
+// the list they go to, or nullptr for any other line.
+std::vector<std::string>* one_path_line(std::string_view line, Record& record)
+{
+  constexpr std::string_view k_missing = "missing\t";
+  constexpr std::string_view k_dep = "dep\t";
+  if (line.starts_with(k_missing)) {
+    return &record.missing;
+  }
+  return line.starts_with(k_dep) ? &record.depfile_prerequisites : nullptr;
+}
+
+// The one field after the key of such a line.
+std::string single_field(std::string_view line)
+{
+  std::string_view field = line.substr(line.find('\t') + 1);
+  if (field.find('\t') != std::string_view::npos) {
+    throw ParseError{fmt::format("'{}' has too many fields", line.substr(0, line.find('\t')))};
+  }
+  return view_field(field);
+}
+
 }  // namespace
 
 std::optional<Record> parse_record(const std::string& text, std::string* error)
@@ -526,6 +561,11 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
       std::string_view line = body.substr(0, end);
       if (line.substr(0, k_input_prefix.size()) == k_input_prefix) {
         record.inputs.push_back(parse_input_line(line));
+        body.remove_prefix(end + 1);
+        continue;
+      }
+      if (std::vector<std::string>* list = one_path_line(line, record)) {
+        list->push_back(single_field(line));
         body.remove_prefix(end + 1);
         continue;
       }

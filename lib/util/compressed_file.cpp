@@ -16,7 +16,7 @@ namespace nvfresh {
 
 namespace {
 
-constexpr int k_level = 3;  // fast, and 7x smaller on records
+constexpr int k_level = 1;  // fast, and 7x smaller on records (level 3: 2% smaller, 1.5x slower)
 constexpr unsigned char k_zstd_magic[] = {0x28, 0xB5, 0x2F, 0xFD};
 // 256 MiB: far beyond any record (a CUTLASS one is 0.6 MB)
 constexpr unsigned long long k_max_text = 256ULL << 20;
