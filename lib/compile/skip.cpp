@@ -147,9 +147,11 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
      fmt::format("{} of {} inputs touched, content unchanged", touched, previous->inputs.size())}};
 }
 
-void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
-                  const CompilePlan& plan, std::int64_t check_start_ns)
+void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
+                  const CompileRequest& request, const CompilePlan& plan,
+                  std::int64_t check_start_ns)
 {
+  const Record& record = *previous.record;
   if (!plan.depfile_path.empty()) {
     write_build_depfile(plan.depfile_path, plan.depfile_target, record.depfile_prerequisites,
                         request.depfile.phony_targets);
@@ -159,12 +161,14 @@ void perform_skip(Record record, const SkipDecision& decision, const CompileRequ
     set_mtime_ns(plan.object, check_start_ns - 1);
     object = stat_file(plan.object);
   }
-  record.output.mtime_ns = object.mtime_ns;
-  record.output.ctime_ns = object.ctime_ns;
+  FileFingerprint output = record.output;
+  output.mtime_ns = object.mtime_ns;
+  output.ctime_ns = object.ctime_ns;
   std::int64_t saved = record.end_ns - record.start_ns;
-  add_history(record,
+  std::vector<HistoryEntry> history = record.history;
+  add_history(history,
               {now_ns(), std::string(outcome_name(OutcomeKind::skipped)), decision.why.detail});
-  save_record(plan.record_file, record);
+  save_record_note(previous, output, history);
   replay_console(record);
   append_event(plan.record_root, {now_ns(), decision.why, saved, plan.object});
 }

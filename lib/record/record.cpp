@@ -54,6 +54,12 @@
 // is "unreadable", which every caller treats as "stale", never as an error. Lines after the
 // checksum line are not allowed (a torn or appended file is unreadable).
 //
+// A note (a skippable frame after the compressed text; util/compressed_file.hpp) holds what later
+// skips changed, and applies only to the text whose checksum it names:
+//
+//   note      := "nvfresh-record-note" TAB "1" LF "base" TAB hex32 LF output history*
+//                "checksum" TAB hex32 LF              XXH3-128 of every byte before this line
+//
 // Version history: 1 (first format); probe_dir lines added within 1 (optional: a record without
 // them reads as before; a reader older than them finds an unknown line, so unreadable = stale).
 #include "record/record.hpp"
@@ -73,6 +79,7 @@ namespace {
 
 constexpr std::string_view k_magic = "nvfresh-record";
 constexpr std::string_view k_head_magic = "nvfresh-record-head";
+constexpr std::string_view k_note_magic = "nvfresh-record-note";
 
 // Every line of `text` (which must end with LF) split into unescaped fields; empty on any fault.
 std::vector<std::vector<std::string>> split_fields_lines(std::string_view text)
@@ -170,10 +177,15 @@ std::string_view role_name(InputRole role)
 
 void add_history(Record& record, HistoryEntry entry)
 {
-  record.history.push_back(std::move(entry));
-  if (record.history.size() > k_record_history_limit) {
-    record.history.erase(record.history.begin(), record.history.end() - static_cast<std::ptrdiff_t>(
-                                                                          k_record_history_limit));
+  add_history(record.history, std::move(entry));
+}
+
+void add_history(std::vector<HistoryEntry>& history, HistoryEntry entry)
+{
+  history.push_back(std::move(entry));
+  if (history.size() > k_record_history_limit) {
+    history.erase(history.begin(),
+                  history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
   }
 }
 
@@ -255,6 +267,37 @@ std::optional<RecordHead> parse_record_head(std::string_view text)
     return std::nullopt;
   }
   return RecordHead{lines[1][1], lines[2][1]};
+}
+
+std::string serialize_record_note(const RecordNote& note)
+{
+  LineWriter out;
+  out.line(k_note_magic, 1);
+  out.line("base", note.base);
+  write_fingerprint_line(out, "output", note.output);
+  for (const auto& entry : note.history) {
+    out.line("history", entry.time_ns, entry.event, entry.reason);
+  }
+  return out.finish();
+}
+
+std::string record_text_checksum(std::string_view text)
+{
+  constexpr std::string_view k_checksum = "checksum\t";
+  if (text.size() < k_checksum.size() + 2 || text.back() != '\n') {
+    return {};
+  }
+  const size_t start = text.rfind('\n', text.size() - 2) + 1;  // npos + 1 == 0
+  const std::string_view line = text.substr(start, text.size() - 1 - start);
+  return line.starts_with(k_checksum) ? std::string(line.substr(k_checksum.size())) : "";
+}
+
+void apply_record_note(Record& record, std::string_view text, const RecordNote& note)
+{
+  if (!note.base.empty() && note.base == record_text_checksum(text)) {
+    record.output = note.output;
+    record.history = note.history;
+  }
 }
 
 namespace {
@@ -582,6 +625,41 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
     if (error != nullptr) {
       *error = failure.message;
     }
+    return std::nullopt;
+  }
+}
+
+std::optional<RecordNote> parse_record_note(std::string_view text)
+{
+  auto lines = split_fields_lines(text);
+  if (lines.size() < 4 || lines[0] != Fields{std::string(k_note_magic), "1"} ||
+      lines[1].size() != 2 || lines[1][0] != "base" || lines.back().size() != 2 ||
+      lines.back()[0] != "checksum") {
+    return std::nullopt;
+  }
+  const size_t checksum_at = text.rfind("checksum\t");
+  if (hash_bytes(text.substr(0, checksum_at)).to_hex() != lines.back()[1]) {
+    return std::nullopt;
+  }
+  try {
+    RecordNote note;
+    note.base = lines[1][1];
+    bool has_output = false;
+    for (size_t i = 2; i + 1 < lines.size(); ++i) {
+      const Fields& f = lines[i];
+      if (f[0] == "output" && !has_output) {
+        expect_fields(f, 6);
+        note.output = to_fingerprint(f, 1);
+        has_output = true;
+      } else if (f[0] == "history") {
+        expect_fields(f, 3);
+        note.history.push_back({to_number<std::int64_t>(f[1]), f[2], f[3]});
+      } else {
+        return std::nullopt;
+      }
+    }
+    return has_output ? std::optional<RecordNote>(std::move(note)) : std::nullopt;
+  } catch (const ParseError&) {
     return std::nullopt;
   }
 }

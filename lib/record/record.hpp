@@ -105,6 +105,7 @@ constexpr size_t k_record_history_limit = 16;
 
 // Appends to the record's history, keeping only the newest k_record_history_limit entries.
 void add_history(Record& record, HistoryEntry entry);
+void add_history(std::vector<HistoryEntry>& history, HistoryEntry entry);
 
 std::string serialize_record(const Record& record);
 
@@ -120,6 +121,27 @@ struct RecordHead {
 
 std::string serialize_record_head(const RecordHead& head);
 std::optional<RecordHead> parse_record_head(std::string_view text);
+
+// What a skip changes about a record (the output's stamp: the skip brings the object's mtime up
+// to date; and the history), kept in a note after the record's compressed text
+// (util/compressed_file.hpp), so that a skip neither serializes nor compresses a CUTLASS-sized
+// record again. A note applies only to the text whose checksum it names; any other note, or one
+// that fails its own checksum, is ignored (the record then says what it said before the skip).
+struct RecordNote {
+  std::string base;  // the checksum of the record text it applies to (its "checksum" line)
+  FileFingerprint output;
+  std::vector<HistoryEntry> history;  // the record's whole history, newest last
+  bool operator==(const RecordNote&) const = default;
+};
+
+std::string serialize_record_note(const RecordNote& note);
+std::optional<RecordNote> parse_record_note(std::string_view text);
+
+// The checksum a record text ends with (its last line); "" when it has none.
+std::string record_text_checksum(std::string_view text);
+
+// The record with the note applied, when the note names this text; else the record unchanged.
+void apply_record_note(Record& record, std::string_view text, const RecordNote& note);
 
 // nullopt when the text is not a complete, intact record of this format version; *error then says
 // what is wrong ("checksum mismatch", "format version 0, expected 1", ...). Never throws.
