@@ -142,7 +142,7 @@ SkipDecision skip_if_unchanged(const Prepared& prepared, const LoadedRecord& loa
   FileHasher hasher(hash_cache_file(prepared.plan.record_root));
   SkipDecision decision = decide_skip(previous, prepared.request, prepared.plan, hasher);
   if (decision.skip) {
-    perform_skip(loaded, decision, prepared.request, prepared.plan, check_start);
+    perform_skip(loaded, decision, prepared.request, prepared.plan, check_start, hasher);
   }
   return decision;
 }

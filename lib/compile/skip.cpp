@@ -2,6 +2,7 @@
 
 #include "compile/build_depfile.hpp"
 #include "freshness/freshness.hpp"
+#include "freshness/input_check.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
 #include "record/signature.hpp"
@@ -149,7 +150,7 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
 
 void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
                   const CompileRequest& request, const CompilePlan& plan,
-                  std::int64_t check_start_ns)
+                  std::int64_t check_start_ns, FileHasher& hasher)
 {
   const Record& record = *previous.record;
   if (!plan.depfile_path.empty()) {
@@ -168,7 +169,16 @@ void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
   std::vector<HistoryEntry> history = record.history;
   add_history(history,
               {now_ns(), std::string(outcome_name(OutcomeKind::skipped)), decision.why.detail});
-  save_record_note(previous, output, history);
+  auto inputs = restamped_inputs(record.inputs, hasher, now_ns());
+  if (!inputs) {
+    save_record_note(previous, output, history);
+  } else {
+    Record restamped = record;
+    restamped.inputs = std::move(*inputs);
+    restamped.output = output;
+    restamped.history = std::move(history);
+    save_record(plan.record_file, restamped);
+  }
   replay_console(record);
   append_event(plan.record_root, {now_ns(), decision.why, saved, plan.object});
 }

@@ -36,9 +36,11 @@ std::string console_replay_doubt(const Record& previous, const std::string& term
 // CLOCK_REALTIME_COARSE taken before any input was looked at (the object's mtime becomes at least
 // that). Throws on failure (the caller then runs the compiler plainly).
 // `previous` is the loaded record (load_record with its bytes kept): the skip saves only what it
-// changes, as the record's note.
+// changes, as the record's note; inputs touched with their content unchanged get their new stamp
+// (restamp_unchanged_inputs), which writes the whole record once. `hasher`: the one decide_skip
+// used.
 void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
                   const CompileRequest& request, const CompilePlan& plan,
-                  std::int64_t check_start_ns);
+                  std::int64_t check_start_ns, FileHasher& hasher);
 
 }  // namespace nvfresh

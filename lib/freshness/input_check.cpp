@@ -118,6 +118,30 @@ std::optional<StaleReason> first_changed_lookup(const RecordedLookups& lookups, 
   return changes.empty() ? std::nullopt : std::optional<StaleReason>(std::move(changes.front()));
 }
 
+std::optional<std::vector<RecordedInput>> restamped_inputs(const std::vector<RecordedInput>& inputs,
+                                                           FileHasher& hasher, std::int64_t now_ns,
+                                                           std::int64_t settle_ns)
+{
+  std::optional<std::vector<RecordedInput>> restamped;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const FileFingerprint& recorded = inputs[i].file;
+    const FileStat now = hasher.stat(recorded.path);
+    if (now.size == recorded.size && now.mtime_ns == recorded.mtime_ns &&
+        now.ctime_ns == recorded.ctime_ns && now.inode == recorded.inode) {
+      continue;
+    }
+    const FingerprintResult current = hasher.fingerprint(recorded.path);
+    if (current.fingerprint && current.fingerprint->hash == recorded.hash &&
+        now_ns - current.fingerprint->ctime_ns >= settle_ns) {
+      if (!restamped) {
+        restamped = inputs;
+      }
+      (*restamped)[i].file = *current.fingerprint;
+    }
+  }
+  return restamped;
+}
+
 bool directory_may_vouch(const FileStat& dir, std::int64_t start_ns)
 {
   // Timestamps may be coarser than the clock (a whole second on some file systems): a change made

@@ -49,6 +49,15 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
 // The first input or probe that no longer holds; nullopt when all hold.
 std::optional<StaleReason> first_changed_lookup(const RecordedLookups& lookups, FileHasher& hasher);
 
+// After a check found every input unchanged in content: the inputs whose stat changed (a touch, a
+// branch switch and back) get their current stamp, so that the next check needs no hashing. Only
+// a stamp whose ctime is settle_ns old (FileHasher's rule: a same-size rewrite within one coarse
+// timestamp tick keeps its stat) and whose content hash is still the recorded one. Returns how
+// nullopt when no input got a new stamp, else the inputs with the new stamps.
+std::optional<std::vector<RecordedInput>> restamped_inputs(
+  const std::vector<RecordedInput>& inputs, FileHasher& hasher, std::int64_t now_ns,
+  std::int64_t settle_ns = FileHasher::k_default_settle_ns);
+
 // The directory a probe is looked up in ("/a/b" for "/a/b/c.h", "/" for "/c.h"); "" when the path
 // is not absolute (such a probe is always stat'ed itself).
 std::string_view probe_directory(std::string_view probe);

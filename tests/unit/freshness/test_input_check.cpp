@@ -186,3 +186,34 @@ TEST_CASE("inputs come first, and first_change stops at the first", "[input_chec
   std::filesystem::remove(c.dir.path("inc1/cfg.h"));
   CHECK(c.changes(LookupCheck::first_change)[0].kind == Cause::input_missing);
 }
+
+TEST_CASE("touched inputs with their content unchanged get their new stamp once settled",
+          "[input_check]")
+{
+  Compile c;
+  const std::string header = c.dir.path("inc1/cfg.h");
+  set_mtime_ns(header, now_ns() - 10 * k_second);
+  FileHasher hasher;
+  CHECK(c.changes().empty());
+  SECTION("settled: restamped")
+  {
+    auto restamped = restamped_inputs(c.record.inputs, hasher, now_ns(), /*settle_ns=*/0);
+    REQUIRE(restamped);
+    CHECK((*restamped)[0].file.mtime_ns == stat_file(header).mtime_ns);
+    CHECK((*restamped)[0].file.hash == c.record.inputs[0].file.hash);
+  }
+  SECTION("its ctime too recent: a same-size rewrite in the same tick would keep it")
+  {
+    CHECK_FALSE(restamped_inputs(c.record.inputs, hasher, now_ns()));
+  }
+  SECTION("content changed: never")
+  {
+    c.dir.write("inc1/cfg.h", "#define TILE 128\n");
+    CHECK_FALSE(restamped_inputs(c.record.inputs, hasher, now_ns(), 0));
+  }
+  SECTION("untouched: nothing to do")
+  {
+    c.record.inputs[0].file = *FileHasher().fingerprint(header).fingerprint;
+    CHECK_FALSE(restamped_inputs(c.record.inputs, hasher, now_ns(), 0));
+  }
+}
