@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace nvfresh {
 
@@ -52,29 +53,38 @@ public:
     }
   }
 
-  bool proves_absent(std::string_view dir)
+  // Directories are judged parents first (sorted), so that a directory whose parent is known not
+  // to resolve to a directory needs no stat: nothing below it resolves either.
+  void judge(std::vector<std::string_view> dirs)
   {
-    if (dir.empty()) {
-      return false;
-    }
-    auto known = m_proven.find(dir);
-    if (known != m_proven.end()) {
-      return known->second;
-    }
-    const FileStat now = m_hasher.stat(std::string(dir));
-    bool proven = !now.exists || !now.is_directory;
-    if (!proven) {
+    std::sort(dirs.begin(), dirs.end());
+    for (std::string_view dir : dirs) {
+      auto parent = m_proven.find(probe_directory(dir));
+      if (parent != m_proven.end() && parent->second == Proof::no_directory) {
+        m_proven.emplace(dir, Proof::no_directory);
+        continue;
+      }
+      const FileStat now = m_hasher.stat(std::string(dir));
+      Proof proof = !now.exists || !now.is_directory ? Proof::no_directory : Proof::none;
       auto stamp = m_stamps.find(dir);
-      proven = stamp != m_stamps.end() && same_directory(now, *stamp->second);
+      if (proof == Proof::none && stamp != m_stamps.end() && same_directory(now, *stamp->second)) {
+        proof = Proof::unchanged;
+      }
+      m_proven.emplace(dir, proof);
     }
-    m_proven.emplace(dir, proven);
-    return proven;
+  }
+
+  bool proves_absent(std::string_view dir) const
+  {
+    auto known = m_proven.find(dir);
+    return known != m_proven.end() && known->second != Proof::none;
   }
 
 private:
   FileHasher& m_hasher;
   std::unordered_map<std::string_view, const DirectoryStamp*> m_stamps;
-  std::unordered_map<std::string_view, bool> m_proven;
+  enum class Proof { none, no_directory, unchanged };
+  std::unordered_map<std::string_view, Proof> m_proven;
 };
 
 }  // namespace
@@ -100,6 +110,15 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
     }
   }
   ProbeDirectories dirs(lookups.probe_dirs, hasher);
+  std::vector<std::string_view> probe_dirs;
+  std::unordered_set<std::string_view> seen;
+  for (const auto& probe : lookups.missing) {
+    const std::string_view dir = probe_directory(probe);
+    if (!dir.empty() && seen.insert(dir).second) {
+      probe_dirs.push_back(dir);
+    }
+  }
+  dirs.judge(std::move(probe_dirs));
   for (const auto& probe : lookups.missing) {
     if (dirs.proves_absent(probe_directory(probe)) || !hasher.stat(probe).exists) {
       continue;

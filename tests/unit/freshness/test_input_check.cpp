@@ -217,3 +217,19 @@ TEST_CASE("touched inputs with their content unchanged get their new stamp once 
     CHECK_FALSE(restamped_inputs(c.record.inputs, hasher, now_ns(), 0));
   }
 }
+
+TEST_CASE("a directory below one that does not exist holds nothing", "[input_check]")
+{
+  Compile c;
+  c.record.missing = {c.dir.path("gone/cfg.h"), c.dir.path("gone/sub/cfg.h"),
+                      c.dir.path("gone/sub/deeper/cfg.h")};
+  c.stamp();
+  CHECK(c.changes().empty());
+  c.dir.write("gone/sub/deeper/cfg.h", "\n");
+  auto changes = c.changes();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].path == c.dir.path("gone/sub/deeper/cfg.h"));
+  std::filesystem::remove_all(c.dir.path("gone"));
+  c.dir.write("gone", "a file, not a directory\n");
+  CHECK(c.changes().empty());
+}
