@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace nvfresh {
 
@@ -43,48 +42,60 @@ bool same_directory(const FileStat& now, const DirectoryStamp& stamp)
          now.mtime_ns == stamp.mtime_ns && now.ctime_ns == stamp.ctime_ns;
 }
 
-// Whether the probes of each directory are proven by the directory (one stat), memoized.
+// Which probes their directory proves absent, with one stat per directory (and none for a
+// directory below one that does not resolve to a directory: nothing below it resolves either).
 class ProbeDirectories {
 public:
-  ProbeDirectories(const std::vector<DirectoryStamp>& stamps, FileHasher& hasher) : m_hasher(hasher)
+  ProbeDirectories(const RecordedLookups& lookups, FileHasher& hasher)
   {
-    for (const auto& stamp : stamps) {
-      m_stamps.emplace(stamp.path, &stamp);
+    std::unordered_map<std::string_view, const DirectoryStamp*> stamps;
+    for (const auto& stamp : lookups.probe_dirs) {
+      stamps.emplace(stamp.path, &stamp);
     }
-  }
-
-  // Directories are judged parents first (sorted), so that a directory whose parent is known not
-  // to resolve to a directory needs no stat: nothing below it resolves either.
-  void judge(std::vector<std::string_view> dirs)
-  {
-    std::sort(dirs.begin(), dirs.end());
+    m_of_probe.reserve(lookups.missing.size());
+    for (const auto& probe : lookups.missing) {
+      const std::string_view dir = probe_directory(probe);
+      m_of_probe.push_back(dir.empty() ? nullptr
+                                       : &m_proof.try_emplace(dir, Proof::none).first->second);
+    }
+    std::vector<std::string_view> dirs;
+    dirs.reserve(m_proof.size());
+    for (const auto& [dir, proof] : m_proof) {
+      dirs.push_back(dir);
+    }
+    std::sort(dirs.begin(), dirs.end());  // parents first
     for (std::string_view dir : dirs) {
-      auto parent = m_proven.find(probe_directory(dir));
-      if (parent != m_proven.end() && parent->second == Proof::no_directory) {
-        m_proven.emplace(dir, Proof::no_directory);
-        continue;
-      }
-      const FileStat now = m_hasher.stat(std::string(dir));
-      Proof proof = !now.exists || !now.is_directory ? Proof::no_directory : Proof::none;
-      auto stamp = m_stamps.find(dir);
-      if (proof == Proof::none && stamp != m_stamps.end() && same_directory(now, *stamp->second)) {
-        proof = Proof::unchanged;
-      }
-      m_proven.emplace(dir, proof);
+      m_proof[dir] = judge(dir, stamps, hasher);
     }
   }
 
-  bool proves_absent(std::string_view dir) const
+  bool proves_absent(size_t probe) const
   {
-    auto known = m_proven.find(dir);
-    return known != m_proven.end() && known->second != Proof::none;
+    return m_of_probe[probe] != nullptr && *m_of_probe[probe] != Proof::none;
   }
 
 private:
-  FileHasher& m_hasher;
-  std::unordered_map<std::string_view, const DirectoryStamp*> m_stamps;
   enum class Proof { none, no_directory, unchanged };
-  std::unordered_map<std::string_view, Proof> m_proven;
+
+  Proof judge(std::string_view dir,
+              const std::unordered_map<std::string_view, const DirectoryStamp*>& stamps,
+              FileHasher& hasher) const
+  {
+    auto parent = m_proof.find(probe_directory(dir));
+    if (parent != m_proof.end() && parent->second == Proof::no_directory) {
+      return Proof::no_directory;
+    }
+    const FileStat now = hasher.stat(std::string(dir));
+    if (!now.exists || !now.is_directory) {
+      return Proof::no_directory;
+    }
+    auto stamp = stamps.find(dir);
+    return stamp != stamps.end() && same_directory(now, *stamp->second) ? Proof::unchanged
+                                                                        : Proof::none;
+  }
+
+  std::unordered_map<std::string_view, Proof> m_proof;
+  std::vector<const Proof*> m_of_probe;  // the proof of each probe's directory, by index
 };
 
 }  // namespace
@@ -109,18 +120,10 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
       return changes;
     }
   }
-  ProbeDirectories dirs(lookups.probe_dirs, hasher);
-  std::vector<std::string_view> probe_dirs;
-  std::unordered_set<std::string_view> seen;
-  for (const auto& probe : lookups.missing) {
-    const std::string_view dir = probe_directory(probe);
-    if (!dir.empty() && seen.insert(dir).second) {
-      probe_dirs.push_back(dir);
-    }
-  }
-  dirs.judge(std::move(probe_dirs));
-  for (const auto& probe : lookups.missing) {
-    if (dirs.proves_absent(probe_directory(probe)) || !hasher.stat(probe).exists) {
+  const ProbeDirectories dirs(lookups, hasher);
+  for (size_t i = 0; i < lookups.missing.size(); ++i) {
+    const std::string& probe = lookups.missing[i];
+    if (dirs.proves_absent(i) || !hasher.stat(probe).exists) {
       continue;
     }
     changes.push_back({Cause::probe_found, probe, "", ""});
