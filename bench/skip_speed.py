@@ -13,17 +13,31 @@ Prints ratios side by side, from one run; asserts nothing.
     rebuild after touching every header, and after a git branch switch and back. The count of nvcc
     runs in each rebuild comes from `nvfresh stats --json` (it must be 0).
 
+(c) the unchanged path at the physical limit (--only hot): the CUTLASS FMHA TU, N runs each, one
+    run of the script: starting /bin/true; nvfresh's skip, untouched and with every header the
+    depfile lists touched before each run; ccache's direct-mode hit on the same compile (its own
+    object and cache directory), untouched and touched. Medians of wall and CPU time, and the
+    instruction count of one run under valgrind --tool=callgrind (what a change can be judged by on
+    a busy machine), with the ratios nvfresh/ccache and nvfresh//bin/true. The scratch tree is made
+    a second before the first compile, as no real tree is: a directory changed in the compile's
+    second proves nothing about its probes (freshness/input_check.hpp). --work DIR keeps the
+    compiled tree there and reuses it on the next run (the two compiles take minutes).
+
 Wall time is noisy on a shared machine, so CPU time (children's user+sys) is printed beside it.
 
 usage: bench/skip_speed.py [--nvfresh build/bin/nvfresh] [--tus 50] [--kernels 48] [--cutlass]
-                           [--generators ninja,make] [--tu-kernels 1] [--only single|tree] [--keep]
+                           [--generators ninja,make] [--tu-kernels 1] [--only single|tree|hot]
+                           [--runs 15] [--ccache ccache] [--work DIR] [--keep]
 """
 import argparse
 import json
+import re
+import statistics
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -106,13 +120,18 @@ def cutlass_tu(root):
     shutil.copytree(cutlass / "include", copy / "include")
     shutil.copytree(cutlass / "tools" / "util" / "include", copy / "tools" / "util" / "include")
     shutil.copytree(cutlass / FMHA_EXAMPLE, root / "fmha")
+    return cutlass_tu_args(root), None, root
+
+
+def cutlass_tu_args(root):
+    """The FMHA compile of a tree cutlass_tu made."""
+    copy = root / "cutlass"
     # What CMake 3.25 gives nvcc for CMAKE_CUDA_ARCHITECTURES=80, C++17 and CUTLASS's own flag.
-    args = ["-forward-unknown-to-host-compiler", f"-I{copy}/include",
+    return ["-forward-unknown-to-host-compiler", f"-I{copy}/include",
             f"-I{copy}/tools/util/include", f"-I{root / 'fmha'}",
             "--generate-code=arch=compute_80,code=[compute_80,sm_80]", "-std=c++17",
             "--expt-relaxed-constexpr", "-MD", "-MT", "fmha.o", "-MF", "fmha.o.d", "-x", "cu",
             "-c", str(root / "fmha" / FMHA_SOURCE), "-o", "fmha.o"]
-    return args, None, root
 
 
 def headers_read(work, depfile):
@@ -255,6 +274,122 @@ def bench_tree(nvfresh, nvcc, root, tus, generators, tu_kernels=1):
               f" {r2:>5} {s2:>5} | {noop[0]:>7.2f}")
 
 
+
+# ---------------------------------------------------------------------------------------------
+# (c) the unchanged path: nvfresh's skip next to ccache's direct hit and /bin/true
+
+def run_once(cmd, cwd=None, env=None):
+    """(wall s, cpu s) of one run; it must succeed."""
+    return timed(cmd, cwd=cwd, env=env)
+
+
+def callgrind_instructions(cmd, cwd=None, env=None):
+    """Instructions one run executes (valgrind --tool=callgrind, children followed); None without
+    valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    merged = dict(os.environ)
+    merged.update(env or {})
+    with tempfile.TemporaryDirectory(prefix="nvfresh-callgrind-") as out:
+        result = subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                                 f"--callgrind-out-file={out}/cg.%p"] + cmd, cwd=cwd, env=merged,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if result.returncode != 0:
+            sys.exit(f"skip_speed: under callgrind: {cmd} failed:\n{result.stderr.decode()[-2000:]}")
+        return sum(int(n.replace(",", "")) for n in
+                   re.findall(r"Collected : ([0-9,]+)", result.stderr.decode()))
+
+
+def series(cmd, runs, cwd=None, env=None, before_each=None):
+    walls, cpus = [], []
+    for _ in range(runs):
+        if before_each:
+            before_each()
+        wall, cpu = run_once(cmd, cwd=cwd, env=env)
+        walls.append(wall)
+        cpus.append(cpu)
+    if before_each:
+        before_each()
+    instructions = callgrind_instructions(cmd, cwd=cwd, env=env)
+    return statistics.median(walls), statistics.median(cpus), instructions
+
+
+def last_event(cwd):
+    log = Path(cwd) / ".nvfresh" / "events.log"
+    return log.read_text(errors="replace").splitlines()[-1].split("\t")[1]
+
+
+def ccache_stats(ccache, env):
+    out = subprocess.run([ccache, "--print-stats"], env={**os.environ, **env},
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+
+
+def prepare_hot(nvfresh, nvcc, work, ccache):
+    """The FMHA tree compiled once through nvfresh and once through ccache (cached)."""
+    marker = work / "prepared"
+    found = None
+    if not marker.exists():
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        (work / ".nvfresh").mkdir()
+        found = cutlass_tu(work)
+        if found is None:
+            sys.exit("skip_speed: scripts/install_cutlass.sh is absent: no FMHA TU")
+    args = cutlass_tu_args(work)
+    cc_args = [a.replace("fmha.o", "fmha_ccache.o") for a in args]
+    cc_env = {"CCACHE_DIR": str(work / "ccache-dir"), "CCACHE_DIRECT": "1",
+              "CCACHE_NOHASHDIR": "1", "CCACHE_TEMPDIR": str(work / "ccache-tmp")}
+    if not marker.exists():
+        time.sleep(1.1)  # a tree made in the compile's second proves nothing about its probes
+        print("  compiling the FMHA TU through nvfresh and through ccache (minutes) ...", flush=True)
+        timed([nvfresh, nvcc] + args, cwd=work)
+        timed([ccache, nvcc] + cc_args, cwd=work, env=cc_env)
+        marker.write_text("")
+    return args, cc_args, cc_env
+
+
+def bench_hot(nvfresh, nvcc, root, runs, ccache, work_dir):
+    work = Path(work_dir) if work_dir else root / "hot"
+    if shutil.which(ccache) is None and not Path(ccache).exists():
+        sys.exit(f"skip_speed: {ccache} not found")
+    version = subprocess.run([ccache, "--version"], stdout=subprocess.PIPE, text=True).stdout
+    args, cc_args, cc_env = prepare_hot(nvfresh, nvcc, work, ccache)
+    headers = headers_read(work, "fmha.o.d")
+    touch = lambda: touch_all(headers)  # noqa: E731
+    rows = [("/bin/true", series(["/bin/true"], runs))]
+    rows.append(("nvfresh skip, untouched", series([nvfresh, nvcc] + args, runs, cwd=work)))
+    assert last_event(work) == "skipped", last_event(work)
+    rows.append(("nvfresh skip, all touched",
+                 series([nvfresh, nvcc] + args, runs, cwd=work, before_each=touch)))
+    assert last_event(work) == "skipped", last_event(work)
+    hits0 = int(ccache_stats(ccache, cc_env).get("direct_cache_hit", 0))
+    rows.append(("ccache direct hit, untouched",
+                 series([ccache, nvcc] + cc_args, runs, cwd=work, env=cc_env)))
+    rows.append(("ccache direct hit, all touched",
+                 series([ccache, nvcc] + cc_args, runs, cwd=work, env=cc_env, before_each=touch)))
+    hits = int(ccache_stats(ccache, cc_env).get("direct_cache_hit", 0)) - hits0
+    true_wall, true_cpu, true_ir = rows[0][1]
+    cc = {"untouched": rows[3][1], "all touched": rows[4][1]}
+    print(f"\n(c) the unchanged path: CUTLASS FMHA TU ({len(headers)} headers in the depfile), "
+          f"median of {runs} runs each, one run of this script; {version.splitlines()[0]}, "
+          f"{hits} direct hits of {2 * runs + 2} ccache runs")
+    print(f"  {'case':<31} {'wall ms':>8} {'cpu ms':>7} {'instr M':>8} | {'vs ccache':>9} "
+          f"{'cpu':>5} {'instr':>5} | {'vs true':>7} {'cpu':>5}")
+    for label, (wall, cpu, ir) in rows:
+        line = f"  {label:<31} {wall * 1e3:>8.2f} {cpu * 1e3:>7.2f} {(ir or 0) / 1e6:>8.2f} |"
+        if label.startswith("nvfresh"):
+            cw, ccpu, cir = cc["untouched" if "untouched" in label else "all touched"]
+            line += (f" {wall / cw:>8.2f}x {cpu / ccpu if ccpu else 0:>4.2f}x"
+                     f" {(ir or 0) / (cir or 1):>4.2f}x |")
+        else:
+            line += f" {'':>9} {'':>5} {'':>5} |"
+        if label != "/bin/true":
+            line += f" {wall / true_wall:>6.1f}x {cpu / true_cpu if true_cpu else 0:>4.1f}x"
+        print(line)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nvfresh", default=str(benchlib.build_dir() / "bin" / "nvfresh"))
@@ -265,13 +400,20 @@ def main():
     parser.add_argument("--generators", default="ninja,make")
     parser.add_argument("--tu-kernels", type=int, default=1,
                         help="template instantiations per tree TU (1: tiny TUs; 24: ~ORT-sized)")
-    parser.add_argument("--only", choices=["single", "tree"], help="run one part only")
+    parser.add_argument("--only", choices=["single", "tree", "hot"], help="run one part only")
+    parser.add_argument("--runs", type=int, default=15, help="runs per case in (c)")
+    parser.add_argument("--ccache", default=str(REPO / ".venv-tools" / "bin" / "ccache")
+                        if (REPO / ".venv-tools" / "bin" / "ccache").exists() else "ccache")
+    parser.add_argument("--work", help="(c): keep the compiled FMHA tree here and reuse it")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
     nvfresh = str(Path(args.nvfresh).resolve())
     if not os.path.exists(nvfresh):
         sys.exit(f"skip_speed: {nvfresh} not found (build nvfresh first)")
     with benchlib.scratch("nvfresh-skip-bench-", keep=args.keep) as root:
+        if args.only == "hot":
+            bench_hot(nvfresh, args.nvcc, root, args.runs, args.ccache, args.work)
+            return
         if args.only != "tree":
             bench_single(nvfresh, args.nvcc, root, args.kernels, args.cutlass)
         if args.only != "single":

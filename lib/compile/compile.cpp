@@ -136,13 +136,14 @@ std::variant<Prepared, NotHandled> prepare(const std::vector<std::string>& comma
 }
 
 // Decides whether nvcc need not run and, when so, carries the skip out completely.
-SkipDecision skip_if_unchanged(const Prepared& prepared, const std::optional<Record>& previous)
+SkipDecision skip_if_unchanged(const Prepared& prepared, const LoadedRecord& loaded)
 {
+  const std::optional<Record>& previous = loaded.record;
   std::int64_t check_start = coarse_now_ns();
   FileHasher hasher(hash_cache_file(prepared.plan.record_root));
   SkipDecision decision = decide_skip(previous, prepared.request, prepared.plan, hasher);
   if (decision.skip) {
-    perform_skip(*previous, decision, prepared.request, prepared.plan, check_start);
+    perform_skip(loaded, decision, prepared.request, prepared.plan, check_start, hasher);
   }
   return decision;
 }
@@ -253,8 +254,9 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
       return run_plain(command, env, runner);
     }
     prepared = std::move(std::get<Prepared>(planned));
-    previous = load_record(prepared->plan.record_file).record;
-    decision = skip_if_unchanged(*prepared, previous);
+    LoadedRecord loaded = load_record(prepared->plan.record_file, /*keep_stored=*/true);
+    decision = skip_if_unchanged(*prepared, loaded);
+    previous = std::move(loaded.record);
     if (decision.skip) {
       log::info("skip {}: {}", prepared->plan.object, decision.why.detail);
       return 0;

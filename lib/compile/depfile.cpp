@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <unordered_set>
 
 namespace nvfresh {
 namespace {
@@ -293,6 +294,9 @@ std::optional<Depfile> parse_depfile(std::string_view text, std::string* error,
 
 std::string escape_depfile_path(std::string_view path)
 {
+  if (path.find_first_of(" #:$") == std::string_view::npos) {
+    return std::string(path);  // the common case
+  }
   std::string escaped;
   escaped.reserve(path.size() + 8);
   std::size_t pending_backslashes = 0;
@@ -334,9 +338,12 @@ bool depfile_can_represent(std::string_view path)
 std::string format_depfile(std::string_view target, const std::vector<std::string>& prerequisites,
                            bool phony_targets)
 {
-  std::vector<std::string> unique;
+  std::vector<std::string_view> unique;  // first occurrence of each, in order
+  std::unordered_set<std::string_view> seen;
   for (const std::string& prerequisite : prerequisites) {
-    append_unique(unique, prerequisite);
+    if (seen.insert(prerequisite).second) {
+      unique.push_back(prerequisite);
+    }
   }
   std::string text(target);
   text += " :";

@@ -2,6 +2,7 @@
 
 #include "compile/build_depfile.hpp"
 #include "freshness/file_hasher.hpp"
+#include "freshness/input_check.hpp"
 #include "freshness/race_rule.hpp"
 #include "record/record_root.hpp"
 
@@ -304,6 +305,7 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
   }
   add_command_line_inputs(candidates, in, nvcc_depfile);
   fingerprint_inputs(candidates, record, hasher, distrust);
+  record.probe_dirs = stamp_probe_directories(record.missing, record.start_ns);
   fingerprint_output(record, hasher);
   digest_output(record);
   record.nvcc_version = nvcc_version_text(in, record);

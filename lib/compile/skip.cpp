@@ -3,6 +3,7 @@
 #include "compile/build_depfile.hpp"
 #include "compile/console_replay.hpp"
 #include "freshness/freshness.hpp"
+#include "freshness/input_check.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
 #include "record/signature.hpp"
@@ -98,9 +99,11 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
      fmt::format("{} of {} inputs touched, content unchanged", touched, previous->inputs.size())}};
 }
 
-void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
-                  const CompilePlan& plan, std::int64_t check_start_ns)
+void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
+                  const CompileRequest& request, const CompilePlan& plan,
+                  std::int64_t check_start_ns, FileHasher& hasher)
 {
+  const Record& record = *previous.record;
   if (!plan.depfile_path.empty()) {
     write_build_depfile(plan.depfile_path, plan.depfile_target, record.depfile_prerequisites,
                         request.depfile.phony_targets);
@@ -110,12 +113,23 @@ void perform_skip(Record record, const SkipDecision& decision, const CompileRequ
     set_mtime_ns(plan.object, check_start_ns - 1);
     object = stat_file(plan.object);
   }
-  record.output.mtime_ns = object.mtime_ns;
-  record.output.ctime_ns = object.ctime_ns;
+  FileFingerprint output = record.output;
+  output.mtime_ns = object.mtime_ns;
+  output.ctime_ns = object.ctime_ns;
   std::int64_t saved = record.end_ns - record.start_ns;
-  add_history(record,
+  std::vector<HistoryEntry> history = record.history;
+  add_history(history,
               {now_ns(), std::string(outcome_name(OutcomeKind::skipped)), decision.why.detail});
-  save_record(plan.record_file, record);
+  auto inputs = restamped_inputs(record.inputs, hasher, now_ns());
+  if (!inputs) {
+    save_record_note(previous, output, history);
+  } else {
+    Record restamped = record;
+    restamped.inputs = std::move(*inputs);
+    restamped.output = output;
+    restamped.history = std::move(history);
+    save_record(plan.record_file, restamped);
+  }
   replay_console(record);
   append_event(plan.record_root, {now_ns(), decision.why, saved, plan.object});
 }

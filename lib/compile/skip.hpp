@@ -10,6 +10,7 @@
 #include "nvcc/command_line.hpp"
 #include "outcome/outcome.hpp"
 #include "record/record.hpp"
+#include "record/record_root.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -28,7 +29,12 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
 // Carries the skip out: depfile, console replay, object mtime, record. check_start_ns:
 // CLOCK_REALTIME_COARSE taken before any input was looked at (the object's mtime becomes at least
 // that). Throws on failure (the caller then runs the compiler plainly).
-void perform_skip(Record record, const SkipDecision& decision, const CompileRequest& request,
-                  const CompilePlan& plan, std::int64_t check_start_ns);
+// `previous` is the loaded record (load_record with its bytes kept): the skip saves only what it
+// changes, as the record's note; inputs touched with their content unchanged get their new stamp
+// (restamp_unchanged_inputs), which writes the whole record once. `hasher`: the one decide_skip
+// used.
+void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
+                  const CompileRequest& request, const CompilePlan& plan,
+                  std::int64_t check_start_ns, FileHasher& hasher);
 
 }  // namespace nvfresh

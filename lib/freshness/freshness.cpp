@@ -69,8 +69,9 @@ FreshnessVerdict FreshnessChecker::check(const Record& record)
     verdict.reasons.push_back({cause, record.object, "", ""});
   }
   check_object(record, verdict);
-  check_inputs(record, verdict);
-  check_probes(record, verdict);
+  for (auto& change : changed_lookups(RecordedLookups::of(record), m_hasher)) {
+    verdict.reasons.push_back(std::move(change));
+  }
   check_environment(record, verdict);
   check_path_lookups(record, verdict);
   return verdict;
@@ -89,34 +90,6 @@ void FreshnessChecker::check_object(const Record& record, FreshnessVerdict& verd
   verdict.reasons.push_back({Cause::object_modified, record.output.path,
                              record.output.hash.short_hex(),
                              now ? now->hash.short_hex() : std::string("unreadable")});
-}
-
-void FreshnessChecker::check_inputs(const Record& record, FreshnessVerdict& verdict)
-{
-  for (const auto& input : record.inputs) {
-    std::optional<FileFingerprint> now;
-    if (m_hasher.unchanged(input.file, &now)) {
-      continue;
-    }
-    const std::string& path = input.file.path;
-    if (!m_hasher.stat(path).exists) {
-      verdict.reasons.push_back({Cause::input_missing, path, input.file.hash.short_hex(), ""});
-    } else if (!now) {
-      verdict.reasons.push_back({Cause::input_unstable, path, input.file.hash.short_hex(), ""});
-    } else {
-      auto kind = input.role == InputRole::tool ? Cause::tool_changed : Cause::input_changed;
-      verdict.reasons.push_back({kind, path, input.file.hash.short_hex(), now->hash.short_hex()});
-    }
-  }
-}
-
-void FreshnessChecker::check_probes(const Record& record, FreshnessVerdict& verdict)
-{
-  for (const auto& path : record.missing) {
-    if (m_hasher.stat(path).exists) {
-      verdict.reasons.push_back({Cause::probe_found, path, "", ""});
-    }
-  }
 }
 
 void FreshnessChecker::check_environment(const Record& record, FreshnessVerdict& verdict)

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "freshness/file_hasher.hpp"
+#include "freshness/input_check.hpp"
+#include "freshness/stale_reason.hpp"
 #include "outcome/outcome.hpp"
 #include "record/record.hpp"
 #include "util/process.hpp"
@@ -12,14 +14,6 @@
 #include <vector>
 
 namespace nvfresh {
-
-struct StaleReason {
-  Cause kind = Cause::input_changed;  // its stable name: cause_name(kind)
-  std::string path;                   // the file or variable concerned
-  std::string before;                 // recorded value (short hash, env value)
-  std::string after;                  // current value
-  std::string describe() const;
-};
 
 struct FreshnessVerdict {
   std::vector<StaleReason> reasons;
@@ -35,8 +29,6 @@ public:
 
 private:
   void check_object(const Record& record, FreshnessVerdict& verdict);
-  void check_inputs(const Record& record, FreshnessVerdict& verdict);
-  void check_probes(const Record& record, FreshnessVerdict& verdict);
   void check_environment(const Record& record, FreshnessVerdict& verdict);
   void check_path_lookups(const Record& record, FreshnessVerdict& verdict);
 

@@ -7,7 +7,7 @@
 //   record    := header body checksum
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
-//                inputs_from input* missing* output component* depfile? dep* times trusted console
+//                inputs_from input* missing* probe_dir* output component* depfile? dep* times trusted console
 //                terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
@@ -23,6 +23,9 @@
 //                passes TAB path                 role = source|header|options_file|tool;
 //                                                passes = "-" or comma-separated pass names
 //   missing   := "missing" TAB path                                  a lookup that found nothing
+//   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path
+//                                                a directory whose unchanged stat proves that the
+//                                                missing paths in it still find nothing
 //   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
 //   component := "component" TAB name TAB hex32   a normalized digest of one part of the output
 //   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
@@ -51,7 +54,14 @@
 // is "unreadable", which every caller treats as "stale", never as an error. Lines after the
 // checksum line are not allowed (a torn or appended file is unreadable).
 //
-// Version history: 1 (first format).
+// A note (a skippable frame after the compressed text; util/compressed_file.hpp) holds what later
+// skips changed, and applies only to the text whose checksum it names:
+//
+//   note      := "nvfresh-record-note" TAB "1" LF "base" TAB hex32 LF output history*
+//                "checksum" TAB hex32 LF              XXH3-128 of every byte before this line
+//
+// Version history: 1 (first format); probe_dir lines added within 1 (optional: a record without
+// them reads as before; a reader older than them finds an unknown line, so unreadable = stale).
 #include "record/record.hpp"
 
 #include "util/line_file.hpp"
@@ -59,7 +69,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <functional>
 #include <unordered_map>
 
@@ -69,6 +81,7 @@ namespace {
 
 constexpr std::string_view k_magic = "nvfresh-record";
 constexpr std::string_view k_head_magic = "nvfresh-record-head";
+constexpr std::string_view k_note_magic = "nvfresh-record-note";
 
 struct InputRoleName {
   InputRole role;
@@ -131,10 +144,15 @@ std::string_view role_name(InputRole role)
 
 void add_history(Record& record, HistoryEntry entry)
 {
-  record.history.push_back(std::move(entry));
-  if (record.history.size() > k_record_history_limit) {
-    record.history.erase(record.history.begin(), record.history.end() - static_cast<std::ptrdiff_t>(
-                                                                          k_record_history_limit));
+  add_history(record.history, std::move(entry));
+}
+
+void add_history(std::vector<HistoryEntry>& history, HistoryEntry entry)
+{
+  history.push_back(std::move(entry));
+  if (history.size() > k_record_history_limit) {
+    history.erase(history.begin(),
+                  history.end() - static_cast<std::ptrdiff_t>(k_record_history_limit));
   }
 }
 
@@ -165,6 +183,9 @@ std::string serialize_record(const Record& record)
   }
   for (const auto& path : record.missing) {
     out.line("missing", path);
+  }
+  for (const auto& dir : record.probe_dirs) {
+    out.line("probe_dir", dir.inode, dir.device, dir.mtime_ns, dir.ctime_ns, dir.path);
   }
   write_fingerprint_line(out, "output", record.output);
   for (const auto& [name, digest] : record.components) {
@@ -207,6 +228,37 @@ std::optional<RecordHead> parse_record_head(std::string_view text)
     return std::nullopt;
   }
   return RecordHead{(*lines)[0][1], (*lines)[1][1]};
+}
+
+std::string serialize_record_note(const RecordNote& note)
+{
+  LineWriter out;
+  out.line(k_note_magic, 1);
+  out.line("base", note.base);
+  write_fingerprint_line(out, "output", note.output);
+  for (const auto& entry : note.history) {
+    out.line("history", entry.time_ns, entry.event, entry.reason);
+  }
+  return out.finish();
+}
+
+std::string record_text_checksum(std::string_view text)
+{
+  constexpr std::string_view k_checksum = "checksum\t";
+  if (text.size() < k_checksum.size() + 2 || text.back() != '\n') {
+    return {};
+  }
+  const size_t start = text.rfind('\n', text.size() - 2) + 1;  // npos + 1 == 0
+  const std::string_view line = text.substr(start, text.size() - 1 - start);
+  return line.starts_with(k_checksum) ? std::string(line.substr(k_checksum.size())) : "";
+}
+
+void apply_record_note(Record& record, std::string_view text, const RecordNote& note)
+{
+  if (!note.base.empty() && note.base == record_text_checksum(text)) {
+    record.output = note.output;
+    record.history = note.history;
+  }
 }
 
 namespace {
@@ -260,6 +312,16 @@ InputRole to_role(const std::string& name)
 {
   if (auto role = role_from_name(name)) {
     return *role;
+  }
+  throw ParseError{fmt::format("unknown input role '{}'", name)};
+}
+
+InputRole to_role_view(std::string_view name)
+{
+  for (const auto& entry : k_role_names) {
+    if (entry.name == name) {
+      return entry.role;
+    }
   }
   throw ParseError{fmt::format("unknown input role '{}'", name)};
 }
@@ -320,6 +382,12 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
      [](const Fields& f, Record& r) {
        expect_fields(f, 1);
        r.missing.push_back(f[1]);
+     }},
+    {"probe_dir",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 5);
+       r.probe_dirs.push_back({f[5], to_number<std::uint64_t>(f[1]), to_number<std::uint64_t>(f[2]),
+                               to_number<std::int64_t>(f[3]), to_number<std::int64_t>(f[4])});
      }},
     {"component",
      [](const Fields& f, Record& r) {
@@ -423,6 +491,23 @@ std::string view_field(std::string_view text)
   return std::move(*plain);
 }
 
+// split_passes for a field with nothing escaped, without a copy of it first.
+std::vector<std::string> split_passes_view(std::string_view text)
+{
+  std::vector<std::string> passes;
+  if (text == "-") {
+    return passes;
+  }
+  passes.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1);
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = std::min(text.find(',', begin), text.size());
+    passes.emplace_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return passes;
+}
+
 RecordedInput parse_input_line(std::string_view line)
 {
   constexpr size_t k_fields = 9;  // "input" role hash size mtime ctime inode passes path
@@ -439,7 +524,7 @@ RecordedInput parse_input_line(std::string_view line)
     throw ParseError{"'input' has too many fields"};
   }
   RecordedInput input;
-  input.role = to_role(std::string(f[1]));
+  input.role = to_role_view(f[1]);
   auto hash = Digest::from_hex(f[2]);
   if (!hash) {
     throw ParseError{fmt::format("'{}' is not a digest", f[2])};
@@ -449,9 +534,32 @@ RecordedInput parse_input_line(std::string_view line)
   input.file.mtime_ns = to_number<std::int64_t>(f[4]);
   input.file.ctime_ns = to_number<std::int64_t>(f[5]);
   input.file.inode = to_number<std::uint64_t>(f[6]);
-  input.passes = split_passes(view_field(f[7]));
+  input.passes = f[7].find('\\') == std::string_view::npos ? split_passes_view(f[7])
+                                                           : split_passes(view_field(f[7]));
   input.file.path = view_field(f[8]);
   return input;
+}
+
+// The other lines a CUTLASS TU's record has thousands of, "missing" and "dep" (one path each):
+// the list they go to, or nullptr for any other line.
+std::vector<std::string>* one_path_line(std::string_view line, Record& record)
+{
+  constexpr std::string_view k_missing = "missing\t";
+  constexpr std::string_view k_dep = "dep\t";
+  if (line.starts_with(k_missing)) {
+    return &record.missing;
+  }
+  return line.starts_with(k_dep) ? &record.depfile_prerequisites : nullptr;
+}
+
+// The one field after the key of such a line.
+std::string single_field(std::string_view line)
+{
+  std::string_view field = line.substr(line.find('\t') + 1);
+  if (field.find('\t') != std::string_view::npos) {
+    throw ParseError{fmt::format("'{}' has too many fields", line.substr(0, line.find('\t')))};
+  }
+  return view_field(field);
 }
 
 }  // namespace
@@ -471,6 +579,11 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
         body.remove_prefix(end + 1);
         continue;
       }
+      if (std::vector<std::string>* list = one_path_line(line, record)) {
+        list->push_back(single_field(line));
+        body.remove_prefix(end + 1);
+        continue;
+      }
       auto fields = split_line(line);
       auto handler = handlers.find(fields[0]);
       if (handler == handlers.end()) {
@@ -484,6 +597,35 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
     if (error != nullptr) {
       *error = failure.message;
     }
+    return std::nullopt;
+  }
+}
+
+std::optional<RecordNote> parse_record_note(std::string_view text)
+{
+  auto lines = read_line_file(text, k_note_magic, 1);
+  if (!lines || lines->empty() || (*lines)[0].size() != 2 || (*lines)[0][0] != "base") {
+    return std::nullopt;
+  }
+  try {
+    RecordNote note;
+    note.base = (*lines)[0][1];
+    bool has_output = false;
+    for (size_t i = 1; i < lines->size(); ++i) {
+      const Fields& f = (*lines)[i];
+      if (f[0] == "output" && !has_output) {
+        expect_fields(f, 6);
+        note.output = to_fingerprint(f, 1);
+        has_output = true;
+      } else if (f[0] == "history") {
+        expect_fields(f, 3);
+        note.history.push_back({to_number<std::int64_t>(f[1]), f[2], f[3]});
+      } else {
+        return std::nullopt;
+      }
+    }
+    return has_output ? std::optional<RecordNote>(std::move(note)) : std::nullopt;
+  } catch (const ParseError&) {
     return std::nullopt;
   }
 }

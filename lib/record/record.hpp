@@ -38,6 +38,20 @@ struct RecordedInput {
   bool operator==(const RecordedInput&) const = default;
 };
 
+// A directory whose entries vouch for the probes in it (record.missing paths whose parent it is):
+// stamped when the compile's record was written, only when every such probe was absent (lstat:
+// not even a dangling symlink) and the directory had not changed since before the second the
+// compile started. While stat still gives the same inode, device, mtime and ctime, no entry of it
+// was created, removed or renamed since, so its probes still find nothing.
+struct DirectoryStamp {
+  std::string path;  // absolute, as the probes spell their parent
+  std::uint64_t inode = 0;
+  std::uint64_t device = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  bool operator==(const DirectoryStamp&) const = default;
+};
+
 // How the object on disk came to be, one entry per build that touched it (newest last).
 struct HistoryEntry {
   std::int64_t time_ns = 0;
@@ -55,10 +69,11 @@ struct Record {
   std::vector<std::string> signature_args;   // normalized arguments (command_line.hpp)
   std::map<std::string, std::string> env;    // the compile-relevant environment (set ones only)
   Digest signature;                          // hash of the command signature (args, env, cwd)
-  std::string nvcc_version;           // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
-  std::vector<RecordedInput> inputs;  // every file any pass read, and the tools
-  std::vector<std::string> missing;   // lookups that found nothing (probes)
-  bool inputs_from_trace = true;      // false: only nvcc's depfile was available
+  std::string nvcc_version;                // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
+  std::vector<RecordedInput> inputs;       // every file any pass read, and the tools
+  std::vector<std::string> missing;        // lookups that found nothing (probes)
+  std::vector<DirectoryStamp> probe_dirs;  // directories that vouch for their probes
+  bool inputs_from_trace = true;           // false: only nvcc's depfile was available
   FileFingerprint output;
   std::string depfile_path;  // where the build asked for a depfile ("" = none)
   std::string depfile_target;
@@ -90,6 +105,7 @@ constexpr size_t k_record_history_limit = 16;
 
 // Appends to the record's history, keeping only the newest k_record_history_limit entries.
 void add_history(Record& record, HistoryEntry entry);
+void add_history(std::vector<HistoryEntry>& history, HistoryEntry entry);
 
 std::string serialize_record(const Record& record);
 
@@ -105,6 +121,27 @@ struct RecordHead {
 
 std::string serialize_record_head(const RecordHead& head);
 std::optional<RecordHead> parse_record_head(std::string_view text);
+
+// What a skip changes about a record (the output's stamp: the skip brings the object's mtime up
+// to date; and the history), kept in a note after the record's compressed text
+// (util/compressed_file.hpp), so that a skip neither serializes nor compresses a CUTLASS-sized
+// record again. A note applies only to the text whose checksum it names; any other note, or one
+// that fails its own checksum, is ignored (the record then says what it said before the skip).
+struct RecordNote {
+  std::string base;  // the checksum of the record text it applies to (its "checksum" line)
+  FileFingerprint output;
+  std::vector<HistoryEntry> history;  // the record's whole history, newest last
+  bool operator==(const RecordNote&) const = default;
+};
+
+std::string serialize_record_note(const RecordNote& note);
+std::optional<RecordNote> parse_record_note(std::string_view text);
+
+// The checksum a record text ends with (its last line); "" when it has none.
+std::string record_text_checksum(std::string_view text);
+
+// The record with the note applied, when the note names this text; else the record unchanged.
+void apply_record_note(Record& record, std::string_view text, const RecordNote& note);
 
 // nullopt when the text is not a complete, intact record of this format version; *error then says
 // what is wrong ("checksum mismatch", "format version 0, expected 1", ...). Never throws.

@@ -120,13 +120,21 @@ std::string record_file_for(const std::string& record_root, const std::string& c
   return records_dir(record_root) + "/" + name + "-" + key + ".rec";
 }
 
-LoadedRecord load_record(const std::string& record_file)
+LoadedRecord load_record(const std::string& record_file, bool keep_stored)
 {
   LoadedRecord loaded;
   loaded.file = record_file;
   std::optional<std::string> text;
+  std::optional<std::string> note;
   try {
-    text = try_read_compressed_file(record_file);
+    auto bytes = try_read_file(record_file);
+    if (bytes) {
+      note = compressed_file_note(*bytes);
+      if (keep_stored) {
+        loaded.stored = *bytes;
+      }
+      text = decompress_if_compressed(std::move(*bytes), record_file);
+    }
   } catch (const CompressedFileError& error) {
     loaded.error = error.what();
   }
@@ -135,6 +143,14 @@ LoadedRecord load_record(const std::string& record_file)
   }
   if (text) {
     loaded.record = parse_record(*text, &loaded.error);
+  }
+  if (loaded.record && keep_stored && has_compressed_text(loaded.stored)) {
+    loaded.text_checksum = record_text_checksum(*text);
+  }
+  if (loaded.record && note) {
+    if (auto parsed = parse_record_note(*note)) {
+      apply_record_note(*loaded.record, *text, *parsed);
+    }
   }
   if (!loaded.record) {
     auto head = read_compressed_file_head(record_file);
@@ -148,6 +164,23 @@ void save_record(const std::string& record_file, const Record& record)
   fs::create_directories(fs::path(record_file).parent_path());
   write_compressed_file(record_file, serialize_record(record),
                         serialize_record_head({record.object, record.source}));
+}
+
+void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
+                      const std::vector<HistoryEntry>& history)
+{
+  if (!loaded.record) {
+    throw std::runtime_error(fmt::format("no record in {} to add a note to", loaded.file));
+  }
+  if (loaded.stored.empty() || loaded.text_checksum.empty()) {
+    Record record = *loaded.record;
+    record.output = output;
+    record.history = history;
+    save_record(loaded.file, record);
+    return;
+  }
+  write_compressed_file_note(loaded.file, loaded.stored,
+                             serialize_record_note({loaded.text_checksum, output, history}));
 }
 
 void remove_record(const std::string& record_file)

@@ -48,15 +48,25 @@ std::string record_file_for(const std::string& record_root, const std::string& c
 
 struct LoadedRecord {
   std::string file;
+  std::string stored;         // the file's bytes, when load_record was asked to keep them
+  std::string text_checksum;  // then, for a compressed record: the checksum its text ends with
   std::optional<Record> record;
   std::string error;  // why record is empty: "missing", or what parse_record said
   std::optional<RecordHead>
     head;  // when record is empty: the object it named, if its head is intact
 };
 
-LoadedRecord load_record(const std::string& record_file);
+// The record with its note applied (record.hpp, RecordNote). keep_stored: also keep the file's
+// bytes in LoadedRecord::stored.
+LoadedRecord load_record(const std::string& record_file, bool keep_stored = false);
 void save_record(const std::string& record_file, const Record& record);  // atomic; throws
-void remove_record(const std::string& record_file);                      // no error if absent
+
+// What a skip changes (the output's stamp, the history) saved as the note of the loaded record's
+// file: the record's text is not written again, nothing else can change. Without kept bytes of a
+// compressed record, the record is saved whole with them. Atomic; throws.
+void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
+                      const std::vector<HistoryEntry>& history);
+void remove_record(const std::string& record_file);  // no error if absent
 
 std::vector<std::string> list_record_files(const std::string& record_root);
 

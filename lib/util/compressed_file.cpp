@@ -16,11 +16,13 @@ namespace nvfresh {
 
 namespace {
 
-constexpr int k_level = 3;  // fast, and 7x smaller on records
+constexpr int k_level = 1;  // fast, and 7x smaller on records (level 3: 2% smaller, 1.5x slower)
 constexpr unsigned char k_zstd_magic[] = {0x28, 0xB5, 0x2F, 0xFD};
 constexpr std::uint32_t k_skippable_magic = 0x184D2A50;  // the first of zstd's 16 skippable magics
 constexpr std::size_t k_skippable_header = 8;            // magic, u32 content size
 constexpr std::uint32_t k_max_head = 60 * 1024;
+constexpr std::uint32_t k_note_magic = 0x184D2A51;  // the second skippable magic
+constexpr std::uint32_t k_max_note = 1024 * 1024;
 
 std::uint32_t load_u32(std::string_view bytes, std::size_t at)
 {
@@ -48,17 +50,74 @@ bool is_zstd_frame(const std::string& bytes)
          std::memcmp(bytes.data(), k_zstd_magic, sizeof k_zstd_magic) == 0;
 }
 
+void append_skippable(std::string& out, std::uint32_t magic, std::string_view content)
+{
+  const auto size = static_cast<std::uint32_t>(content.size());
+  out.append(reinterpret_cast<const char*>(&magic), 4);
+  out.append(reinterpret_cast<const char*>(&size), 4);
+  out.append(content);
+}
+
+// Where the compressed frame of `bytes` ends (after the head); nullopt when there is none.
+std::optional<std::size_t> text_frame_end(std::string_view bytes)
+{
+  std::size_t start = 0;
+  if (auto head = head_frame(bytes)) {
+    start = k_skippable_header + head->size();
+  }
+  const std::string_view frame = bytes.substr(start);
+  if (frame.size() < sizeof k_zstd_magic ||
+      std::memcmp(frame.data(), k_zstd_magic, sizeof k_zstd_magic) != 0) {
+    return std::nullopt;
+  }
+  const size_t size = ZSTD_findFrameCompressedSize(frame.data(), frame.size());
+  if (ZSTD_isError(size) != 0) {
+    return std::nullopt;
+  }
+  return start + size;
+}
+
 }  // namespace
+
+bool has_compressed_text(std::string_view bytes)
+{
+  return text_frame_end(bytes).has_value();
+}
+
+std::optional<std::string> compressed_file_note(std::string_view bytes)
+{
+  const auto end = text_frame_end(bytes);
+  if (!end) {
+    return std::nullopt;
+  }
+  const std::string_view rest = bytes.substr(*end);
+  if (rest.size() < k_skippable_header || load_u32(rest, 0) != k_note_magic) {
+    return std::nullopt;
+  }
+  const std::uint32_t size = load_u32(rest, 4);
+  if (size > k_max_note || rest.size() - k_skippable_header != size) {
+    return std::nullopt;
+  }
+  return std::string(rest.substr(k_skippable_header));
+}
+
+void write_compressed_file_note(const std::string& path, std::string_view stored,
+                                std::string_view note)
+{
+  const auto end = text_frame_end(stored);
+  if (!end || note.size() > k_max_note) {
+    throw std::runtime_error(fmt::format("cannot add a note to {}: not a compressed file", path));
+  }
+  std::string packed(stored.substr(0, *end));
+  append_skippable(packed, k_note_magic, note);
+  write_file_atomically(path, packed);
+}
 
 void write_compressed_file(const std::string& path, std::string_view text, std::string_view head)
 {
   std::string packed;
   if (!head.empty()) {
-    const auto size = static_cast<std::uint32_t>(std::min<std::size_t>(head.size(), k_max_head));
-    packed.resize(k_skippable_header);
-    std::memcpy(packed.data(), &k_skippable_magic, 4);
-    std::memcpy(packed.data() + 4, &size, 4);
-    packed.append(head.substr(0, size));
+    append_skippable(packed, k_skippable_magic, head.substr(0, k_max_head));
   }
   const std::size_t start = packed.size();
   packed.resize(start + ZSTD_compressBound(text.size()));

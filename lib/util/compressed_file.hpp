@@ -37,4 +37,20 @@ std::optional<std::string> try_read_compressed_file(
 std::string decompress_if_compressed(std::string bytes, const std::string& what,
                                      unsigned long long max_text = k_default_max_text);
 
+// A note: a small text after the compressed frame, in a skippable frame of its own (uncompressed),
+// that a reader applies to the text (records: what a skip changed). Rewriting it leaves the head
+// and the compressed frame byte for byte as they were, so a large text is neither serialized nor
+// compressed again. Readers that know no note skip it, as zstd does.
+//
+// Whether `bytes` hold a compressed text frame (after any head): a file a note can be added to.
+bool has_compressed_text(std::string_view bytes);
+
+// The note of a file's bytes; nullopt when there is none (or the bytes are no compressed file).
+std::optional<std::string> compressed_file_note(std::string_view bytes);
+
+// Writes `stored` (the bytes of a file written by write_compressed_file) back atomically with
+// `note` in place of any note it had. Throws on failure, and when `stored` is not such a file.
+void write_compressed_file_note(const std::string& path, std::string_view stored,
+                                std::string_view note);
+
 }  // namespace nvfresh

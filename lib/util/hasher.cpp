@@ -52,10 +52,12 @@ int hex_value(char c)
 
 std::string Digest::to_hex() const
 {
-  std::string hex;
-  hex.reserve(32);
-  for (auto byte : bytes) {
-    hex += fmt::format("{:02x}", byte);
+  constexpr char k_digits[] = "0123456789abcdef";
+  std::string hex(bytes.size() * 2, '0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(bytes[i]);
+    hex[2 * i] = k_digits[byte >> 4];
+    hex[2 * i + 1] = k_digits[byte & 0xf];
   }
   return hex;
 }

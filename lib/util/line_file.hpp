@@ -7,9 +7,12 @@
 #include "util/hasher.hpp"
 #include "util/text_fields.hpp"
 
+#include <array>
+#include <charconv>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace nvfresh {
@@ -23,7 +26,7 @@ public:
   void line(std::string_view key, const Fields&... fields)
   {
     m_text += key;
-    ((m_text += '\t', m_text += escape_field(to_text(fields))), ...);
+    ((m_text += '\t', append(fields)), ...);
     m_text += '\n';
   }
 
@@ -35,15 +38,19 @@ public:
   }
 
 private:
-  static std::string to_text(std::string_view value) { return std::string(value); }
-  static std::string to_text(const std::string& value) { return value; }
-  static std::string to_text(const char* value) { return value; }
-  static std::string to_text(bool value) { return value ? "1" : "0"; }
-  static std::string to_text(const Digest& value) { return value.to_hex(); }
+  // Each field goes straight into the text: a record of a CUTLASS TU has thousands of lines, and
+  // a skip writes it again.
+  void append(std::string_view value) { append_escaped_field(m_text, value); }
+  void append(const std::string& value) { append_escaped_field(m_text, value); }
+  void append(const char* value) { append_escaped_field(m_text, value); }
+  void append(bool value) { m_text += value ? '1' : '0'; }
+  void append(const Digest& value) { m_text += value.to_hex(); }
   template <typename Number>
-  static std::string to_text(Number value)
+  void append(Number value)
   {
-    return std::to_string(value);
+    std::array<char, 24> digits{};
+    auto [end, error] = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+    m_text.append(digits.data(), error == std::errc() ? end : digits.data());
   }
   std::string m_text;
 };

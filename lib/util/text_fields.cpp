@@ -4,6 +4,16 @@
 
 namespace nvfresh {
 
+void append_escaped_field(std::string& out, std::string_view text)
+{
+  auto plain = [](char c) { return c != '\\' && c != '\t' && c != '\n' && c != '\r'; };
+  if (std::all_of(text.begin(), text.end(), plain)) {
+    out += text;  // the common case: nothing to escape, one copy
+    return;
+  }
+  out += escape_field(text);
+}
+
 std::string escape_field(std::string_view text)
 {
   std::string escaped;

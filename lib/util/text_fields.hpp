@@ -11,7 +11,8 @@
 namespace nvfresh {
 
 std::string escape_field(std::string_view text);
-std::optional<std::string> unescape_field(std::string_view text);  // nullopt on a bad escape
+void append_escaped_field(std::string& out, std::string_view text);  // out += escape_field(text)
+std::optional<std::string> unescape_field(std::string_view text);    // nullopt on a bad escape
 
 // A whole field as a decimal number: false when it is empty, has anything else in it, or overflows.
 template <typename Number>

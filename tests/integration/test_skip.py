@@ -323,6 +323,72 @@ class Probes(SkipCase):
         self.assert_compiled(marker="OPTIONAL_here", gone="OPTIONAL_none")
 
 
+class ProbesProvenByDirectories(SkipCase):
+    """The same probes with include directories older than the compile's second, so that the
+    record stamps them and a skip checks each directory once instead of each probe (issue 12).
+    Every case first shows that the directory did vouch (a probe_dir line), then changes it."""
+
+    def setUp(self):
+        self.tu = Tu()
+        # A directory changed in the compile's second proves nothing: start in the next second.
+        time.sleep(1.05 - time.time() % 1.0)
+
+    def stamped_dirs(self):
+        text = harness.read_record_text(self.tu.record_file())
+        return {line.split("\t")[-1] for line in text.splitlines() if line.startswith("probe_dir\t")}
+
+    def compile_with_stamps(self, marker, *dirs):
+        self.assert_compiled(marker=marker)
+        stamped = self.stamped_dirs()
+        for d in dirs:
+            # The trace names real paths; the test works in a symlinked directory.
+            self.assertIn(os.path.realpath(self.tu.dir / d), stamped, f"{d} should vouch for its probes")
+        self.assert_skipped()
+
+    def test_new_header_shadows_one_in_a_later_include_dir(self):
+        self.compile_with_stamps("CFG_inc2", "inc1")
+        harness.write(self.tu.dir / "inc1" / "cfg.h", header("CFG", "inc1"))
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
+    def test_has_include_turns_true(self):
+        self.compile_with_stamps("OPTIONAL_none", "inc", "inc1", "inc2")
+        harness.write(self.tu.dir / "inc2" / "optional.h", '#define OPTIONAL_MARK "OPTIONAL_here"\n')
+        self.assert_compiled(marker="OPTIONAL_here", gone="OPTIONAL_none")
+
+    def test_unshadowing_a_header_in_an_earlier_include_dir_is_removed(self):
+        harness.write(self.tu.dir / "inc1" / "cfg.h", header("CFG", "inc1"))
+        time.sleep(1.05 - time.time() % 1.0)
+        self.compile_with_stamps("CFG_inc1", "inc")
+        (self.tu.dir / "inc1" / "cfg.h").unlink()
+        self.assert_compiled(marker="CFG_inc2", gone="CFG_inc1")
+        self.assert_skipped()
+
+    def test_header_created_in_the_second_the_record_was_written(self):
+        self.assert_compiled(marker="CFG_inc2")
+        harness.write(self.tu.dir / "inc1" / "cfg.h", header("CFG", "inc1"))  # no pause
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
+    def test_new_header_with_its_directory_mtime_put_back(self):
+        self.compile_with_stamps("CFG_inc2", "inc1")
+        inc1 = self.tu.dir / "inc1"
+        st = os.stat(inc1)
+        harness.write(inc1 / "cfg.h", header("CFG", "inc1"))
+        os.utime(inc1, ns=(st.st_atime_ns, st.st_mtime_ns))  # the ctime still moves
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
+    def test_include_directory_replaced_by_one_holding_the_header(self):
+        self.compile_with_stamps("CFG_inc2", "inc1")
+        harness.write(self.tu.dir / "other" / "cfg.h", header("CFG", "inc1"))
+        (self.tu.dir / "inc1").rename(self.tu.dir / "inc1.old")
+        (self.tu.dir / "other").rename(self.tu.dir / "inc1")
+        self.assert_compiled(marker="CFG_inc1", gone="CFG_inc2")
+
+    def test_unrelated_file_in_a_probe_directory_still_skips(self):
+        self.compile_with_stamps("CFG_inc2", "inc1")
+        harness.write(self.tu.dir / "inc1" / "unrelated.h", "\n")
+        self.assert_skipped()
+
+
 class Symlinks(SkipCase):
     """Content reached through a symlink: retargeting it changes the content the compile reads."""
 

@@ -26,6 +26,8 @@ Record sample_record()
   record.inputs.push_back(
     {{"/cuda/nvvm/bin/cicc", hash_bytes("cicc"), 30, 7, 8, 9}, InputRole::tool, {}});
   record.missing = {"/src/include/cfg.h"};
+  record.probe_dirs = {
+    {"/src/include", 77, 2049, 1'700'000'000'000'000'000, 1'700'000'000'100'000'000}};
   record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
   record.depfile_path = "/build/fmha.d";
   record.depfile_target = "CMakeFiles/fmha.dir/fmha_sm80.cu.o";

@@ -159,3 +159,70 @@ TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads
   CHECK_THROWS_AS(nvfresh::decompress_if_compressed(packed.substr(0, size - 3), "piped.rec"),
                   nvfresh::CompressedFileError);
 }
+
+TEST_CASE("a skip's note changes the output stamp and the history, nothing else", "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/a.o";
+  record.missing = std::vector<std::string>(300, "/src/include/cfg.h");
+  record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
+  record.history = {{1, "compiled", "nvcc ran"}};
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string text_before = *try_read_compressed_file(file);
+
+  LoadedRecord loaded = load_record(file, /*keep_stored=*/true);
+  REQUIRE(loaded.record);
+  FileFingerprint output = record.output;
+  output.mtime_ns = 77;
+  std::vector<HistoryEntry> history = {{1, "compiled", "nvcc ran"}, {2, "skipped", "unchanged"}};
+  save_record_note(loaded, output, history);
+
+  CHECK(*try_read_compressed_file(file) == text_before);  // the text is not written again
+  Record expected = record;
+  expected.output = output;
+  expected.history = history;
+  REQUIRE(load_record(file).record == expected);
+
+  SECTION("a second skip replaces the note")
+  {
+    history.push_back({3, "skipped", "unchanged"});
+    save_record_note(load_record(file, true), output, history);
+    CHECK(load_record(file).record->history.size() == 3);
+  }
+  SECTION("a whole save drops the note")
+  {
+    save_record(file, record);
+    CHECK(load_record(file).record == record);
+  }
+  SECTION("a note that fails its checksum is ignored")
+  {
+    std::string bytes = *try_read_file(file);
+    bytes[bytes.size() - 40] ^= 1;
+    write_file_atomically(file, bytes);
+    CHECK(load_record(file).record == record);
+  }
+  SECTION("a note for another text is ignored")
+  {
+    Record other = record;
+    other.object = "/build/b.o";
+    save_record(file, other);
+    const std::string other_bytes = load_record(file, true).stored;
+    write_compressed_file_note(file, other_bytes,
+                               serialize_record_note({loaded.text_checksum, output, history}));
+    CHECK(load_record(file).record == other);
+  }
+}
+
+TEST_CASE("record notes parse only when intact", "[record]")
+{
+  RecordNote note{"00112233445566778899aabbccddeeff", {"/b/a.o", hash_bytes("o"), 1, 2, 3, 4}, {}};
+  note.history = {{5, "skipped", "no input changed"}};
+  const std::string text = serialize_record_note(note);
+  CHECK(parse_record_note(text) == note);
+  CHECK_FALSE(parse_record_note(text.substr(0, text.size() - 3)));
+  std::string changed = text;
+  changed[text.find("skipped")] = 'S';
+  CHECK_FALSE(parse_record_note(changed));
+}

@@ -1,0 +1,75 @@
+// The one check that a skip, `check`/`sync` and the object cache's lookup share: does every input
+// a record lists still have its recorded content, and does every probe (a lookup that found
+// nothing: an include candidate in an earlier -I directory, a __has_include) still find nothing?
+//
+// Inputs: the stat stamp (size, mtime, ctime, inode) is a shortcut; otherwise the content hash
+// decides. Probes: a probe needs no stat of its own when its directory proves it,
+//   - the directory does not resolve to a directory now (stat fails, or it is a file): then no
+//     path inside it resolves either; or
+//   - the record holds a stamp of the directory (DirectoryStamp) and stat gives the same inode,
+//     device, mtime and ctime: no entry was created, removed or renamed in it since the stamp, and
+//     the stamp was taken only when its probes were absent and the directory had not changed since
+//     before the second the compile started (a directory changed at or after then proves nothing).
+// Any other probe is stat'ed itself. So an unchanged tree costs one stat per probe directory, not
+// one per probe.
+#pragma once
+
+#include "freshness/file_hasher.hpp"
+#include "freshness/stale_reason.hpp"
+#include "record/record.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+// What a record says about its inputs: views into it (or into an object cache entry).
+struct RecordedLookups {
+  const std::vector<RecordedInput>& inputs;
+  const std::vector<std::string>& missing;
+  const std::vector<DirectoryStamp>& probe_dirs;
+  static RecordedLookups of(const Record& record)
+  {
+    return {record.inputs, record.missing, record.probe_dirs};
+  }
+};
+
+enum class LookupCheck {
+  first_change,  // stop at the first input or probe that no longer holds (skip, cache lookup)
+  every_change,  // every one of them (check, explain)
+};
+
+// Empty when every input and every probe still holds; else what changed (input_changed,
+// tool_changed, input_missing, input_unstable, probe_found), inputs first, in record order.
+std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHasher& hasher,
+                                         LookupCheck mode = LookupCheck::every_change);
+
+// The first input or probe that no longer holds; nullopt when all hold.
+std::optional<StaleReason> first_changed_lookup(const RecordedLookups& lookups, FileHasher& hasher);
+
+// After a check found every input unchanged in content: the inputs whose stat changed (a touch, a
+// branch switch and back) get their current stamp, so that the next check needs no hashing. Only
+// a stamp whose ctime is settle_ns old (FileHasher's rule: a same-size rewrite within one coarse
+// timestamp tick keeps its stat) and whose content hash is still the recorded one. Returns how
+// nullopt when no input got a new stamp, else the inputs with the new stamps.
+std::optional<std::vector<RecordedInput>> restamped_inputs(
+  const std::vector<RecordedInput>& inputs, FileHasher& hasher, std::int64_t now_ns,
+  std::int64_t settle_ns = FileHasher::k_default_settle_ns);
+
+// The directory a probe is looked up in ("/a/b" for "/a/b/c.h", "/" for "/c.h"); "" when the path
+// is not absolute (such a probe is always stat'ed itself).
+std::string_view probe_directory(std::string_view probe);
+
+// When a compile is recorded: a stamp for each directory of `missing` that can vouch for its
+// probes (every probe in it lstat-absent now, the directory's mtime and ctime before the second
+// of start_ns). Directories that do not exist need no stamp.
+std::vector<DirectoryStamp> stamp_probe_directories(const std::vector<std::string>& missing,
+                                                    std::int64_t start_ns);
+
+// The stamp rule on its own: may a directory stat'ed as `dir` vouch for probes of a compile that
+// started at start_ns?
+bool directory_may_vouch(const FileStat& dir, std::int64_t start_ns);
+
+}  // namespace nvfresh
