@@ -3,10 +3,13 @@
 //
 //   manifest := "nvfresh-manifest" TAB "1" LF entry* checksum
 //   entry    := "entry" TAB hex32 TAB time_ns TAB bound_build TAB bound_source LF
-//               (input | probe | lookup)*
+//               (input | probe | probe_dir | lookup)*
 //   input    := "input" TAB hex32 TAB role TAB passes TAB path LF
 //               an input of every pass, with its content hash (role and passes as in records)
 //   probe    := "probe" TAB path LF                    a lookup that found nothing
+//   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path LF
+//               a directory of probes that vouched for them when the compile was recorded
+//               (freshness/input_check.hpp: its probes need no stat while its stat is unchanged)
 //   lookup   := "lookup" TAB name TAB ("1"|"0") TAB resolved LF
 //               a name found through PATH ("1": a program), resolved "" when found nowhere
 //
@@ -70,6 +73,15 @@ void apply(const LineFields& f, Manifest& manifest)
   } else if (f[0] == "probe") {
     expect(f, 2);
     current(manifest, f).probes.push_back(f[1]);
+  } else if (f[0] == "probe_dir") {
+    expect(f, 6);
+    DirectoryStamp stamp;
+    stamp.path = f[5];
+    if (!parse_number(f[1], stamp.inode) || !parse_number(f[2], stamp.device) ||
+        !parse_number(f[3], stamp.mtime_ns) || !parse_number(f[4], stamp.ctime_ns)) {
+      throw ParseFailure{"bad probe_dir stamp"};
+    }
+    current(manifest, f).probe_dirs.push_back(std::move(stamp));
   } else if (f[0] == "lookup") {
     expect(f, 4);
     current(manifest, f).lookups.push_back({f[1], f[3], f[2] == "1"});
@@ -90,6 +102,9 @@ std::string serialize_manifest(const Manifest& manifest)
     }
     for (const auto& probe : entry.probes) {
       out.line("probe", probe);
+    }
+    for (const auto& dir : entry.probe_dirs) {
+      out.line("probe_dir", dir.inode, dir.device, dir.mtime_ns, dir.ctime_ns, dir.path);
     }
     for (const auto& lookup : entry.lookups) {
       out.line("lookup", lookup.name, lookup.program, lookup.resolved);

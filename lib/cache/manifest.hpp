@@ -7,6 +7,7 @@
 // The grammar is at the top of manifest.cpp.
 #pragma once
 
+#include "record/record.hpp"
 #include "util/hasher.hpp"
 
 #include <cstdint>
@@ -36,7 +37,8 @@ struct ManifestEntry {
   Digest result;             // the result it produced (cache_entry.hpp)
   std::int64_t time_ns = 0;  // when it was stored
   std::vector<ManifestInput> inputs;
-  std::vector<std::string> probes;  // lookups that found nothing, tree-relative or absolute
+  std::vector<std::string> probes;         // lookups that found nothing, tree-relative or absolute
+  std::vector<DirectoryStamp> probe_dirs;  // directories that vouch for their probes (paths mapped)
   std::vector<ManifestLookup> lookups;
   // The absolute roots of the tree that stored it, when its object names them (debug info,
   // __FILE__): then it serves only a tree at the same paths. Empty: it serves any tree.

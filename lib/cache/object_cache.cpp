@@ -2,6 +2,7 @@
 
 #include "digest/elf_reader.hpp"
 #include "digest/fatbin_reader.hpp"
+#include "freshness/input_check.hpp"
 #include "freshness/path_lookups.hpp"
 #include "record/signature.hpp"
 #include "util/file_io.hpp"
@@ -110,6 +111,10 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
   for (const auto& probe : record.missing) {
     entry.probes.push_back(map.to_key(probe));
   }
+  for (DirectoryStamp dir : record.probe_dirs) {
+    dir.path = map.to_key(dir.path);
+    entry.probe_dirs.push_back(std::move(dir));
+  }
   for (const auto& lookup : path_lookups_of(record)) {
     entry.lookups.push_back({lookup.name, map.to_key(lookup.resolved), lookup.program});
   }
@@ -136,6 +141,34 @@ Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
   return hasher.digest();
 }
 
+struct LookupSet {
+  std::vector<RecordedInput> inputs;
+  std::vector<std::string> missing;
+  std::vector<DirectoryStamp> probe_dirs;
+};
+
+LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
+{
+  LookupSet set;
+  set.inputs.reserve(entry.inputs.size());
+  for (const auto& input : entry.inputs) {
+    RecordedInput recorded;
+    recorded.file.path = map.to_tree(input.path);
+    recorded.file.hash = input.hash;
+    recorded.role = role_from_name(input.role).value_or(InputRole::header);
+    set.inputs.push_back(std::move(recorded));
+  }
+  set.missing.reserve(entry.probes.size());
+  for (const auto& probe : entry.probes) {
+    set.missing.push_back(map.to_tree(probe));
+  }
+  for (DirectoryStamp dir : entry.probe_dirs) {
+    dir.path = map.to_tree(dir.path);
+    set.probe_dirs.push_back(std::move(dir));
+  }
+  return set;
+}
+
 // Does the disk (and PATH) still look as the entry says? The first difference, or "".
 std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
                      const std::string& path_value, const std::string& working_dir)
@@ -144,17 +177,12 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
                                           entry.bound_source_root != map.roots().source)) {
     return "bound to another tree";
   }
-  for (const auto& probe : entry.probes) {
-    if (hasher.stat(map.to_tree(probe)).exists) {
-      return map.to_tree(probe) + " now exists";
-    }
-  }
-  for (const auto& input : entry.inputs) {
-    const std::string path = map.to_tree(input.path);
-    auto now = hasher.fingerprint(path);
-    if (!now.fingerprint || now.fingerprint->hash != input.hash) {
-      return path + " differs";
-    }
+  // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree:
+  // the entry has no stat stamps of this tree's files, so every input is judged by its hash (the
+  // tree's hash cache makes that a stat where the file is unchanged).
+  const LookupSet set = lookup_set_in_tree(entry, map);
+  if (auto changed = first_changed_lookup({set.inputs, set.missing, set.probe_dirs}, hasher)) {
+    return changed->describe();
   }
   for (const auto& lookup : entry.lookups) {
     if (resolve_in_path(lookup.name, path_value, working_dir, lookup.program) !=

@@ -60,6 +60,10 @@ Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
   for (const auto& probe : hit.matched.probes) {
     record.missing.push_back(hit.map.to_tree(probe));
   }
+  for (DirectoryStamp dir : hit.matched.probe_dirs) {  // the next skip checks them as they are
+    dir.path = hit.map.to_tree(dir.path);
+    record.probe_dirs.push_back(std::move(dir));
+  }
   return record;
 }
 

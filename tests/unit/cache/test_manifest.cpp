@@ -17,6 +17,8 @@ ManifestEntry entry(const std::string& name, std::int64_t time)
     {"path with\ttab and\nnewline", hash_bytes("odd"), "header", "sm_90a"}};
   e.probes = {"\x02SOURCE\x03/shadow/value.h", "/usr/include/missing.h"};
   e.lookups = {{"gcc", "/usr/bin/gcc", true}, {"cicc", "", false}};
+  e.probe_dirs = {{"\x02SOURCE\x03/shadow", 12, 34, 1'700'000'000'000'000'000, 5},
+                  {"/usr/include", 99, 1, 7, 8}};
   return e;
 }
 
