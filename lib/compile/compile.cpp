@@ -172,6 +172,14 @@ bool serve_from_cache(CacheStep& cache, const Prepared& prepared,
   }
   const std::int64_t start_ns = race_guard_start_ns();
   FileHasher hasher(hash_cache_file(prepared.plan.record_root));
+  if (previous && previous->trusted) {
+    std::vector<FileFingerprint> known;
+    known.reserve(previous->inputs.size());
+    for (const auto& input : previous->inputs) {
+      known.push_back(input.file);
+    }
+    hasher.seed(known);
+  }
   auto served = cache.serve(serve_request(prepared, previous, start_ns), hasher);
   if (served) {
     log_outcome(prepared.plan.record_root, served->outcome, prepared.plan.object, served->saved_ns);

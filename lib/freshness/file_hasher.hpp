@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace nvfresh {
 
@@ -38,6 +39,12 @@ public:
 
   static constexpr std::uint64_t k_cached_size_threshold = 512 * 1024;
 
+  // Stat stamps whose content is known (the inputs of a trusted record of the same object):
+  // fingerprint() takes the stamp's hash, without reading the file, while the file's size, mtime,
+  // ctime and inode are still the stamp's, as a skip does. A cache lookup in the tree of the last
+  // compile then hashes only what changed since.
+  void seed(const std::vector<FileFingerprint>& known);
+
 private:
   void load_cache();
   std::optional<Digest> cached_hash(const std::string& path, const FileStat& stat) const;
@@ -53,6 +60,7 @@ private:
   std::unordered_map<std::string, CacheEntry> m_disk_cache;
   std::unordered_map<std::string, FingerprintResult> m_memo;
   std::unordered_map<std::string, FileStat> m_stat_memo;
+  std::unordered_map<std::string, FileFingerprint> m_seeds;
 };
 
 }  // namespace nvfresh

@@ -81,3 +81,21 @@ TEST_CASE("a file changed moments ago is not put in the shared cache", "[file_ha
   REQUIRE(FileHasher(cache).fingerprint(path).fingerprint);
   REQUIRE_FALSE(try_read_file(cache).has_value());
 }
+
+TEST_CASE("a seeded stamp stands for the content while the stat is the stamp's, and only then",
+          "[file_hasher]")
+{
+  test::TempDir dir;
+  auto path = dir.write("h.h", "#define A 1\n");
+  FileFingerprint known = *FileHasher().fingerprint(path).fingerprint;
+  known.hash = hash_bytes("what the record said");  // proves the file was not read
+  {
+    FileHasher hasher;
+    hasher.seed({known});
+    CHECK(hasher.fingerprint(path).fingerprint->hash == hash_bytes("what the record said"));
+  }
+  dir.write("h.h", "#define A 2\n");  // same size, new ctime: the stamp no longer holds
+  FileHasher hasher;
+  hasher.seed({known});
+  CHECK(hasher.fingerprint(path).fingerprint->hash == hash_bytes("#define A 2\n"));
+}
