@@ -6,6 +6,7 @@
 #   lib/                 libnvfresh_trace.so, and the shared libraries nvfresh links that are not
 #                        glibc: fmt, Boost.Filesystem, xxHash, zstd, lz4, libstdc++ (the GPU machine's
 #                        distribution may lack them, or have other versions)
+#   bin/ccache, tests/tools/record_gen_tool   for bench/run_on_gpu.sh (the benchmarks on the GPU machine)
 #   cutlass/             CUTLASS's include/, tools/util/include/ and examples/41_fused_multi_head_attention/
 #                        (scripts/install_cutlass.sh)
 # The binary needs glibc 2.34 or newer there (Debian 12, Ubuntu 22.04, RHEL 9 and later).
@@ -39,6 +40,24 @@ cutlass=$("$repo/scripts/install_cutlass.sh")
 cp -r "$cutlass/include" "$out/cutlass/include"
 cp -r "$cutlass/tools/util/include" "$out/cutlass/tools/util/include"
 cp -r "$cutlass/examples/41_fused_multi_head_attention" "$out/cutlass/examples/"
+
+# For the benchmarks (bench/run_on_gpu.sh): ccache, to compare with, and the record generator of
+# bench/check_scale.py, both with their libraries beside nvfresh's.
+if command -v ccache >/dev/null 2>&1; then
+  cp -L "$(command -v ccache)" "$out/bin/ccache"
+  patchelf --set-rpath '$ORIGIN/../lib' "$out/bin/ccache"
+  ldd "$(command -v ccache)" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r library; do
+    case "$(basename "$library")" in
+      libc.so.*|libm.so.*|ld-linux*|libgcc_s.so.*) ;;
+      *) cp -L "$library" "$out/lib/$(basename "$library")" ;;
+    esac
+  done
+fi
+if [ -x "$repo/build/tests/tools/record_gen_tool" ]; then
+  mkdir -p "$out/tests/tools"
+  strip -o "$out/tests/tools/record_gen_tool" "$repo/build/tests/tools/record_gen_tool"
+  patchelf --set-rpath '$ORIGIN/../../lib' "$out/tests/tools/record_gen_tool"
+fi
 
 "$out/bin/nvfresh" --version >/dev/null
 if ldd "$out/bin/nvfresh" | grep -v "$out/bin/../lib/" | grep -Eq "fmt|boost|xxhash|zstd|lz4|stdc\+\+"; then
