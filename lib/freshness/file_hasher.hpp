@@ -36,7 +36,7 @@ public:
   // Sets *now to the current fingerprint when it had to be computed.
   bool unchanged(const FileFingerprint& recorded, std::optional<FileFingerprint>* now = nullptr);
 
-  static constexpr std::uint64_t k_cached_size_threshold = 512 * 1024;
+  static constexpr std::uint64_t k_cached_size_threshold = std::uint64_t{512} * 1024;
 
 private:
   void load_cache();
