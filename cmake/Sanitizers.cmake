@@ -13,20 +13,23 @@
 # nvfresh_set_sanitizers(<target>) puts the flags in the target's PUBLIC usage requirements, so
 # everything that links it (the launcher, the unit tests, the test tools, the fuzzers) is
 # instrumented and linked with the runtime too.
+#
+# NVFRESH_BUILD_FUZZERS implies both: a fuzzer finds memory errors and undefined behaviour only
+# through them.
 set(NVFRESH_SANITIZE_FLAGS "")
-if(NVFRESH_ENABLE_ASAN)
+if(NVFRESH_ENABLE_ASAN OR NVFRESH_BUILD_FUZZERS)
   list(APPEND NVFRESH_SANITIZE_FLAGS -fsanitize=address -fno-omit-frame-pointer)
 endif()
-if(NVFRESH_ENABLE_UBSAN)
+if(NVFRESH_ENABLE_UBSAN OR NVFRESH_BUILD_FUZZERS)
   list(APPEND NVFRESH_SANITIZE_FLAGS -fsanitize=undefined -fno-sanitize-recover=undefined)
 endif()
 
 set(NVFRESH_SANITIZE_LINK_FLAGS ${NVFRESH_SANITIZE_FLAGS})
-if(NVFRESH_SANITIZE_FLAGS AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  if(NVFRESH_ENABLE_ASAN)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  if("-fsanitize=address" IN_LIST NVFRESH_SANITIZE_FLAGS)
     list(APPEND NVFRESH_SANITIZE_LINK_FLAGS -static-libasan)
   endif()
-  if(NVFRESH_ENABLE_UBSAN)
+  if("-fsanitize=undefined" IN_LIST NVFRESH_SANITIZE_FLAGS)
     list(APPEND NVFRESH_SANITIZE_LINK_FLAGS -static-libubsan)
   endif()
 endif()

@@ -1,8 +1,26 @@
 #!/usr/bin/env bash
-# Configures and builds nvfresh into build/ (NVFRESH_WERROR=ON under CI).
+# Configures and builds nvfresh (NVFRESH_WERROR=ON under CI). Usage: scripts/build.sh [variant]
+#   (none)     build/            RelWithDebInfo, the system compiler (g++): what users build
+#   sanitize   build-sanitize/   the same with ASan + UBSan (cmake/Sanitizers.cmake)
+#   fuzz       build-fuzz/       clang++ with the libFuzzer targets only (tests/fuzz/CMakeLists.txt)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
-cmake -S "$repo" -B "$repo/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFRESH_WERROR=$werror >/dev/null
-cmake --build "$repo/build" -j"$(nproc)"
+variant=${1:-}
+targets=()
+case "$variant" in
+"") dir=build options=() ;;
+sanitize) dir=build-sanitize options=(-DNVFRESH_ENABLE_ASAN=ON -DNVFRESH_ENABLE_UBSAN=ON) ;;
+fuzz)
+  dir=build-fuzz options=(-DNVFRESH_BUILD_FUZZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  targets=(--target fuzzers)
+  ;;
+*)
+  echo "build.sh: unknown variant '$variant' (none, sanitize or fuzz)" >&2
+  exit 2
+  ;;
+esac
+cmake -S "$repo" -B "$repo/$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFRESH_WERROR=$werror \
+  "${options[@]}" >/dev/null
+cmake --build "$repo/$dir" -j"$(nproc)" "${targets[@]}"
