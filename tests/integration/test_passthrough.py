@@ -1,5 +1,6 @@
 """nvcc's stdout, stderr and exit status pass through nvfresh byte for byte (real nvcc)."""
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -20,6 +21,12 @@ int main() { return 0; }
 ERROR_SOURCE = """
 __global__ void k(int* p) { *p = undeclared_name; }
 """
+
+
+def directories_named(path):
+    """The absolute paths an object's strings name, nvcc's tmpxft_<pid>_<n> stems blanked."""
+    data = re.sub(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}", b"tmpxft_X", Path(path).read_bytes())
+    return set(re.findall(rb"/(?:tmp|usr)/[\x21-\x7e]+", data))
 
 
 class Passthrough(harness.unittest.TestCase):
@@ -100,6 +107,24 @@ class Passthrough(harness.unittest.TestCase):
         out, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 143)
         self.assertTrue(marker.exists(), "the compiler did not receive SIGTERM")
+
+    def test_debug_objects_are_what_plain_nvcc_writes(self):
+        """Issue 9 bug 1: nvfresh once ran nvcc with a private TMPDIR, which gcc wrote into the host
+        DWARF of every -g object: objects differed from plain nvcc's and from each other."""
+        harness.write(self.dir / "d.cu", "__global__ void k(int* p) { *p = 1; }\nint main() { return 0; }\n")
+        for flags in (["-g"], ["-g", "-G"], ["-lineinfo"]):
+            with self.subTest(flags=flags):
+                args = ["-arch=sm_80", *flags, "-c", "d.cu"]
+                harness.run([NVCC, *args, "-o", "plain.o"], cwd=self.dir, check=True)
+                harness.run([NVFRESH, NVCC, *args, "-o", "fresh1.o"], cwd=self.dir, check=True)
+                harness.run([NVFRESH, NVCC, *args, "-o", "fresh2.o"], cwd=self.dir, check=True)
+                for a, b in (("plain.o", "fresh1.o"), ("fresh1.o", "fresh2.o")):
+                    result = harness.run([NVFRESH, "compare", a, b], cwd=self.dir)
+                    self.assertEqual(result.returncode, 0, result.stdout.decode())
+                self.assertNotIn(b"nvfresh.", (self.dir / "fresh1.o").read_bytes(), "a private dir in the object")
+                # the same directories in the debug info (the assembler orders its string sections
+                # by a hash of the strings, so the bytes move with the tmpxft stem: compare judges)
+                self.assertEqual(directories_named(self.dir / "fresh1.o"), directories_named(self.dir / "plain.o"))
 
     def test_masquerading_nvcc_on_path_does_not_call_itself(self):
         masquerade = self.dir / "masq"

@@ -25,7 +25,8 @@ public:
   std::vector<std::string> trace_lines;  // sent to the trace socket, one datagram each
   std::string printed_err;               // "printed" on stderr (captured)
   int exit_code = 0;
-  bool throw_on_capture = false;         // the runner cannot start the compiler at all
+  bool throw_on_capture = false;         // capturing fails (no pipe): a plain run still works
+  bool missing_program = false;          // the compiler does not exist: every run fails to start
   std::function<void()> during_compile;  // runs while "nvcc" runs (an editor saving a header)
 
   // What happened.
@@ -36,9 +37,12 @@ public:
 
   ProcessResult run(const std::vector<std::string>& argv, const Environment& env) override
   {
-    ++plain_runs;
     last_argv = argv;
     last_env = env;
+    if (missing_program) {
+      throw SpawnError(127, argv[0] + ": No such file or directory");
+    }
+    ++plain_runs;
     return {exit_code, 0};
   }
 
@@ -47,8 +51,11 @@ public:
   {
     last_argv = argv;
     last_env = env;
+    if (missing_program) {
+      throw SpawnError(127, argv[0] + ": No such file or directory");
+    }
     if (throw_on_capture) {
-      throw SpawnError(126, "fake: cannot start the compiler");
+      throw std::runtime_error("fake: cannot create a pipe");
     }
     ++captured_runs;
     if (during_compile) {

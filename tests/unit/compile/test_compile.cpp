@@ -133,6 +133,17 @@ TEST_CASE("compile: a runner that cannot start the compiler falls back to one pl
   CHECK(tree.last_outcome().cause == Cause::runner_failed);
 }
 
+TEST_CASE("compile: a compiler that cannot be started is not started twice", "[compile]")
+{
+  Tree tree;
+  tree.runner.missing_program = true;
+  REQUIRE(tree.compile() == 127);  // the shell's status for a missing program
+  CHECK(tree.runner.captured_runs == 0);
+  CHECK(tree.runner.plain_runs == 0);
+  CHECK(tree.last_outcome().kind == OutcomeKind::fell_back);
+  CHECK(tree.last_outcome().cause == Cause::runner_failed);
+}
+
 TEST_CASE("compile: recording fails after nvcc succeeded: not recorded, nvcc runs exactly once",
           "[compile]")
 {
