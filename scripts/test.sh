@@ -3,14 +3,18 @@
 #   suite     build/ (g++): unit tests, integration tests with the real nvcc, CMake, Ninja and make,
 #             and the lint ctests (format, layering)
 #   tidy      clang-tidy 14 on lib/ and launcher/ (scripts/check_tidy.sh, build/'s compile commands)
-#   sanitize  build-sanitize/ (g++, ASan + UBSan): the same unit and integration tests; any
-#             sanitizer report, also from a process whose failure a test expected, fails the stage
+#   sanitize  build-sanitize/ (g++, ASan + UBSan): every unit test and the integration tests of
+#             k_sanitize_tests; any sanitizer report, also from a process whose failure a test
+#             expected, fails the stage
 #   fuzz      build-fuzz/ (clang): every libFuzzer target of tests/fuzz for 60 s, two at a time
 # Every stage runs even when an earlier one failed; the summary names the stages that failed, and
 # the exit status is 1 then.
 #   NVFRESH_TEST_STAGES="suite fuzz"  runs only those stages (in the order above)
 #   NVFRESH_FUZZ_SECONDS=N            seconds per fuzz target (default 60)
-#   arguments                         go to ctest in the suite and sanitize stages (e.g. -R staleness)
+#   NVFRESH_SANITIZE_TESTS=REGEX      the sanitize stage's ctest -R (default k_sanitize_tests; '.'
+#                                     runs every test, as the suite does: about 3x its time)
+#   arguments                         go to ctest in the suite and sanitize stages (e.g. -R staleness;
+#                                     a -R there replaces the sanitize stage's own)
 # Installs what is missing first, so it works on a fresh machine and in CI.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +28,13 @@ for stage in "${wanted[@]}"; do
   fi
 done
 ctest_args=("$@")
+
+# The sanitize stage's tests. The whole suite under ASan takes about three times its 7-25 minutes,
+# more than CI's 45 for all four stages, so: every unit test, and the integration tests that reach
+# nvfresh's parsers (command line, depfiles, traces, records, link records) and its compile, check,
+# prove and passthrough paths on real nvcc, about 3 minutes of CPU under ASan. The long scenario
+# tests (staleness, skip, faults, CUTLASS, other nvcc versions) run in the suite stage only.
+k_sanitize_tests='^unit: |^integration: test_(passthrough|depfile_roundtrip|future_mtime|pytorch_style|trace_real_nvcc|prove|compiler_caches|staleness_paths|check_reasons)$'
 
 "$repo/scripts/install_deps.sh"
 if [ -x "$repo/scripts/install_test_tools.sh" ]; then
@@ -51,7 +62,7 @@ stage_sanitize() {
   cd "$repo/build-sanitize"
   local status=0
   ASAN_OPTIONS="detect_leaks=1:log_path=$reports/asan" UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan" \
-    ctest -j2 --output-on-failure "${ctest_args[@]}" || status=1
+    ctest -j2 --output-on-failure -R "${NVFRESH_SANITIZE_TESTS:-$k_sanitize_tests}" "${ctest_args[@]}" || status=1
   if [ -n "$(ls -A "$reports")" ]; then
     for report in "$reports"/*; do
       echo "--- sanitizer report $report:"
