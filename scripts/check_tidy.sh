@@ -4,9 +4,6 @@
 # C preload libraries (lib/trace/nvfresh_trace.c, lib/repro/nvfresh_heap_noise.c) with the C list
 # below. Warnings are errors. It reads the compile commands a CMake build exports.
 # Usage: scripts/check_tidy.sh [build dir with compile_commands.json, default <repo>/build]
-#   NVFRESH_TIDY_SINCE=REV  only the files that changed since REV, and those that include a header
-#                           that changed (from ninja's deps of the build): about 20 s of CPU a file,
-#                           so all 65 take some 11 minutes on CI's 2 cores, too much beside the suite
 # Runs on every core (CI: 2) through run-clang-tidy.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,47 +28,16 @@ if [ ! -f "$build/compile_commands.json" ]; then
   exit 1
 fi
 
-# The run-clang-tidy file patterns: every file of lib/ and launcher/, or (NVFRESH_TIDY_SINCE) each
-# source whose object's deps (ninja -t deps: the source, then every header it read) name a file
-# that changed since that revision.
-cpp_patterns=("^$repo/(lib|launcher)/.*\.cpp\$")
-c_patterns=("^$repo/lib/.*\.c\$")
-if [ -n "${NVFRESH_TIDY_SINCE:-}" ]; then
-  changed=$(git -C "$repo" diff --name-only "$NVFRESH_TIDY_SINCE" -- lib launcher | sed "s|^|$repo/|")
-  sources=$(ninja -C "$build" -t deps | awk -v changed="$changed" '
-    BEGIN { n = split(changed, list, "\n"); for (i = 1; i <= n; i++) { wanted[list[i]] = 1 } }
-    /^[^ ]/ { source = ""; next }
-    /^    / { dep = substr($0, 5); if (source == "") { source = dep } if (dep in wanted) { hit[source] = 1 } }
-    END { for (s in hit) { print s } }' | grep -E "^$repo/(lib|launcher)/" | sort || true)
-  cpp_patterns=() c_patterns=()
-  for source in $sources; do
-    pattern="^$(printf '%s' "$source" | sed 's/[.[\*^$()+?{|]/\\&/g')\$"
-    case "$source" in
-    *.c) c_patterns+=("$pattern") ;;
-    *) cpp_patterns+=("$pattern") ;;
-    esac
-  done
-  echo "check_tidy: $(printf '%s\n' $sources | grep -c . || true) files read something that changed since $NVFRESH_TIDY_SINCE"
-fi
-
 jobs=$(nproc)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-if ((${#cpp_patterns[@]})); then
-  "$run_clang_tidy" -clang-tidy-binary "$(command -v "$clang_tidy")" -p "$build" -j "$jobs" -quiet \
-    "${cpp_patterns[@]}" >"$log" 2>&1 || status=1
-fi
-if ((${#c_patterns[@]})); then
-  "$run_clang_tidy" -clang-tidy-binary "$(command -v "$clang_tidy")" -p "$build" -j "$jobs" -quiet \
-    -config="$c_config" "${c_patterns[@]}" >>"$log" 2>&1 || status=1
-fi
+"$run_clang_tidy" -clang-tidy-binary "$(command -v "$clang_tidy")" -p "$build" -j "$jobs" -quiet \
+  "^$repo/(lib|launcher)/.*\.cpp\$" >"$log" 2>&1 || status=1
+"$run_clang_tidy" -clang-tidy-binary "$(command -v "$clang_tidy")" -p "$build" -j "$jobs" -quiet \
+  -config="$c_config" "^$repo/lib/.*\.c\$" >>"$log" 2>&1 || status=1
 
-if [ -n "${NVFRESH_TIDY_SINCE:-}" ]; then
-  files=$((${#cpp_patterns[@]} + ${#c_patterns[@]}))
-else
-  files=$(grep -cE "\"file\": \"$repo/(lib|launcher)/.*\.(cpp|c)\"" "$build/compile_commands.json" || true)
-fi
+files=$(grep -cE "\"file\": \"$repo/(lib|launcher)/.*\.(cpp|c)\"" "$build/compile_commands.json" || true)
 if ((status != 0)) || grep -qE '(warning|error): ' "$log"; then
   sed -r 's/\x1b\[[0-9;]*m//g' "$log" | grep -vE '^(clang-tidy|Enabled checks|Running clang-tidy|[0-9]+ warnings? (and [0-9]+ errors? )?generated|Suppressed|Use -header-filter)' >&2
   echo "check_tidy: clang-tidy found the problems above in $files files; fix them (or, for a check that is wrong for this code, leave it out in .clang-tidy and say why there)" >&2

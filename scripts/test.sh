@@ -2,9 +2,7 @@
 # Set-up command 2: every test stage, in this order (CI runs exactly this, through .ci/run):
 #   suite     build/ (g++): unit tests, integration tests with the real nvcc, CMake, Ninja and make,
 #             and the lint ctests (format, layering)
-#   tidy      clang-tidy 14 on lib/ and launcher/ (scripts/check_tidy.sh, build/'s compile commands):
-#             the files that changed since the branch left main and those that include a changed
-#             header (tidy_since); every file with NVFRESH_TIDY_ALL=1
+#   tidy      clang-tidy 14 on lib/ and launcher/ (scripts/check_tidy.sh, build/'s compile commands)
 #   sanitize  build-sanitize/ (g++, ASan + UBSan): every unit test and the integration tests of
 #             k_sanitize_tests; any sanitizer report, also from a process whose failure a test
 #             expected, fails the stage
@@ -49,31 +47,9 @@ stage_suite() {
   ctest -j2 --output-on-failure "${ctest_args[@]}"
 }
 
-# The revision the tidy stage checks changes since: where this branch left main (origin/main, else
-# main), or on main itself the previous commit (after a merge: all the merge brought). Nothing
-# (every file) when there is no main, when NVFRESH_TIDY_ALL=1, or when .clang-tidy or
-# check_tidy.sh changed since (a new check applies to every file).
-tidy_since() {
-  [ -z "${NVFRESH_TIDY_ALL:-}" ] || return 0
-  local ref main_ref="" base
-  for ref in origin/main main; do
-    if git -C "$repo" rev-parse -q --verify "$ref^{commit}" >/dev/null; then
-      main_ref=$ref
-      break
-    fi
-  done
-  [ -n "$main_ref" ] || return 0
-  base=$(git -C "$repo" merge-base HEAD "$main_ref") || return 0
-  if [ "$base" = "$(git -C "$repo" rev-parse HEAD)" ]; then
-    base=$(git -C "$repo" rev-parse -q --verify 'HEAD~1') || return 0
-  fi
-  [ -z "$(git -C "$repo" diff --name-only "$base" -- .clang-tidy scripts/check_tidy.sh)" ] || return 0
-  echo "$base"
-}
-
 stage_tidy() {
   "$repo/scripts/build.sh"
-  NVFRESH_TIDY_SINCE=$(tidy_since) "$repo/scripts/check_tidy.sh" "$repo/build"
+  "$repo/scripts/check_tidy.sh" "$repo/build"
 }
 
 # Sanitizer reports go to files (log_path), so that a report from a process whose failure a test
