@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(cmake ninja-build make g++ python3 ccache
           libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev catch2
           libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev
-          zstd clang-format clang-tidy)  # zstd: the tests read records (zstd-compressed); clang-*: the lint tests
+          zstd clang-format clang-tidy  # zstd: the tests read records (zstd-compressed); clang-*: the lint tests
+          clang libclang-rt-14-dev)     # the fuzz stage: clang++ -fsanitize=fuzzer (libFuzzer, ASan, UBSan)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,13 +1,134 @@
 #!/usr/bin/env bash
-# Set-up command 2: run all tests (unit + integration with the real nvcc, CMake, Ninja, make).
+# Set-up command 2: every test stage, in this order (CI runs exactly this, through .ci/run):
+#   suite     build/ (g++): unit tests, integration tests with the real nvcc, CMake, Ninja and make,
+#             and the lint ctests (format, layering)
+#   tidy      clang-tidy 14 on lib/ and launcher/ (scripts/check_tidy.sh, build/'s compile commands)
+#   sanitize  build-sanitize/ (g++, ASan + UBSan): every unit test and the integration tests of
+#             k_sanitize_tests; any sanitizer report, also from a process whose failure a test
+#             expected, fails the stage
+#   fuzz      build-fuzz/ (clang): every libFuzzer target of tests/fuzz for 30 s, two at a time
+# Every stage runs even when an earlier one failed; the summary names the stages that failed, and
+# the exit status is 1 then.
+#   NVFRESH_TEST_STAGES="suite fuzz"  runs only those stages (in the order above)
+#   NVFRESH_FUZZ_SECONDS=N            seconds per fuzz target (default 30)
+#   NVFRESH_SANITIZE_TESTS=REGEX      the sanitize stage's ctest -R (default k_sanitize_tests; '.'
+#                                     runs every test, as the suite does: about 3x its time)
+#   arguments                         go to ctest in the suite and sanitize stages (e.g. -R staleness;
+#                                     a -R there replaces the sanitize stage's own)
 # Installs what is missing first, so it works on a fresh machine and in CI.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 command -v nvcc >/dev/null 2>&1 || export PATH="/usr/local/cuda/bin:$PATH"
+k_all_stages=(suite tidy sanitize fuzz)
+read -r -a wanted <<<"${NVFRESH_TEST_STAGES:-${k_all_stages[*]}}"
+for stage in "${wanted[@]}"; do
+  if [[ " ${k_all_stages[*]} " != *" $stage "* ]]; then
+    echo "test.sh: unknown stage '$stage' in NVFRESH_TEST_STAGES (stages: ${k_all_stages[*]})" >&2
+    exit 2
+  fi
+done
+ctest_args=("$@")
+
+# The sanitize stage's tests. The whole suite under ASan takes about three times its 7-25 minutes,
+# more than CI's 45 for all four stages, so: every unit test, and the integration tests that reach
+# nvfresh's parsers (command line, depfiles, traces, records, link records) and its compile, check,
+# prove and passthrough paths on real nvcc, about 3 minutes of CPU under ASan. The long scenario
+# tests (staleness, skip, faults, CUTLASS, other nvcc versions) run in the suite stage only.
+k_sanitize_tests='^unit:|^integration: test_(passthrough|depfile_roundtrip|future_mtime|pytorch_style|trace_real_nvcc|prove|compiler_caches|staleness_paths|check_reasons)$'
+
 "$repo/scripts/install_deps.sh"
 if [ -x "$repo/scripts/install_test_tools.sh" ]; then
   "$repo/scripts/install_test_tools.sh"
 fi
-"$repo/scripts/build.sh"
-cd "$repo/build"
-ctest -j2 --output-on-failure "$@"
+
+stage_suite() {
+  "$repo/scripts/build.sh"
+  cd "$repo/build"
+  ctest -j2 --output-on-failure "${ctest_args[@]}"
+}
+
+stage_tidy() {
+  "$repo/scripts/build.sh"
+  "$repo/scripts/check_tidy.sh" "$repo/build"
+}
+
+# Sanitizer reports go to files (log_path), so that a report from a process whose failure a test
+# expects (a compile that must fail, a corrupt record) still fails the stage.
+stage_sanitize() {
+  "$repo/scripts/build.sh" sanitize
+  local reports="$repo/build-sanitize/sanitizer-reports"
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  cd "$repo/build-sanitize"
+  local status=0
+  ASAN_OPTIONS="detect_leaks=1:log_path=$reports/asan" UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan" \
+    ctest -j2 --output-on-failure -R "${NVFRESH_SANITIZE_TESTS:-$k_sanitize_tests}" "${ctest_args[@]}" || status=1
+  if [ -n "$(ls -A "$reports")" ]; then
+    for report in "$reports"/*; do
+      echo "--- sanitizer report $report:"
+      head -60 "$report"
+    done
+    echo "test.sh: the sanitizers reported the problems above (reports in $reports)" >&2
+    status=1
+  fi
+  return $status
+}
+
+stage_fuzz() {
+  "$repo/scripts/build.sh" fuzz
+  "$repo/tests/fuzz/run_fuzzers.sh" "$repo/build-fuzz" "${NVFRESH_FUZZ_SECONDS:-30}"
+}
+
+elapsed() {
+  printf '%dm%02ds' $(($1 / 60)) $(($1 % 60))
+}
+
+# CPU seconds (user + sys) of every finished child so far, from the shell's `times`: a stage's CPU
+# time tells what it costs on an idle machine, where the wall time on shared cores does not.
+# Called as `child_cpu_seconds var`: `times` must run in this shell, not in a $(...) subshell.
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
+child_cpu_seconds() {
+  local user sys
+  times >"$times_file"
+  read -r user sys < <(tail -1 "$times_file")
+  printf -v "$1" '%s' "$(
+  awk -v u="$user" -v s="$sys" 'function sec(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+    BEGIN { printf "%d", sec(u) + sec(s) }'
+  )"
+}
+
+summary=()
+failed=()
+started=$(date +%s)
+for stage in "${k_all_stages[@]}"; do
+  [[ " ${wanted[*]} " == *" $stage "* ]] || continue
+  echo "=== test.sh: stage $stage ==="
+  begin=$(date +%s)
+  child_cpu_seconds cpu_begin
+  set +e
+  (
+    set -e
+    "stage_$stage"
+  )
+  status=$?
+  set -e
+  seconds=$(($(date +%s) - begin))
+  child_cpu_seconds cpu_end
+  cpu=$((cpu_end - cpu_begin))
+  times_text="$(elapsed $seconds) wall, $(elapsed $cpu) CPU"
+  if ((status == 0)); then
+    summary+=("$(printf 'test.sh: %-9s ok      %s' "$stage" "$times_text")")
+  else
+    summary+=("$(printf 'test.sh: %-9s FAILED  %s' "$stage" "$times_text")")
+    failed+=("$stage")
+    echo "=== test.sh: stage $stage FAILED (exit $status) ===" >&2
+  fi
+done
+echo "=== test.sh: summary ==="
+printf '%s\n' "${summary[@]}"
+echo "test.sh: total $(elapsed $(($(date +%s) - started)))"
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED stages: ${failed[*]}" >&2
+  exit 1
+fi

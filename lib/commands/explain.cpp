@@ -145,7 +145,7 @@ void print_record(const ObjectStatus& status, bool all)
 // nearest directory above it that is a build tree (or NVFRESH_RECORD_DIR's), else the working dir.
 std::string tree_of(const std::string& wanted)
 {
-  const std::string cwd = current_directory();
+  std::string cwd = current_directory();
   if (wanted.find('/') == std::string::npos) {
     return cwd;
   }

@@ -24,8 +24,9 @@ std::string describe_terminals(const std::string& terminals)
 std::string describe_variables(const std::map<std::string, std::string>& variables)
 {
   std::vector<std::string> parts;
+  parts.reserve(variables.size());
   for (const auto& [name, value] : variables) {
-    parts.push_back(name + "=" + value);
+    parts.push_back(fmt::format("{}={}", name, value));
   }
   return parts.empty() ? std::string("none set") : fmt::format("{}", fmt::join(parts, " "));
 }

@@ -542,7 +542,7 @@ void digest_elf_artifact(std::string_view bytes, const std::string& what, Object
 
 bool looks_like_ptx(std::string_view bytes)
 {
-  const std::string_view head = bytes.substr(0, 64 * 1024);
+  const std::string_view head = bytes.substr(0, std::size_t{64} * 1024);
   return head.find(".version") != std::string_view::npos &&
          head.find(".target") != std::string_view::npos &&
          head.find('\0') == std::string_view::npos;

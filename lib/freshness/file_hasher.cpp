@@ -18,7 +18,7 @@ namespace nvfresh {
 namespace {
 
 constexpr int k_stable_attempts = 3;
-constexpr std::uint64_t k_cache_compaction_size = 4 * 1024 * 1024;
+constexpr std::uint64_t k_cache_compaction_size = std::uint64_t{4} * 1024 * 1024;
 
 std::vector<std::string_view> split_tabs(std::string_view line, size_t max_fields)
 {

@@ -37,7 +37,7 @@ public:
   // Sets *now to the current fingerprint when it had to be computed.
   bool unchanged(const FileFingerprint& recorded, std::optional<FileFingerprint>* now = nullptr);
 
-  static constexpr std::uint64_t k_cached_size_threshold = 512 * 1024;
+  static constexpr std::uint64_t k_cached_size_threshold = std::uint64_t{512} * 1024;
 
   // Stat stamps whose content is known (the inputs of a trusted record of the same object):
   // fingerprint() takes the stamp's hash, without reading the file, while the file's size, mtime,

@@ -54,7 +54,7 @@ std::string StaleReason::describe() const
   return fmt::format("{} ({})", nvfresh::describe(kind), path);
 }
 
-FreshnessChecker::FreshnessChecker(FileHasher& hasher, Environment current_env)
+FreshnessChecker::FreshnessChecker(FileHasher& hasher, const Environment& current_env)
   : m_hasher(hasher), m_compile_env(compile_environment(current_env))
 {}
 

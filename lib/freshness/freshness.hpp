@@ -23,7 +23,7 @@ struct FreshnessVerdict {
 class FreshnessChecker {
 public:
   // current_env: the environment the next compile would get (the build's environment).
-  FreshnessChecker(FileHasher& hasher, Environment current_env);
+  FreshnessChecker(FileHasher& hasher, const Environment& current_env);
 
   FreshnessVerdict check(const Record& record);
 

@@ -85,7 +85,7 @@ std::string resolve_in_path(const std::string& name, const std::string& path,
                             const std::string& working_dir, bool program)
 {
   for (const auto& dir : path_directories(path, working_dir)) {
-    const std::string candidate = join(dir, name);
+    std::string candidate = join(dir, name);
     if (program ? is_executable_file(candidate) : stat_file(candidate).is_regular) {
       return candidate;
     }

@@ -436,7 +436,7 @@ private:
                                              ? split_comma_list(value)
                                              : std::vector<std::string>{value};
     for (const std::string& item : items) {
-      m_request.signature_args.push_back(name + "=" + item);
+      m_request.signature_args.push_back(fmt::format("{}={}", name, item));
     }
   }
 

@@ -51,7 +51,7 @@ class Evaluator {
 public:
   Evaluator(const BuildGraph& graph, const ObjectIndex& objects, const std::string& root,
             FileHasher& hasher)
-    : m_graph(graph), m_objects(objects), m_root(root), m_hasher(hasher)
+    : m_objects(objects), m_root(root), m_hasher(hasher)
   {
     for (const auto& edge : graph.edges) {
       m_edges.emplace(edge.artifact, &edge);
@@ -70,7 +70,6 @@ private:
   void judge_object(const std::string& object, const FileFingerprint* linked,
                     const FileStat& artifact, bool by_link_record, ArtifactStatus& status);
 
-  const BuildGraph& m_graph;
   const ObjectIndex& m_objects;
   std::string m_root;
   FileHasher& m_hasher;

@@ -69,7 +69,7 @@ constexpr std::array k_heap_variants{HeapVariant{malloc_perturb}, HeapVariant{mm
                                      HeapVariant{arena_max},      HeapVariant{top_pad},
                                      HeapVariant{no_tcache},      HeapVariant{trim_and_arenas}};
 
-constexpr std::size_t k_max_env_pad = 32 * 1024;
+constexpr std::size_t k_max_env_pad = std::size_t{32} * 1024;
 
 // nvcc's default output name per compile mode (source stem + extension, in the working directory).
 // The compile modes whose output the digests read (lib/digest/object_digest.hpp).
@@ -252,6 +252,7 @@ ComponentDigestList component_digest_list(const ObjectDigests& digests)
 std::vector<Variant> group_variants(const std::vector<RunDigests>& runs)
 {
   std::vector<const RunDigests*> ordered;
+  ordered.reserve(runs.size());
   for (const auto& run : runs) {
     ordered.push_back(&run);
   }

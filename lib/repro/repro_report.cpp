@@ -51,6 +51,7 @@ std::string samples_by_run(const ReproReport& report, const Variant& variant)
     samples[ref.run].push_back(ref.sample.value_or(0));
   }
   std::vector<std::string> parts;
+  parts.reserve(samples.size());
   for (const auto& [run, indices] : samples) {
     parts.push_back(fmt::format("run {}: {}", run, fmt::join(indices, " ")));
   }

@@ -23,13 +23,13 @@
 //               "-E" with "-D__CUDA_ARCH__=800" (gcc, cc1plus) is compute_80, with
 //               __CUDA_ARCH_SPECIFIC__ compute_90a, with __CUDA_ARCH_FAMILY_SPECIFIC__ compute_100f;
 //               "-arch compute_80" (cicc) and "-arch=sm_80" (ptxas) name the pass directly
-//   exe      := the target of /proc/self/exe, to the end of the line
+//   exe      := the target of /proc/self/exe (absolute), to the end of the line
 //   path     := absolute (the tracer resolves relative paths against the cwd or the dirfd), to
 //               the end of the line; may contain spaces, never a newline
 //
-// A lost line, a line that does not parse, a relative path or a last line without LF make the trace
-// incomplete (Trace::complete = false); the record must then not claim it knows every input: it is
-// recorded untrusted (the next build compiles it again).
+// A lost line, a line that does not parse, a relative path or exe, a NUL byte or a last line without
+// LF make the trace incomplete (Trace::complete = false); the record must then not claim it knows
+// every input: it is recorded untrusted (the next build compiles it again).
 #include "trace/trace.hpp"
 
 #include "util/file_io.hpp"
@@ -92,7 +92,7 @@ bool parse_process(std::string_view rest, Trace& trace)
   auto pid = parse_int(next_word(rest));
   auto parent_pid = parse_int(next_word(rest));
   std::string_view pass = next_word(rest);
-  if (!pid || !parent_pid || pass.empty() || rest.empty()) {
+  if (!pid || !parent_pid || pass.empty() || rest.empty() || rest.front() != '/') {
     return false;
   }
   TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass),
@@ -128,9 +128,13 @@ bool parse_access(AccessKind kind, std::string_view rest, Trace& trace)
   return true;
 }
 
-// False when the line is malformed or reports a lost event.
+// False when the line is malformed or reports a lost event. The tracer writes C strings, so a NUL
+// byte is damage (a path with one would name another file to stat and open).
 bool parse_line(std::string_view line, Trace& trace)
 {
+  if (line.find('\0') != std::string_view::npos) {
+    return false;
+  }
   std::string_view letter = next_word(line);
   if (letter == "X") {
     return parse_process(line, trace);

@@ -17,8 +17,8 @@ namespace nvfresh {
 
 namespace {
 
-constexpr int k_receive_buffer_bytes = 4 << 20;  // senders block only when this much is queued
-constexpr size_t k_datagram_max = 64 * 1024;     // the tracer's longest datagram is ~8 KB
+constexpr int k_receive_buffer_bytes = 4 << 20;       // senders block only when this much is queued
+constexpr size_t k_datagram_max = size_t{64} * 1024;  // the tracer's longest datagram is ~8 KB
 
 struct SocketAddress {
   sockaddr_un address{};
@@ -97,8 +97,13 @@ TraceListener::TraceListener()
 
 TraceListener::~TraceListener()
 {
-  if (m_reader.joinable()) {
-    finish();
+  try {
+    if (m_reader.joinable()) {
+      finish();
+    }
+  } catch (...) {
+    // A destructor must not throw (std::terminate would end the compile): finish() fails only when
+    // the reader cannot be joined, and then the trace is lost with the listener anyway.
   }
 }
 

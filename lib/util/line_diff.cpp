@@ -99,7 +99,6 @@ private:
     std::vector<Index> backward_x(2 * offset + 1, k_unreached);  // indexed by k - delta
     const auto forward = [&](Index k) -> Index& { return forward_x[k + offset]; };
     const auto backward = [&](Index k) -> Index& { return backward_x[k - delta + offset]; };
-    const auto equal = [&](Index x, Index y) { return m_a[left + x] == m_b[top + y]; };
     for (Index d = 0; d <= max_d; ++d) {
       if (m_spent > m_budget) {
         return std::nullopt;
@@ -112,9 +111,7 @@ private:
           continue;
         }
         const Index x_begin = x;
-        while (x < n && x - k < m && equal(x, x - k)) {
-          ++x;
-        }
+        x = slide_forward(left, top, x, k, n, m);
         m_spent += static_cast<std::uint64_t>(x - x_begin);
         forward(k) = x;
         const bool checked = odd && k >= delta - (d - 1) && k <= delta + (d - 1);
@@ -130,9 +127,7 @@ private:
           continue;
         }
         const Index x_end = x;
-        while (x > 0 && x - k > 0 && equal(x - 1, x - k - 1)) {
-          --x;
-        }
+        x = slide_backward(left, top, x, k);
         m_spent += static_cast<std::uint64_t>(x_end - x);
         backward(k) = x;
         const bool checked = !odd && k >= -d && k <= d;
@@ -142,6 +137,24 @@ private:
       }
     }
     return std::nullopt;  // not reached: the two searches meet by d = max_d
+  }
+
+  // From x on diagonal k, forward past the lines A and B share there (the snake after an edit).
+  Index slide_forward(Index left, Index top, Index x, Index k, Index n, Index m) const
+  {
+    while (x < n && x - k < m && m_a[left + x] == m_b[top + x - k]) {
+      ++x;
+    }
+    return x;
+  }
+
+  // From x on diagonal k, backward past the lines A and B share there.
+  Index slide_backward(Index left, Index top, Index x, Index k) const
+  {
+    while (x > 0 && x - k > 0 && m_a[left + x - 1] == m_b[top + x - k - 1]) {
+      --x;
+    }
+    return x;
   }
 
   // Where a forward path of d edits first lands on diagonal k: one step down from k + 1 (a line of B

@@ -99,7 +99,7 @@ std::vector<std::string> environment_strings(const Environment& env)
   std::vector<std::string> strings;
   strings.reserve(env.size());
   for (const auto& [name, value] : env) {
-    strings.push_back(name + "=" + value);
+    strings.push_back(fmt::format("{}={}", name, value));
   }
   return strings;
 }

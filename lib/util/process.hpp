@@ -33,7 +33,7 @@ struct CapturedOutput {
   bool overflow = false;  // more than k_capture_limit bytes: not kept
 };
 
-constexpr size_t k_capture_limit = 4 * 1024 * 1024;
+constexpr size_t k_capture_limit = size_t{4} * 1024 * 1024;
 
 // Which of nvfresh's own stdout and stderr are terminals now, as CapturedOutput::terminals says it.
 std::string terminal_streams();

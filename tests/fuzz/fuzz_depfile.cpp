@@ -1,6 +1,6 @@
 // libFuzzer target for lib/depfile: parse_depfile must never crash, and whatever it accepts with
 // representable prerequisites must survive format_depfile -> parse_depfile unchanged.
-// Build: cmake -DNVFRESH_BUILD_FUZZERS=ON -DCMAKE_CXX_COMPILER=clang++ ...; run: ./fuzz_depfile corpus/
+// Seeds: tests/unit/data/depfiles (special characters) and tests/fuzz/corpus/depfile (nvcc 13.0 -MD, -MP).
 #include "compile/depfile.hpp"
 
 #include <cstddef>

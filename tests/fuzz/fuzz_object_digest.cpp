@@ -1,5 +1,6 @@
 // libFuzzer target: digest_bytes on arbitrary bytes must either succeed or throw DigestError.
-// Seed corpus: tests/unit/data/objects/ (real nvcc objects, a cubin).
+// Seeds: tests/unit/data/objects/ (real nvcc objects, a cubin) and tests/fuzz/corpus/object_digest
+// (an LTO-IR object, two archs with PTX).
 #include "digest/object_digest.hpp"
 
 #include <cstddef>

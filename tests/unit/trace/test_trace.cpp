@@ -126,6 +126,23 @@ TEST_CASE("trace: read_trace marks the trace incomplete on lost, malformed and t
     REQUIRE(trace.accesses.size() == 1);
     CHECK(trace.accesses[0].path == "/b.h");
   }
+  SECTION("a relative executable: /proc/self/exe is always absolute (found by fuzz_trace)")
+  {
+    nvfresh::Trace trace = trace_of("X 1 0 - bin/nvcc\nR 1 /b.h\n");
+    CHECK_FALSE(trace.complete);
+    CHECK(trace.processes.empty());
+    REQUIRE(trace.accesses.size() == 1);
+    CHECK(trace.accesses[0].path == "/b.h");
+  }
+  SECTION("a NUL byte: the tracer writes C strings (found by fuzz_trace)")
+  {
+    const char text[] = "R 1 /a.h\0/b.h\nX 2 1 - /bin/s\0h\nR 1 /c.h\n";
+    nvfresh::Trace trace = trace_of(std::string(text, sizeof text - 1));
+    CHECK_FALSE(trace.complete);
+    CHECK(trace.processes.empty());
+    REQUIRE(trace.accesses.size() == 1);
+    CHECK(trace.accesses[0].path == "/c.h");
+  }
   SECTION("a torn last line")
   {
     nvfresh::Trace trace = trace_of("R 1 /a.h\nR 1 /b");
