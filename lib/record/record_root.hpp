@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvfresh {
@@ -57,6 +58,12 @@ struct LoadedRecord {
 LoadedRecord load_record(const std::string& record_file);
 void save_record(const std::string& record_file, const Record& record);  // atomic; throws
 void remove_record(const std::string& record_file);                      // no error if absent
+
+// Writes one of nvfresh's files under a record root (a record, a link record), compressed and
+// atomically with its head (write_compressed_file), creating its directory. Throws
+// FileWriteError; on a full disk its message names the file system and says what to do (free space
+// there, or NVFRESH_RECORD_DIR).
+void write_record_file(const std::string& file, std::string_view text, std::string_view head = {});
 
 std::vector<std::string> list_record_files(const std::string& record_root);
 
