@@ -19,7 +19,9 @@
 #include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
 #include "proof/artifacts.hpp"
+#include "proof/tree_status.hpp"
 #include "record/record_root.hpp"
+#include "space/activity.hpp"
 #include "util/file_io.hpp"
 
 #include <fmt/format.h>
@@ -139,7 +141,11 @@ int run_sync(const std::vector<std::string>& args)
     return *status;
   }
   try {
-    ProvenTree tree = prove_tree(build_dir, current_environment());
+    Environment env = current_environment();
+    Config config = load_config(env);
+    TreeScope scope = tree_scope(build_dir, config.record_dir);
+    enter_build_tree(scope.record_root, scope.build_dir, env);
+    ProvenTree tree = prove_tree(build_dir, env);
     auto stamps = read_stamp_map(tree.scope.build_dir + "/.nvfresh");
     for (const auto& status : tree.objects) {
       if (status.verdict.fresh()) {

@@ -11,6 +11,7 @@
 #include "outcome/outcome.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
+#include "space/activity.hpp"
 #include "trace/trace_channel.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -213,6 +214,7 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
       return run_plain(command, env, runner);
     }
     prepared = std::move(std::get<Prepared>(planned));
+    enter_build_tree(prepared->plan.record_root, prepared->plan.working_dir, env);
     previous = load_record(prepared->plan.record_file).record;
     decision = skip_if_unchanged(*prepared, previous);
     if (decision.skip) {

@@ -8,6 +8,8 @@
 //   links/<basename>-<hash>.link    one link record per linked artifact (link_record.cpp)
 //   hash-cache                      stat-keyed content hashes of large files (file_hasher.cpp)
 //   events.log, events.log.1        the outcome of every compile (events.cpp)
+//   build.lock                      held (flock) by every nvfresh process of the tree while it runs
+//                                   (space/build_lock.hpp)
 // The CMake module keeps its own state in "<build dir>/.nvfresh" (stamps.map, stamps/: see
 // commands/sync.cpp and cmake/nvfresh.cmake), also when NVFRESH_RECORD_DIR points elsewhere.
 #pragma once
