@@ -12,6 +12,7 @@
 #include "record/events.hpp"
 #include "record/record_root.hpp"
 #include "space/activity.hpp"
+#include "space/full_disk.hpp"
 #include "trace/trace_channel.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -189,6 +190,9 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
     return run_plain(command, env, runner);
   }
   run.end_ns = now_ns();
+  if (!result.succeeded()) {
+    warn_if_failed_for_space({plan.object, plan.depfile_path, plan.record_root, plan.child_env});
+  }
   Outcome outcome = result.succeeded() ? record_or_report(prepared, run, trace, captured, previous)
                                        : failed_outcome(result);
   log_outcome(plan.record_root, outcome, plan.object, run.end_ns - run.start_ns);

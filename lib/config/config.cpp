@@ -17,10 +17,11 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 3> k_string_settings = {{
+const std::array<Setting, 4> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
+  {"NVFRESH_SPACE_FLOOR", "space_floor", &Config::space_floor},
 }};
 
 std::string trim(const std::string& text)

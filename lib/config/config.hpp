@@ -7,6 +7,8 @@
 //   NVFRESH_RECORD_DIR     record_dir   where records go (default: <build tree>/.nvfresh)
 //   NVFRESH_LOG_FILE       log_file     append a debug log here
 //   NVFRESH_TRACE_LIB      trace_lib    the LD_PRELOAD tracer (default: found next to nvfresh)
+//   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
+//                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
 
 #include "util/process.hpp"
@@ -20,6 +22,7 @@ struct Config {
   std::string record_dir;
   std::string log_file;
   std::string trace_lib;
+  std::string space_floor;  // "" means the default
   std::string config_file;  // the file that was read, if any
 };
 

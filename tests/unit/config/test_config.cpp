@@ -39,3 +39,13 @@ TEST_CASE("truth values", "[config]")
     REQUIRE_FALSE(is_true(no));
   }
 }
+
+TEST_CASE("the free-space floor comes from NVFRESH_SPACE_FLOOR or space_floor", "[config]")
+{
+  test::TempDir dir;
+  auto file = dir.write("nvfresh.conf", "space_floor = 5GiB\n");
+  REQUIRE(load_config({{"HOME", "/nonexistent"}}).space_floor.empty());
+  REQUIRE(load_config({{"NVFRESH_CONFIG", file}}).space_floor == "5GiB");
+  REQUIRE(load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_SPACE_FLOOR", "1%"}}).space_floor ==
+          "1%");
+}
