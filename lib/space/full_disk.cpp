@@ -233,11 +233,11 @@ std::string describe_below_floor(const FileSystemSpace& space, const SpaceFloor&
     limits += c == ',' ? std::string(" or ") : std::string(1, c);
   }
   return fmt::format(
-    "{} is nearly full: {} free of {} ({:.1f}% used), below the free-space floor "
+    "{} is {}: {} free of {} ({:.1f}% used), below the free-space floor "
     "of {} (NVFRESH_SPACE_FLOOR); builds there may fail in ways that do not say so; "
     "see nvfresh space",
-    space.mount_point, format_size(space.free_bytes), format_size(space.total_bytes),
-    space.used_percent(), limits);
+    space.mount_point, shortage_for_compile(space) == Shortage::full ? "full" : "nearly full",
+    format_size(space.free_bytes), format_size(space.total_bytes), space.used_percent(), limits);
 }
 
 void warn_if_below_floor(const std::string& build_tree, const std::string& configured_floor)

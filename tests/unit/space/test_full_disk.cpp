@@ -115,6 +115,10 @@ TEST_CASE("sync's warning: below the floor by size or by share, else nothing", "
     "2GiB or 2% "
     "(NVFRESH_SPACE_FLOOR); builds there may fail in ways that do not say so; see nvfresh space");
   CHECK_FALSE(describe_below_floor(space_of("/small", 1, 50 * k_gib, 1 * k_gib), floor).empty());
+  CHECK_THAT(
+    describe_below_floor(space_of("/t", 1, 64 * k_mib, 0), floor),
+    Catch::StartsWith(
+      "/t is full: 0 B free of 64 MiB (100.0% used), below the free-space floor of 2GiB or 2%"));
   CHECK(describe_below_floor(space_of("/small", 1, 50 * k_gib, 1 * k_gib),
                              *parse_space_floor("off", &error))
           .empty());
