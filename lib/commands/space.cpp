@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <set>
@@ -242,10 +243,23 @@ void print_clean(const CleanPlan& plan, const SpaceOptions& options)
   }
 }
 
+CleanRule clean_rule(const SpaceOptions& options)
+{
+  CleanRule rule{options.older_than_days, now_ns(), static_cast<unsigned>(::geteuid()), {}};
+  for (const char* dir : {std::getenv("HOME"), std::getenv("PWD")}) {
+    std::error_code error;
+    if (dir != nullptr && *dir == '/') {
+      rule.must_survive.push_back(fs::weakly_canonical(dir, error).string());
+    }
+  }
+  rule.must_survive.push_back(fs::current_path().string());
+  return rule;
+}
+
 CleanPlan plan_clean(const std::vector<TreeReport>& reports, const SpaceOptions& options)
 {
   CleanPlan plan;
-  CleanRule rule{options.older_than_days, now_ns(), static_cast<unsigned>(::geteuid())};
+  CleanRule rule = clean_rule(options);
   for (const auto& report : reports) {
     std::string reason = reason_to_keep(report, rule);
     if (reason.empty()) {
@@ -265,14 +279,17 @@ void remove_tree(const TreeReport& report, const SpaceOptions& options, CleanPla
   TreeReport now = examine_tree(report.entry);
   now.size = report.size;
   now.lock = LockState::idle;  // we hold it: no nvfresh process of the tree runs, none can start
-  std::string reason = lock.taken() ? reason_to_keep(now, {options.older_than_days, now_ns(), static_cast<unsigned>(::geteuid())})
-                                    : "its build lock is held: a build started";
+  std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options)) : "its build lock is held: a build started";
+  std::error_code error;
+  const fs::path tree = fs::canonical(report.entry.tree, error);  // the directory, not a symlink to it
+  if (reason.empty() && error) {
+    reason = error.message();
+  }
   if (!reason.empty()) {
     plan.errors.push_back(fmt::format("{} not removed: {}", report.entry.tree, reason));
     return;
   }
-  std::error_code error;
-  fs::remove_all(report.entry.tree, error);
+  fs::remove_all(tree, error);
   if (error) {
     plan.errors.push_back(fmt::format("{} only partly removed: {}", report.entry.tree, error.message()));
     return;

@@ -30,6 +30,30 @@ std::string keep_for_activity(const TreeReport& report, const CleanRule& rule)
   return {};
 }
 
+bool is_within(const std::string& path, const std::string& dir)
+{
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
+std::string keep_for_what_it_holds(const TreeReport& report, const CleanRule& rule)
+{
+  std::error_code error;
+  const std::string tree = std::filesystem::canonical(report.entry.tree, error).string();
+  for (const auto& dir : rule.must_survive) {
+    if (error || is_within(dir, tree)) {
+      return fmt::format("it holds {}", error ? std::string("a path that cannot be resolved") : dir);
+    }
+  }
+  if (!report.size.mount_inside.empty()) {
+    return fmt::format("another file system is mounted inside it ({})", report.size.mount_inside);
+  }
+  if (!report.size.unreadable.empty()) {
+    return fmt::format("part of it cannot be read ({})", report.size.unreadable);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::int64_t last_build_ns(const RegistryEntry& entry)
@@ -87,13 +111,7 @@ std::string reason_to_keep(const TreeReport& report, const CleanRule& rule)
     return fmt::format("built {} ago, not more than {:g} days", describe_age(rule.now_ns - report.last_build_ns),
                        rule.older_than_days);
   }
-  if (!report.size.mount_inside.empty()) {
-    return fmt::format("another file system is mounted inside it ({})", report.size.mount_inside);
-  }
-  if (!report.size.unreadable.empty()) {
-    return fmt::format("part of it cannot be read ({})", report.size.unreadable);
-  }
-  return {};
+  return keep_for_what_it_holds(report, rule);
 }
 
 std::vector<FootprintEntry> footprint(const std::vector<TreeReport>& trees, const std::string& registry)

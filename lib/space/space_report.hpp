@@ -1,7 +1,8 @@
 // What `nvfresh space` reports about each registered build tree, and the rule `--clean` applies:
 // a tree is removed only when it is regenerable (space/cmake_cache.hpp), idle (its build lock is
 // free and nothing happened there for k_recent_activity_ns), older than the given age, owned by
-// the user running it, wholly on one file system and readable.
+// the user running it, wholly on one file system, readable, and holds neither the user's home nor
+// the directory `space` runs in.
 #pragma once
 
 #include "space/build_lock.hpp"
@@ -46,7 +47,8 @@ Activity activity_of(const TreeReport& report, std::int64_t now_ns);
 struct CleanRule {
   double older_than_days = 0;
   std::int64_t now_ns = 0;
-  unsigned uid = 0;  // the user running `space`
+  unsigned uid = 0;                       // the user running `space`
+  std::vector<std::string> must_survive;  // canonical dirs no removal may take along ($HOME, the cwd)
 };
 
 // "" when --clean may remove the tree, else why it stays.

@@ -56,6 +56,14 @@ TEST_CASE("--clean removes only regenerable, idle, old trees of the user", "[spa
     c.change(report);
     CHECK_THAT(reason_to_keep(report, rule), Catch::Contains(c.reason));
   }
+  // Never the user's home or the working directory, nor what holds them.
+  test::TempDir dir;
+  TreeReport holding = removable();
+  holding.entry.tree = dir.path();
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path("home/u")}}) == "it holds " + dir.path("home/u"));
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path()}}) == "it holds " + dir.path());
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path() + "-sibling"}}).empty());
+
   // The running lock wins over everything, even on an old tree.
   TreeReport running_and_old = removable();
   running_and_old.lock = LockState::held;
