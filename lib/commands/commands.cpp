@@ -27,7 +27,8 @@ const std::vector<Command>& commands()
      run_sync},
     {"stats", "what nvfresh did in a build tree: compiles, skips (time saved), races, reasons",
      run_stats},
-    {"space", "build trees by size, free space per file system; --clean removes old regenerable ones",
+    {"space",
+     "build trees by size, free space per file system; --clean removes old regenerable ones",
      run_space},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
     {"--version", "print nvfresh's version", run_version},
@@ -56,8 +57,9 @@ int run_help(const std::vector<std::string>& args)
   for (const auto& command : commands()) {
     fmt::print("  {:<10} {}\n", command.name, command.summary);
   }
-  fmt::print("\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
-             "NVFRESH_SPACE_FLOOR, NVFRESH_CONFIG (see README)\n");
+  fmt::print(
+    "\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
+    "NVFRESH_SPACE_FLOOR, NVFRESH_CONFIG (see README)\n");
   return 0;
 }
 

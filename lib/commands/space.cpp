@@ -11,7 +11,9 @@
 #include "commands/commands.hpp"
 #include "space/registry.hpp"
 #include "space/space_report.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
+#include "util/process.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -52,8 +54,7 @@ struct CleanPlan {
 // "sizing 2/5 trees, 3.1 GiB so far: <tree>" on stderr while sizes are computed, on a terminal only.
 class SizingProgress {
 public:
-  SizingProgress()
-    : m_enabled(::isatty(STDERR_FILENO) == 1) {}
+  SizingProgress() : m_enabled(::isatty(STDERR_FILENO) == 1) {}
   ~SizingProgress()
   {
     if (m_drawn) {
@@ -98,8 +99,9 @@ bool selected(const RegistryEntry& entry, const std::vector<std::string>& paths)
     return true;
   }
   std::string tree = canonical_or_same(entry.tree);
-  return std::any_of(paths.begin(), paths.end(),
-                     [&](const std::string& path) { return is_within(tree, path) || is_within(path, tree); });
+  return std::any_of(paths.begin(), paths.end(), [&](const std::string& path) {
+    return is_within(tree, path) || is_within(path, tree);
+  });
 }
 
 // One entry per directory: a tree reached through two paths (a symlink: ninja's compiles see the
@@ -107,7 +109,8 @@ bool selected(const RegistryEntry& entry, const std::vector<std::string>& paths)
 // its refresh time is the newest of them.
 std::vector<RegistryEntry> distinct_trees(std::vector<RegistryEntry> entries)
 {
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.refreshed_ns > b.refreshed_ns; });
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.refreshed_ns > b.refreshed_ns; });
   std::vector<RegistryEntry> distinct;
   std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
   for (auto& entry : entries) {
@@ -134,7 +137,8 @@ std::vector<TreeReport> examine_trees(const std::vector<RegistryEntry>& entries)
     }
     reports.push_back(std::move(report));
   }
-  std::stable_sort(reports.begin(), reports.end(), [](const auto& a, const auto& b) { return a.size.bytes > b.size.bytes; });
+  std::stable_sort(reports.begin(), reports.end(),
+                   [](const auto& a, const auto& b) { return a.size.bytes > b.size.bytes; });
   return reports;
 }
 
@@ -172,7 +176,8 @@ std::vector<FileSystemSpace> file_systems(const std::vector<TreeReport>& reports
 {
   std::vector<FileSystemSpace> found;
   auto add = [&](const FileSystemSpace& space) {
-    if (space.known && std::none_of(found.begin(), found.end(), [&](const auto& f) { return f.device == space.device; })) {
+    if (space.known && std::none_of(found.begin(), found.end(),
+                                    [&](const auto& f) { return f.device == space.device; })) {
       found.push_back(space);
     }
   };
@@ -187,25 +192,30 @@ std::vector<FileSystemSpace> file_systems(const std::vector<TreeReport>& reports
 
 std::string file_system_line(const FileSystemSpace& space)
 {
-  return fmt::format("{}: {} free of {} ({:.1f}% used)", space.mount_point, format_size(space.free_bytes),
-                     format_size(space.total_bytes), space.used_percent());
+  return fmt::format("{}: {} free of {} ({:.1f}% used)", space.mount_point,
+                     format_size(space.free_bytes), format_size(space.total_bytes),
+                     space.used_percent());
 }
 
 void print_trees(const std::vector<TreeReport>& reports, std::int64_t now)
 {
   if (reports.empty()) {
-    fmt::print("no build tree registered (nvfresh registers a tree when it compiles, links or syncs there)\n");
+    fmt::print("no build tree registered (nvfresh registers a tree when it compiles, links or "
+               "syncs there)\n");
     return;
   }
   fmt::print("{:>9}  {:<16}  {:<7}  {}\n", "SIZE", "LAST BUILD", "STATE", "TREE");
   std::uint64_t total = 0;
   for (const auto& report : reports) {
-    fmt::print("{:>9}  {:<16}  {:<7}  {}  ({})\n", report.exists ? format_size(report.size.bytes) : "-",
-               local_time(report.last_build_ns), report.exists ? activity_name(activity_of(report, now)) : "gone",
-               report.entry.tree, origin_text(report));
+    fmt::print("{:>9}  {:<16}  {:<7}  {}  ({})\n",
+               report.exists ? format_size(report.size.bytes) : "-",
+               local_time(report.last_build_ns),
+               report.exists ? activity_name(activity_of(report, now)) : "gone", report.entry.tree,
+               origin_text(report));
     total += report.size.bytes;
   }
-  fmt::print("{:>9}  in {} build tree{}\n", format_size(total), reports.size(), reports.size() == 1 ? "" : "s");
+  fmt::print("{:>9}  in {} build tree{}\n", format_size(total), reports.size(),
+             reports.size() == 1 ? "" : "s");
 }
 
 void print_footprint(const std::vector<FootprintEntry>& entries)
@@ -218,10 +228,13 @@ void print_footprint(const std::vector<FootprintEntry>& entries)
 
 void print_clean(const CleanPlan& plan, const SpaceOptions& options)
 {
-  fmt::print("\n--clean --older-than {:g}{}:\n", options.older_than_days, options.yes ? "" : " (dry run)");
+  fmt::print("\n--clean --older-than {:g}{}:\n", options.older_than_days,
+             options.yes ? "" : " (dry run)");
   for (const auto* report : plan.remove) {
-    bool done = std::find(plan.removed.begin(), plan.removed.end(), report->entry.tree) != plan.removed.end();
-    fmt::print("  {} {} ({}, built {} ago, {})\n", options.yes ? (done ? "removed" : "not removed") : "would remove",
+    bool done =
+      std::find(plan.removed.begin(), plan.removed.end(), report->entry.tree) != plan.removed.end();
+    fmt::print("  {} {} ({}, built {} ago, {})\n",
+               options.yes ? (done ? "removed" : "not removed") : "would remove",
                report->entry.tree, format_size(report->size.bytes),
                describe_age(now_ns() - report->last_build_ns), origin_text(*report));
   }
@@ -232,14 +245,16 @@ void print_clean(const CleanPlan& plan, const SpaceOptions& options)
     fmt::print("  error: {}\n", error);
   }
   if (options.yes) {
-    fmt::print("freed {} ({} tree{})\n", format_size(plan.freed_bytes), plan.removed.size(), plan.removed.size() == 1 ? "" : "s");
+    fmt::print("freed {} ({} tree{})\n", format_size(plan.freed_bytes), plan.removed.size(),
+               plan.removed.size() == 1 ? "" : "s");
   } else {
     std::uint64_t bytes = 0;
     for (const auto* report : plan.remove) {
       bytes += report->size.bytes;
     }
     fmt::print("would free {} ({} tree{}); run again with --yes to remove {}\n", format_size(bytes),
-               plan.remove.size(), plan.remove.size() == 1 ? "" : "s", plan.remove.size() == 1 ? "it" : "them");
+               plan.remove.size(), plan.remove.size() == 1 ? "" : "s",
+               plan.remove.size() == 1 ? "it" : "them");
   }
 }
 
@@ -279,9 +294,11 @@ void remove_tree(const TreeReport& report, const SpaceOptions& options, CleanPla
   TreeReport now = examine_tree(report.entry);
   now.size = report.size;
   now.lock = LockState::idle;  // we hold it: no nvfresh process of the tree runs, none can start
-  std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options)) : "its build lock is held: a build started";
+  std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options))
+                                    : "its build lock is held: a build started";
   std::error_code error;
-  const fs::path tree = fs::canonical(report.entry.tree, error);  // the directory, not a symlink to it
+  const fs::path tree =
+    fs::canonical(report.entry.tree, error);  // the directory, not a symlink to it
   if (reason.empty() && error) {
     reason = error.message();
   }
@@ -291,7 +308,8 @@ void remove_tree(const TreeReport& report, const SpaceOptions& options, CleanPla
   }
   fs::remove_all(tree, error);
   if (error) {
-    plan.errors.push_back(fmt::format("{} only partly removed: {}", report.entry.tree, error.message()));
+    plan.errors.push_back(
+      fmt::format("{} only partly removed: {}", report.entry.tree, error.message()));
     return;
   }
   unregister_tree(report.entry);
@@ -327,11 +345,19 @@ nlohmann::json clean_json(const CleanPlan& plan, const SpaceOptions& options)
   for (const auto& [report, reason] : plan.keep) {
     keep.push_back({{"path", report->entry.tree}, {"reason", reason}});
   }
-  return {{"older_than_days", options.older_than_days}, {"dry_run", !options.yes}, {"remove", remove}, {"keep", keep}, {"removed", plan.removed}, {"freed_bytes", plan.freed_bytes}, {"errors", plan.errors}};
+  return {{"older_than_days", options.older_than_days},
+          {"dry_run", !options.yes},
+          {"remove", remove},
+          {"keep", keep},
+          {"removed", plan.removed},
+          {"freed_bytes", plan.freed_bytes},
+          {"errors", plan.errors}};
 }
 
-nlohmann::json report_json(const std::vector<TreeReport>& reports, const std::vector<FileSystemSpace>& spaces,
-                           const std::vector<FootprintEntry>& entries, const std::vector<std::string>& gone)
+nlohmann::json report_json(const std::vector<TreeReport>& reports,
+                           const std::vector<FileSystemSpace>& spaces,
+                           const std::vector<FootprintEntry>& entries,
+                           const std::vector<std::string>& gone)
 {
   nlohmann::json trees = nlohmann::json::array();
   nlohmann::json systems = nlohmann::json::array();
@@ -341,12 +367,18 @@ nlohmann::json report_json(const std::vector<TreeReport>& reports, const std::ve
     trees.push_back(tree_json(report, now));
   }
   for (const auto& space : spaces) {
-    systems.push_back({{"mount_point", space.mount_point}, {"free_bytes", space.free_bytes}, {"total_bytes", space.total_bytes}, {"used_percent", space.used_percent()}});
+    systems.push_back({{"mount_point", space.mount_point},
+                       {"free_bytes", space.free_bytes},
+                       {"total_bytes", space.total_bytes},
+                       {"used_percent", space.used_percent()}});
   }
   for (const auto& entry : entries) {
     stores.push_back({{"store", entry.store}, {"path", entry.path}, {"bytes", entry.bytes}});
   }
-  return {{"trees", trees}, {"file_systems", systems}, {"footprint", stores}, {"unregistered_gone", gone}};
+  return {{"trees", trees},
+          {"file_systems", systems},
+          {"footprint", stores},
+          {"unregistered_gone", gone}};
 }
 
 // Entries of trees that no longer exist leave the registry; their paths are returned.
@@ -366,12 +398,17 @@ std::vector<std::string> forget_gone_trees(std::vector<RegistryEntry>& entries)
 
 int parse_options(const std::vector<std::string>& args, SpaceOptions& options)
 {
-  CLI::App app{"The build trees nvfresh knows, their size and free space; --clean removes old regenerable ones",
+  CLI::App app{"The build trees nvfresh knows, their size and free space; --clean removes old "
+               "regenerable ones",
                "nvfresh space"};
-  app.add_option("paths", options.paths, "only the registered trees at, under or around these paths");
+  app.add_option("paths", options.paths,
+                 "only the registered trees at, under or around these paths");
   app.add_flag("--json", options.json, "machine-readable output");
-  auto* clean = app.add_flag("--clean", options.clean, "remove idle, old, regenerable trees (a dry run without --yes)");
-  auto* older = app.add_option("--older-than", options.older_than_days, "with --clean: trees last built more than DAYS ago")
+  auto* clean = app.add_flag("--clean", options.clean,
+                             "remove idle, old, regenerable trees (a dry run without --yes)");
+  auto* older = app
+                  .add_option("--older-than", options.older_than_days,
+                              "with --clean: trees last built more than DAYS ago")
                   ->check(CLI::NonNegativeNumber);
   app.add_flag("--yes", options.yes, "with --clean: really remove them")->needs(clean);
   clean->needs(older);
@@ -400,7 +437,8 @@ int run_space(const std::vector<std::string>& args)
   std::vector<RegistryEntry> entries = list_registry(registry);
   std::vector<std::string> gone = forget_gone_trees(entries);
   entries = distinct_trees(std::move(entries));
-  entries.erase(std::remove_if(entries.begin(), entries.end(), [&](const auto& e) { return !selected(e, options.paths); }),
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [&](const auto& e) { return !selected(e, options.paths); }),
                 entries.end());
   std::vector<TreeReport> reports = examine_trees(entries);
   CleanPlan plan = options.clean ? plan_clean(reports, options) : CleanPlan{};
@@ -411,11 +449,14 @@ int run_space(const std::vector<std::string>& args)
     std::vector<RegistryEntry> left = list_registry(registry);
     forget_gone_trees(left);  // the other names of the removed trees
   }
-  auto spaces = file_systems(reports, options.paths);  // after the removals: the space they freed shows
+  auto spaces =
+    file_systems(reports, options.paths);  // after the removals: the space they freed shows
   std::vector<TreeReport> remaining;
-  std::copy_if(reports.begin(), reports.end(), std::back_inserter(remaining), [&](const TreeReport& report) {
-    return std::find(plan.removed.begin(), plan.removed.end(), report.entry.tree) == plan.removed.end();
-  });
+  std::copy_if(reports.begin(), reports.end(), std::back_inserter(remaining),
+               [&](const TreeReport& report) {
+                 return std::find(plan.removed.begin(), plan.removed.end(), report.entry.tree) ==
+                        plan.removed.end();
+               });
   auto stores = footprint(remaining, registry);
   if (options.json) {
     nlohmann::json out = report_json(reports, spaces, stores, gone);

@@ -3,7 +3,7 @@
 #include "record/record_root.hpp"
 #include "space/build_lock.hpp"
 #include "space/registry.hpp"
-#include "util/file_io.hpp"
+#include "util/clock.hpp"
 #include "util/log.hpp"
 
 #include <filesystem>

@@ -7,7 +7,7 @@
 // k_registry_refresh_ns per tree one small write. Never throws, never prints.
 #pragma once
 
-#include "util/process.hpp"
+#include "util/environment.hpp"
 
 #include <string>
 

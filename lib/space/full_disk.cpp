@@ -92,8 +92,8 @@ std::string file_system_sentence(const FileSystemSpace& space, const std::vector
 
 std::string temporary_dir(const Environment& env)
 {
-  auto found = env.find("TMPDIR");
-  return found != env.end() && !found->second.empty() ? found->second : "/tmp";
+  std::string dir = env_value(env, "TMPDIR");
+  return dir.empty() ? "/tmp" : dir;
 }
 
 std::optional<double> parse_decimal(std::string_view text)

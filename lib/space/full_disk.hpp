@@ -23,7 +23,7 @@
 #pragma once
 
 #include "util/disk_space.hpp"
-#include "util/process.hpp"
+#include "util/environment.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -30,12 +30,6 @@ constexpr const char* k_header = "nvfresh-tree\t1";
 constexpr const char* k_suffix = ".tree";
 constexpr std::uint64_t k_max_entry_bytes = 64 * 1024;
 
-std::string lookup(const Environment& env, const std::string& name)
-{
-  auto found = env.find(name);
-  return found != env.end() ? found->second : std::string();
-}
-
 std::optional<RegistryEntry> entry_from_fields(const std::map<std::string, std::string>& fields,
                                                std::string* error)
 {
@@ -59,10 +53,10 @@ std::optional<RegistryEntry> entry_from_fields(const std::map<std::string, std::
 
 std::string registry_dir(const Environment& env)
 {
-  if (std::string state = lookup(env, "XDG_STATE_HOME"); !state.empty() && state[0] == '/') {
+  if (std::string state = env_value(env, "XDG_STATE_HOME"); !state.empty() && state[0] == '/') {
     return state + "/nvfresh/trees";
   }
-  if (std::string home = lookup(env, "HOME"); !home.empty() && home[0] == '/') {
+  if (std::string home = env_value(env, "HOME"); !home.empty() && home[0] == '/') {
     return home + "/.local/state/nvfresh/trees";
   }
   return {};

@@ -8,7 +8,7 @@
 // it was refreshed; `space` takes the last build time from it and from the record root's activity.
 #pragma once
 
-#include "util/process.hpp"
+#include "util/environment.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -24,7 +24,8 @@ std::string keep_for_activity(const TreeReport& report, const CleanRule& rule)
   switch (activity_of(report, rule.now_ns)) {
   case Activity::running: return "a build is running there (its build lock is held)";
   case Activity::recent:
-    return fmt::format("built {} ago: a build may still be going on", describe_age(rule.now_ns - report.last_build_ns));
+    return fmt::format("built {} ago: a build may still be going on",
+                       describe_age(rule.now_ns - report.last_build_ns));
   case Activity::idle: break;
   }
   return {};
@@ -42,7 +43,8 @@ std::string keep_for_what_it_holds(const TreeReport& report, const CleanRule& ru
   const std::string tree = std::filesystem::canonical(report.entry.tree, error).string();
   for (const auto& dir : rule.must_survive) {
     if (error || is_within(dir, tree)) {
-      return fmt::format("it holds {}", error ? std::string("a path that cannot be resolved") : dir);
+      return fmt::format("it holds {}",
+                         error ? std::string("a path that cannot be resolved") : dir);
     }
   }
   if (!report.size.mount_inside.empty()) {
@@ -74,7 +76,8 @@ TreeReport examine_tree(const RegistryEntry& entry)
   report.entry = entry;
   report.exists = stat_file(entry.tree).is_directory;
   report.owner_uid = owner_of(entry.tree);
-  report.origin = report.exists ? classify_tree(entry.tree) : TreeOrigin{false, entry.source_dir, "it is gone"};
+  report.origin =
+    report.exists ? classify_tree(entry.tree) : TreeOrigin{false, entry.source_dir, "it is gone"};
   if (report.origin.source_dir.empty()) {
     report.origin.source_dir = entry.source_dir;
   }
@@ -106,15 +109,17 @@ std::string reason_to_keep(const TreeReport& report, const CleanRule& rule)
   if (report.owner_uid != rule.uid) {
     return fmt::format("it belongs to uid {}, not to you (uid {})", report.owner_uid, rule.uid);
   }
-  const double age_days = static_cast<double>(rule.now_ns - report.last_build_ns) / static_cast<double>(k_day_ns);
+  const double age_days =
+    static_cast<double>(rule.now_ns - report.last_build_ns) / static_cast<double>(k_day_ns);
   if (age_days < rule.older_than_days) {
-    return fmt::format("built {} ago, not more than {:g} days", describe_age(rule.now_ns - report.last_build_ns),
-                       rule.older_than_days);
+    return fmt::format("built {} ago, not more than {:g} days",
+                       describe_age(rule.now_ns - report.last_build_ns), rule.older_than_days);
   }
   return keep_for_what_it_holds(report, rule);
 }
 
-std::vector<FootprintEntry> footprint(const std::vector<TreeReport>& trees, const std::string& registry)
+std::vector<FootprintEntry> footprint(const std::vector<TreeReport>& trees,
+                                      const std::string& registry)
 {
   std::vector<FootprintEntry> entries;
   for (const auto& tree : trees) {

@@ -39,16 +39,15 @@ std::int64_t last_build_ns(const RegistryEntry& entry);
 // Everything but the sizes (no walk): cheap, one tree at a time.
 TreeReport examine_tree(const RegistryEntry& entry);
 
-enum class Activity { running,
-                      recent,
-                      idle };
+enum class Activity { running, recent, idle };
 Activity activity_of(const TreeReport& report, std::int64_t now_ns);
 
 struct CleanRule {
   double older_than_days = 0;
   std::int64_t now_ns = 0;
-  unsigned uid = 0;                       // the user running `space`
-  std::vector<std::string> must_survive;  // canonical dirs no removal may take along ($HOME, the cwd)
+  unsigned uid = 0;  // the user running `space`
+  std::vector<std::string>
+    must_survive;  // canonical dirs no removal may take along ($HOME, the cwd)
 };
 
 // "" when --clean may remove the tree, else why it stays.
@@ -62,7 +61,8 @@ struct FootprintEntry {
   std::uint64_t bytes = 0;
 };
 
-std::vector<FootprintEntry> footprint(const std::vector<TreeReport>& trees, const std::string& registry);
+std::vector<FootprintEntry> footprint(const std::vector<TreeReport>& trees,
+                                      const std::string& registry);
 
 // "3 days", "5 hours", "12 minutes", "just now".
 std::string describe_age(std::int64_t age_ns);

@@ -14,12 +14,12 @@ namespace {
 
 class Walk {
 public:
-  Walk(TreeSize& size, const SizeProgress& progress)
-    : m_size(size), m_progress(progress) {}
+  Walk(TreeSize& size, const SizeProgress& progress) : m_size(size), m_progress(progress) {}
 
   void count(const struct stat& st)
   {
-    if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && !m_linked.insert({st.st_dev, st.st_ino}).second) {
+    if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) &&
+        !m_linked.insert({st.st_dev, st.st_ino}).second) {
       return;
     }
     m_size.bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;

@@ -7,7 +7,8 @@
 
 using namespace nvfresh;
 
-TEST_CASE("the tree of a record root: its parent, or the build tree of the working directory", "[activity]")
+TEST_CASE("the tree of a record root: its parent, or the build tree of the working directory",
+          "[activity]")
 {
   test::TempDir dir;
   dir.write("build/CMakeCache.txt", "");
@@ -21,7 +22,8 @@ TEST_CASE("entering a build tree takes its lock and registers it", "[activity]")
   test::TempDir dir;
   dir.write("src/CMakeLists.txt", "");
   dir.write("build/CMakeCache.txt", "CMAKE_HOME_DIRECTORY:INTERNAL=" + dir.path("src") + "\n");
-  enter_build_tree(dir.path("build/.nvfresh"), dir.path("build"), {{"XDG_STATE_HOME", dir.path("state")}});
+  enter_build_tree(dir.path("build/.nvfresh"), dir.path("build"),
+                   {{"XDG_STATE_HOME", dir.path("state")}});
   CHECK(probe_build_lock(dir.path("build/.nvfresh")) == LockState::held);
   auto entries = list_registry(dir.path("state/nvfresh/trees"));
   REQUIRE(entries.size() == 1);
@@ -30,6 +32,7 @@ TEST_CASE("entering a build tree takes its lock and registers it", "[activity]")
 
   // Neither a record root nor a state dir that cannot be written is an error.
   dir.write("file", "");
-  enter_build_tree(dir.path("file/.nvfresh"), dir.path("file"), {{"XDG_STATE_HOME", dir.path("file/state")}});
+  enter_build_tree(dir.path("file/.nvfresh"), dir.path("file"),
+                   {{"XDG_STATE_HOME", dir.path("file/state")}});
   CHECK(probe_build_lock(dir.path("file/.nvfresh")) == LockState::no_lock_file);
 }

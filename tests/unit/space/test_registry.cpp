@@ -1,5 +1,6 @@
 #include "space/registry.hpp"
 #include "temp_dir.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>

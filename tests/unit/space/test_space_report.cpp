@@ -1,5 +1,6 @@
 #include "space/space_report.hpp"
 #include "temp_dir.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>
@@ -42,13 +43,21 @@ TEST_CASE("--clean removes only regenerable, idle, old trees of the user", "[spa
   const Case cases[] = {
     {"gone", [](TreeReport& r) { r.exists = false; }, "it is gone"},
     {"running", [](TreeReport& r) { r.lock = LockState::held; }, "a build is running there"},
-    {"recent", [](TreeReport& r) { r.last_build_ns = k_now - 5 * 60'000'000'000LL; }, "built 5 minutes ago"},
-    {"ambiguous", [](TreeReport& r) { r.origin = {false, "/src/gone", "its source dir /src/gone is gone"}; },
+    {"recent", [](TreeReport& r) { r.last_build_ns = k_now - 5 * 60'000'000'000LL; },
+     "built 5 minutes ago"},
+    {"ambiguous",
+     [](TreeReport& r) {
+       r.origin = {false, "/src/gone", "its source dir /src/gone is gone"};
+     },
      "ambiguous: its source dir /src/gone is gone"},
-    {"someone else's", [](TreeReport& r) { r.owner_uid = 1001; }, "belongs to uid 1001, not to you (uid 1000)"},
-    {"young", [](TreeReport& r) { r.last_build_ns = k_now - 20 * k_day_ns; }, "built 20 days ago, not more than 30 days"},
-    {"a mount inside", [](TreeReport& r) { r.size.mount_inside = "/b/old/mnt"; }, "mounted inside it (/b/old/mnt)"},
-    {"unreadable", [](TreeReport& r) { r.size.unreadable = "/b/old/x"; }, "cannot be read (/b/old/x)"},
+    {"someone else's", [](TreeReport& r) { r.owner_uid = 1001; },
+     "belongs to uid 1001, not to you (uid 1000)"},
+    {"young", [](TreeReport& r) { r.last_build_ns = k_now - 20 * k_day_ns; },
+     "built 20 days ago, not more than 30 days"},
+    {"a mount inside", [](TreeReport& r) { r.size.mount_inside = "/b/old/mnt"; },
+     "mounted inside it (/b/old/mnt)"},
+    {"unreadable", [](TreeReport& r) { r.size.unreadable = "/b/old/x"; },
+     "cannot be read (/b/old/x)"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -60,7 +69,8 @@ TEST_CASE("--clean removes only regenerable, idle, old trees of the user", "[spa
   test::TempDir dir;
   TreeReport holding = removable();
   holding.entry.tree = dir.path();
-  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path("home/u")}}) == "it holds " + dir.path("home/u"));
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path("home/u")}}) ==
+        "it holds " + dir.path("home/u"));
   CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path()}}) == "it holds " + dir.path());
   CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path() + "-sibling"}}).empty());
 

@@ -21,7 +21,8 @@ std::uint64_t allocated(const std::string& path)
 
 }  // namespace
 
-TEST_CASE("a tree's size counts allocated blocks, hard links once, symlinks as links", "[tree_size]")
+TEST_CASE("a tree's size counts allocated blocks, hard links once, symlinks as links",
+          "[tree_size]")
 {
   test::TempDir dir;
   std::string big = dir.write("tree/sub/big.o", std::string(300'000, 'x'));
@@ -32,7 +33,8 @@ TEST_CASE("a tree's size counts allocated blocks, hard links once, symlinks as l
   std::filesystem::create_directory_symlink(dir.path("outside"), dir.path("tree/dirlink"));
 
   std::uint64_t expected = 0;
-  for (const char* path : {"tree", "tree/sub", "tree/sub/big.o", "tree/small.o", "tree/link", "tree/dirlink"}) {
+  for (const char* path :
+       {"tree", "tree/sub", "tree/sub/big.o", "tree/small.o", "tree/link", "tree/dirlink"}) {
     expected += allocated(dir.path(path));
   }
   TreeSize size = measure_tree(dir.path("tree"));
@@ -40,7 +42,8 @@ TEST_CASE("a tree's size counts allocated blocks, hard links once, symlinks as l
   CHECK(size.bytes == expected);
   CHECK(size.bytes >= 300'000);
   CHECK(size.bytes < 2'000'000);
-  CHECK(size.entries == 6);  // the top, sub, two files (the second name of big.o is not counted), two links
+  CHECK(size.entries ==
+        6);  // the top, sub, two files (the second name of big.o is not counted), two links
   CHECK(size.mount_inside.empty());
   CHECK(size.unreadable.empty());
   CHECK_FALSE(measure_tree(dir.path("missing")).exists);
