@@ -295,7 +295,7 @@ void remove_tree(const TreeReport& report, const SpaceOptions& options, CleanPla
   now.size = report.size;
   now.lock = LockState::idle;  // we hold it: no nvfresh process of the tree runs, none can start
   std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options))
-                                    : "its build lock is held: a build started";
+                                    : "its build lock is held (a build started) or cannot be made";
   std::error_code error;
   const fs::path tree =
     fs::canonical(report.entry.tree, error);  // the directory, not a symlink to it
