@@ -30,7 +30,7 @@ TreeReport removable()
 
 }  // namespace
 
-TEST_CASE("--clean removes only regenerable, idle, old trees of the user", "[space_report]")
+TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[space_report]")
 {
   const CleanRule rule{30, k_now, 1000};
   CHECK(reason_to_keep(removable(), rule).empty());
