@@ -9,13 +9,14 @@
 // unless --yes. It never touches a tree that is running, ambiguous or not registered.
 // Exit status: 0; 1 when a removal failed; 2 for bad usage.
 #include "commands/commands.hpp"
+#include "commands/subcommand_options.hpp"
 #include "space/registry.hpp"
 #include "space/space_report.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
+#include "util/json.hpp"
 #include "util/process.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -396,14 +397,14 @@ std::vector<std::string> forget_gone_trees(std::vector<RegistryEntry>& entries)
   return gone;
 }
 
-int parse_options(const std::vector<std::string>& args, SpaceOptions& options)
+// nullopt: parsed, go on; otherwise the exit status to return now (0 for --help, 2 for bad usage).
+std::optional<int> parse_options(const std::vector<std::string>& args, SpaceOptions& options)
 {
-  CLI::App app{"The build trees nvfresh knows, their size and free space; --clean removes old "
-               "regenerable ones",
-               "nvfresh space"};
+  SubcommandOptions cli("space");
+  CLI::App& app = cli.app();
   app.add_option("paths", options.paths,
                  "only the registered trees at, under or around these paths");
-  app.add_flag("--json", options.json, "machine-readable output");
+  cli.add_json(options.json);
   auto* clean = app.add_flag("--clean", options.clean,
                              "remove idle, old, regenerable trees (a dry run without --yes)");
   auto* older = app
@@ -413,13 +414,7 @@ int parse_options(const std::vector<std::string>& args, SpaceOptions& options)
   app.add_flag("--yes", options.yes, "with --clean: really remove them")->needs(clean);
   clean->needs(older);
   older->needs(clean);
-  try {
-    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
-  } catch (const CLI::ParseError& error) {
-    int status = app.exit(error);
-    return status == 0 ? -1 : 2;
-  }
-  return 0;
+  return cli.parse(args);
 }
 
 }  // namespace
@@ -427,8 +422,8 @@ int parse_options(const std::vector<std::string>& args, SpaceOptions& options)
 int run_space(const std::vector<std::string>& args)
 {
   SpaceOptions options;
-  if (int status = parse_options(args, options); status != 0) {
-    return status < 0 ? 0 : status;
+  if (std::optional<int> status = parse_options(args, options)) {
+    return *status;
   }
   for (auto& path : options.paths) {
     path = canonical_or_same(path);
@@ -463,7 +458,7 @@ int run_space(const std::vector<std::string>& args)
     if (options.clean) {
       out["clean"] = clean_json(plan, options);
     }
-    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    print_json(out);
     return plan.errors.empty() ? 0 : 1;
   }
   print_trees(reports, now_ns());
