@@ -393,8 +393,9 @@ EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_th
     recount[item.shard][CacheCounter::files] += 1;
     recount[item.shard][CacheCounter::bytes] += static_cast<std::int64_t>(item.file.size);
   }
-  for (const auto& [dir, counts] : recount) {
-    update_counters(dir + "/stats", [&](CacheCounters& c) {
+  for (const auto& shard : recount) {
+    const CacheCounters& counts = shard.second;  // clang 14 cannot capture a structured binding
+    update_counters(shard.first + "/stats", [&](CacheCounters& c) {
       c[CacheCounter::files] = counts[CacheCounter::files];
       c[CacheCounter::bytes] = counts[CacheCounter::bytes];
       c[CacheCounter::evictions] += counts[CacheCounter::evictions];

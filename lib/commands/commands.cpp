@@ -31,6 +31,9 @@ const std::vector<Command>& commands()
      "the object cache shared by your build trees: stats, clear, evict, verify (compile entries "
      "again and compare)",
      run_cache},
+    {"space",
+     "build trees by size, free space per file system; --clean removes old regenerable ones",
+     run_space},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
     {"--version", "print nvfresh's version", run_version},
   };
@@ -60,7 +63,7 @@ int run_help(const std::vector<std::string>& args)
   }
   fmt::print(
     "\nsettings: NVFRESH_DISABLE, NVFRESH_RECORD_DIR, NVFRESH_LOG_FILE, NVFRESH_TRACE_LIB, "
-    "NVFRESH_CONFIG,\n          NVFRESH_CACHE, NVFRESH_CACHE_DIR, NVFRESH_CACHE_MAX_SIZE, "
+    "NVFRESH_SPACE_FLOOR, NVFRESH_CONFIG,\n          NVFRESH_CACHE, NVFRESH_CACHE_DIR, NVFRESH_CACHE_MAX_SIZE, "
     "NVFRESH_CACHE_MIN_FREE, "
     "NVFRESH_CACHE_VERIFY (see README)\n");
   return 0;

@@ -29,5 +29,6 @@ int run_link_record(const std::vector<std::string>& args);
 int run_repro(const std::vector<std::string>& args);
 int run_compare(const std::vector<std::string>& args);
 int run_cache(const std::vector<std::string>& args);
+int run_space(const std::vector<std::string>& args);
 
 }  // namespace nvfresh

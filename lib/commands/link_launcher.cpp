@@ -21,6 +21,7 @@
 #include "proof/build_graph.hpp"
 #include "record/link_record.hpp"
 #include "record/record_root.hpp"
+#include "space/activity.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
 
@@ -218,8 +219,14 @@ int run_command_and_record(const LinkOptions& options)
   std::optional<PendingLink> pending;
   try {
     FileHasher hasher;
-    pending =
-      load_config(current_environment()).disabled ? std::nullopt : prepare_link(options, hasher);
+    Config config = load_config(current_environment());
+    if (!config.disabled) {
+      const std::string cwd = current_directory();
+      enter_build_tree(record_root_for(options, cwd),
+                       options.build_dir.empty() ? cwd : absolute_path(options.build_dir, cwd),
+                       current_environment());
+      pending = prepare_link(options, hasher);
+    }
   } catch (const std::exception& error) {
     log::info("link-record: not recorded: {}", error.what());
   }

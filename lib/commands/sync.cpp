@@ -14,12 +14,19 @@
 // stamps under <build dir>/.nvfresh/stamps) and nvfresh's record root, whatever they name. Never
 // fails the build: problems go to stderr with an "nvfresh:" prefix and the exit status stays 0.
 //
+// Like every nvfresh process of a tree it holds the tree's build lock and keeps its registry entry
+// (space/activity.hpp). Once per build it also warns, in one line on stderr, when the build tree's
+// file system is below the free-space floor (NVFRESH_SPACE_FLOOR, default 2 GiB or 2%).
+//
 // stamps.map grammar: one line per CUDA source, "source-path TAB stamp-path LF" (absolute paths).
 #include "commands/commands.hpp"
 #include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
 #include "proof/artifacts.hpp"
+#include "proof/tree_status.hpp"
 #include "record/record_root.hpp"
+#include "space/activity.hpp"
+#include "space/full_disk.hpp"
 #include "util/file_io.hpp"
 
 #include <fmt/format.h>
@@ -139,7 +146,12 @@ int run_sync(const std::vector<std::string>& args)
     return *status;
   }
   try {
-    ProvenTree tree = prove_tree(build_dir, current_environment());
+    Environment env = current_environment();
+    Config config = load_config(env);
+    TreeScope scope = tree_scope(build_dir, config.record_dir);
+    enter_build_tree(scope.record_root, scope.build_dir, env);
+    warn_if_below_floor(scope.build_dir, config.space_floor);
+    ProvenTree tree = prove_tree(build_dir, env);
     auto stamps = read_stamp_map(tree.scope.build_dir + "/.nvfresh");
     for (const auto& status : tree.objects) {
       if (status.verdict.fresh()) {

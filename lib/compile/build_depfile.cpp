@@ -39,7 +39,12 @@ std::vector<std::string> depfile_prerequisites(const Record& record, const std::
 void write_build_depfile(const std::string& path, const std::string& target,
                          const std::vector<std::string>& prerequisites, bool phony_targets)
 {
-  write_file_atomically(path, format_depfile(target, prerequisites, phony_targets));
+  try {
+    write_file_atomically(path, format_depfile(target, prerequisites, phony_targets));
+  } catch (const FileWriteError& error) {
+    throw error.with_advice("the build asked for this depfile there (-MF); free space on that "
+                            "file system; see nvfresh space");
+  }
 }
 
 }  // namespace nvfresh

@@ -12,6 +12,8 @@
 #include "outcome/outcome.hpp"
 #include "record/events.hpp"
 #include "record/record_root.hpp"
+#include "space/activity.hpp"
+#include "space/full_disk.hpp"
 #include "trace/trace_channel.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -230,6 +232,9 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
     return run_plain(command, env, runner);
   }
   run.end_ns = now_ns();
+  if (!result.succeeded()) {
+    warn_if_failed_for_space({plan.object, plan.depfile_path, plan.record_root, plan.child_env});
+  }
   Record recorded;
   Outcome outcome = result.succeeded()
                       ? record_or_report(prepared, run, trace, captured, previous, &recorded)
@@ -262,6 +267,7 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
       return run_plain(command, env, runner);
     }
     prepared = std::move(std::get<Prepared>(planned));
+    enter_build_tree(prepared->plan.record_root, prepared->plan.working_dir, env);
     LoadedRecord loaded = load_record(prepared->plan.record_file, /*keep_stored=*/true);
     decision = skip_if_unchanged(*prepared, loaded);
     previous = std::move(loaded.record);

@@ -14,6 +14,8 @@
 //                                       system, at most 20 GiB)
 //   NVFRESH_CACHE_MIN_FREE cache_min_free  below this much free space nothing is stored (default 1G)
 //   NVFRESH_CACHE_VERIFY   cache_verify the fraction of hits compiled anyway to verify them (0.01)
+//   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
+//                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
 
 #include "util/process.hpp"
@@ -34,6 +36,7 @@ struct Config {
   std::string cache_max_size;
   std::string cache_min_free;
   std::string cache_verify;
+  std::string space_floor;  // "" means the default
   std::string config_file;  // the file that was read, if any
 };
 

@@ -20,7 +20,6 @@
 #include "record/link_record.hpp"
 
 #include "record/record_root.hpp"
-
 #include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
@@ -227,9 +226,8 @@ std::vector<LinkRecord> load_all_link_records(const std::string& record_root)
 
 void save_link_record(const std::string& record_root, const LinkRecord& record)
 {
-  std::string file = link_record_file_for(record_root, record.artifact);
-  fs::create_directories(fs::path(file).parent_path());
-  write_compressed_file(file, serialize_link_record(record));
+  write_record_file(link_record_file_for(record_root, record.artifact),
+                    serialize_link_record(record));
 }
 
 }  // namespace nvfresh

@@ -161,9 +161,19 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored)
 
 void save_record(const std::string& record_file, const Record& record)
 {
-  fs::create_directories(fs::path(record_file).parent_path());
-  write_compressed_file(record_file, serialize_record(record),
-                        serialize_record_head({record.object, record.source}));
+  write_record_file(record_file, serialize_record(record),
+                    serialize_record_head({record.object, record.source}));
+}
+
+void write_record_file(const std::string& file, std::string_view text, std::string_view head)
+{
+  try {
+    make_directories(fs::path(file).parent_path().string());
+    write_compressed_file(file, text, head);
+  } catch (const FileWriteError& error) {
+    throw error.with_advice("free space there, or point NVFRESH_RECORD_DIR at a disk with room; "
+                            "see nvfresh space");
+  }
 }
 
 void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,

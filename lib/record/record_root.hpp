@@ -8,6 +8,8 @@
 //   links/<basename>-<hash>.link    one link record per linked artifact (link_record.cpp)
 //   hash-cache                      stat-keyed content hashes of large files (file_hasher.cpp)
 //   events.log, events.log.1        the outcome of every compile (events.cpp)
+//   build.lock                      held (flock) by every nvfresh process of the tree while it runs
+//                                   (space/build_lock.hpp)
 // The CMake module keeps its own state in "<build dir>/.nvfresh" (stamps.map, stamps/: see
 // commands/sync.cpp and cmake/nvfresh.cmake), also when NVFRESH_RECORD_DIR points elsewhere.
 #pragma once
@@ -16,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvfresh {
@@ -67,6 +70,12 @@ void save_record(const std::string& record_file, const Record& record);  // atom
 void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
                       const std::vector<HistoryEntry>& history);
 void remove_record(const std::string& record_file);  // no error if absent
+
+// Writes one of nvfresh's files under a record root (a record, a link record), compressed and
+// atomically with its head (write_compressed_file), creating its directory. Throws
+// FileWriteError; on a full disk its message names the file system and says what to do (free space
+// there, or NVFRESH_RECORD_DIR).
+void write_record_file(const std::string& file, std::string_view text, std::string_view head = {});
 
 std::vector<std::string> list_record_files(const std::string& record_root);
 

@@ -1,5 +1,7 @@
 #include "util/file_io.hpp"
 
+#include "util/disk_space.hpp"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -35,6 +37,18 @@ FileStat from_stat(const struct stat& st)
   result.inode = st.st_ino;
   result.device = st.st_dev;
   return result;
+}
+
+std::string describe_write_error(const std::string& path, int error)
+{
+  if (error == ENOSPC) {
+    return fmt::format("cannot write {}: {}", path, describe_full(file_system_space(path)));
+  }
+  if (error == EDQUOT) {
+    return fmt::format("cannot write {}: your disk quota on {} is used up ({})", path,
+                       file_system_space(path).mount_point, std::strerror(error));
+  }
+  return fmt::format("cannot write {}: {}", path, std::strerror(error));
 }
 
 void write_all(int fd, std::string_view content, const std::string& path)
@@ -78,15 +92,24 @@ FileStat lstat_file(const std::string& path)
 }
 
 FileWriteError::FileWriteError(const std::string& path, int error)
-  : std::runtime_error(error == ENOSPC || error == EDQUOT
-                         ? fmt::format("no space left on the device holding {}", path)
-                         : fmt::format("cannot write {}: {}", path, std::strerror(error))),
-    m_path(path), m_error(error)
+  : FileWriteError(path, error, describe_write_error(path, error))
+{}
+
+FileWriteError::FileWriteError(const std::string& path, int error, const std::string& message)
+  : std::runtime_error(message), m_path(path), m_error(error)
 {}
 
 bool FileWriteError::disk_full() const
 {
   return m_error == ENOSPC || m_error == EDQUOT;
+}
+
+FileWriteError FileWriteError::with_advice(const std::string& advice) const
+{
+  if (!disk_full()) {
+    return *this;
+  }
+  return FileWriteError(m_path, m_error, fmt::format("{}: {}", what(), advice));
 }
 
 int open_regular_file(const std::string& path)
@@ -183,10 +206,10 @@ void write_file_atomically(const std::string& path, std::string_view content)
   std::string temp = fmt::format("{}.nvfresh-tmp.{}.{}", path, ::getpid(), counter++);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
-    throw FileWriteError(temp, errno);
+    throw FileWriteError(path, errno);
   }
   try {
-    write_all(fd, content, temp);
+    write_all(fd, content, path);
   } catch (...) {
     ::close(fd);
     ::unlink(temp.c_str());
@@ -195,12 +218,21 @@ void write_file_atomically(const std::string& path, std::string_view content)
   if (::close(fd) != 0) {
     int error = errno;
     ::unlink(temp.c_str());
-    throw FileWriteError(temp, error);
+    throw FileWriteError(path, error);
   }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int error = errno;
     ::unlink(temp.c_str());
     throw FileWriteError(path, error);
+  }
+}
+
+void make_directories(const std::string& dir)
+{
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw FileWriteError(dir, error.value());
   }
 }
 

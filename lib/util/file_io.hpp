@@ -48,23 +48,31 @@ int open_regular_file(const std::string& path);
 // error. Stops early, with true, when consume returns false.
 bool read_chunks(int fd, const std::function<bool(std::string_view)>& consume);
 
-// A write that failed: which file, and errno (ENOSPC/EDQUOT: the file system is full). What the
-// message advises is the caller's business: only it knows what the file is for.
+// A write that failed: which file, and errno (ENOSPC/EDQUOT: the file system is full). On a full
+// file system the message names it and how full it is: "cannot write <path>: /mnt is full (0 B
+// free of 64 KiB)". What the message advises is the caller's business: only it knows what the file
+// is for, and adds that with with_advice.
 class FileWriteError : public std::runtime_error {
 public:
   FileWriteError(const std::string& path, int error);
   const std::string& path() const { return m_path; }
   int error() const { return m_error; }
   bool disk_full() const;
+  // This error with ": <advice>" appended when the disk is full; any other error unchanged.
+  FileWriteError with_advice(const std::string& advice) const;
 
 private:
+  FileWriteError(const std::string& path, int error, const std::string& message);
   std::string m_path;
   int m_error;
 };
 
-// Writes to "<path>.nvfresh-tmp.<pid>.<n>" and renames over path. Throws FileWriteError on
-// failure (the temp file is removed).
+// Writes to "<path>.nvfresh-tmp.<pid>.<n>" and renames over path. Throws FileWriteError naming
+// path (not its temporary) on failure; the temp file is removed.
 void write_file_atomically(const std::string& path, std::string_view content);
+
+// Creates dir and its missing parents; throws FileWriteError on failure.
+void make_directories(const std::string& dir);
 
 // Sets a file's mtime (atime left alone). Throws on failure.
 void set_mtime_ns(const std::string& path, std::int64_t mtime_ns);

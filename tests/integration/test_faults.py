@@ -25,7 +25,7 @@ and `nvfresh check` answers sensibly. Rows marked Bn are the bugs of
 | B19 | unknown options to subcommands                               | exit 2                                                |
 | bug5| explain /abs/path/obj.o from outside the build tree          | the object's own tree is explained                    |
 | F1  | the record dir on a full tmpfs                               | objects built, "not recorded"; check 1; then records  |
-| F2  | the object on a full tmpfs                                   | what plain nvcc gives                                 |
+| F2  | the object on a full tmpfs                                   | what plain nvcc gives, then one line naming the tmpfs |
 | F3  | the record dir read-only                                     | object built, one line; check stale                   |
 | F4  | link records corrupt, truncated, a directory                 | check exits 0/1/2, never crashes                      |
 | F5  | kill -9 of nvfresh during a compile                          | never a fresh verdict for a half-done object          |
@@ -296,9 +296,12 @@ class SingleCompiles(harness.unittest.TestCase):
         self.assertNotEqual(plain.returncode, 0)
         self.assertEqual(wrapped.returncode, plain.returncode)
         # the same message from the same place (nvcc's TMPDIR is the build's own), up to the names
-        # gcc and nvcc make up per run
-        self.assertEqual(temporaries_blanked(wrapped.stderr.replace(b"n.o", b"p.o")),
+        # gcc and nvcc make up per run; then one line naming the full file system (issue 13)
+        nvcc_says, _, last = wrapped.stderr.rstrip(b"\n").rpartition(b"\n")
+        self.assertEqual(temporaries_blanked(nvcc_says.replace(b"n.o", b"p.o") + b"\n"),
                          temporaries_blanked(plain.stderr))
+        self.assertTrue(last.startswith(f"nvfresh: {os.path.realpath(tmp.path)} is full (".encode()),
+                        last)
 
     def test_f03_a_read_only_record_dir(self):
         self.assertEqual(self.compile("-MD").returncode, 0)

@@ -58,3 +58,13 @@ TEST_CASE("config: sizes as people write them (NVFRESH_CACHE_MAX_SIZE, _MIN_FREE
   CHECK_FALSE(is_false("1"));
   CHECK_FALSE(is_false(""));
 }
+
+TEST_CASE("the free-space floor comes from NVFRESH_SPACE_FLOOR or space_floor", "[config]")
+{
+  test::TempDir dir;
+  auto file = dir.write("nvfresh.conf", "space_floor = 5GiB\n");
+  REQUIRE(load_config({{"HOME", "/nonexistent"}}).space_floor.empty());
+  REQUIRE(load_config({{"NVFRESH_CONFIG", file}}).space_floor == "5GiB");
+  REQUIRE(load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_SPACE_FLOOR", "1%"}}).space_floor ==
+          "1%");
+}

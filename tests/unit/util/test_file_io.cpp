@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+
 using namespace nvfresh;
 
 TEST_CASE("atomic writes replace the whole file and leave no temporary behind", "[file_io]")
@@ -42,4 +44,40 @@ TEST_CASE("paths are made absolute lexically", "[file_io]")
   REQUIRE(absolute_path("/x//y/", "/build") == "/x/y");
   REQUIRE(lexically_normal("/usr/local/cuda/bin/../targets") == "/usr/local/cuda/targets");
   REQUIRE_FALSE(stat_file("/nonexistent/file").exists);
+}
+
+TEST_CASE("a write that found no room names the full file system; the caller adds what to do",
+          "[file_io]")
+{
+  test::TempDir dir;
+  FileWriteError full(dir.path("a.rec"), ENOSPC);
+  CHECK(full.disk_full());
+  CHECK_THAT(full.what(), Catch::StartsWith("cannot write " + dir.path("a.rec") + ": ") &&
+                            Catch::Contains(" is full (") && Catch::Contains(" free of "));
+  FileWriteError advised = full.with_advice("free space there");
+  CHECK_THAT(advised.what(), Catch::EndsWith("): free space there"));
+  CHECK(advised.path() == dir.path("a.rec"));
+
+  FileWriteError quota(dir.path("a.rec"), EDQUOT);
+  CHECK_THAT(quota.with_advice("x").what(),
+             Catch::Contains("disk quota on ") && Catch::EndsWith(": x"));
+
+  FileWriteError denied(dir.path("a.rec"), EACCES);
+  CHECK_FALSE(denied.disk_full());
+  CHECK(std::string(denied.with_advice("free space there").what()) == std::string(denied.what()));
+  CHECK_THAT(denied.what(), Catch::Contains("Permission denied"));
+}
+
+TEST_CASE("atomic writes and directory creation throw FileWriteError naming the file", "[file_io]")
+{
+  test::TempDir dir;
+  dir.write("file", "x");
+  REQUIRE_THROWS_AS(make_directories(dir.path("file/sub")), FileWriteError);
+  try {
+    write_file_atomically(dir.path("missing/x"), "x");
+    FAIL("no error");
+  } catch (const FileWriteError& error) {
+    CHECK(error.path() == dir.path("missing/x"));  // the file asked for, not its temporary
+    CHECK(error.error() == ENOENT);
+  }
 }

@@ -1,0 +1,70 @@
+// What `nvfresh space` reports about each registered build tree, and the rule `--clean` applies:
+// a tree is removed only when it is regenerable (space/cmake_cache.hpp), idle (its build lock is
+// free and nothing happened there for k_recent_activity_ns), older than the given age, owned by
+// the user running it, wholly on one file system, readable, and holds neither the user's home nor
+// the directory `space` runs in.
+#pragma once
+
+#include "space/build_lock.hpp"
+#include "space/cmake_cache.hpp"
+#include "space/registry.hpp"
+#include "space/tree_size.hpp"
+#include "util/disk_space.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+inline constexpr std::int64_t k_recent_activity_ns = 15LL * 60 * 1'000'000'000;
+inline constexpr std::int64_t k_day_ns = 24LL * 3600 * 1'000'000'000;
+
+struct TreeReport {
+  RegistryEntry entry;
+  bool exists = false;
+  unsigned owner_uid = 0;
+  TreeOrigin origin;
+  LockState lock = LockState::no_lock_file;
+  std::int64_t last_build_ns = 0;  // the newest of: registry refresh, events log, records
+  TreeSize size;
+  TreeSize records;  // the record root's size (inside or outside the tree)
+  FileSystemSpace file_system;
+};
+
+// The newest activity nvfresh left in a tree: the registry entry's refresh, the events log (every
+// compile and skip appends to it) and the records directory (every record written renames into it).
+std::int64_t last_build_ns(const RegistryEntry& entry);
+
+// Everything but the sizes (no walk): cheap, one tree at a time.
+TreeReport examine_tree(const RegistryEntry& entry);
+
+enum class Activity { running, recent, idle };
+Activity activity_of(const TreeReport& report, std::int64_t now_ns);
+
+struct CleanRule {
+  double older_than_days = 0;
+  std::int64_t now_ns = 0;
+  unsigned uid = 0;  // the user running `space`
+  std::vector<std::string>
+    must_survive;  // canonical dirs no removal may take along ($HOME, the cwd)
+};
+
+// "" when --clean may remove the tree, else why it stays.
+std::string reason_to_keep(const TreeReport& report, const CleanRule& rule);
+
+// nvfresh's own footprint on disk: one line per store ("records" per tree, the registry, and
+// later the object cache).
+struct FootprintEntry {
+  std::string store;
+  std::string path;
+  std::uint64_t bytes = 0;
+};
+
+std::vector<FootprintEntry> footprint(const std::vector<TreeReport>& trees,
+                                      const std::string& registry);
+
+// "3 days", "5 hours", "12 minutes", "just now".
+std::string describe_age(std::int64_t age_ns);
+
+}  // namespace nvfresh

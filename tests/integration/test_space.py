@@ -1,0 +1,206 @@
+"""`nvfresh space` (issue 13): the build trees nvfresh registered, and `--clean`, on real CMake trees.
+
+Four trees, built through nvfresh (injected with CMAKE_PROJECT_INCLUDE) with real nvcc:
+- RUNNING (Ninja): a build is paused inside nvcc's host compiler (a -ccbin script that waits for a
+  file), so its nvfresh compile holds the tree's build lock. Its files are then aged: only the lock
+  says it is busy;
+- OLD (Unix Makefiles): idle, every file and its registry entry aged 40 days (touch -d);
+- ORPHAN (Ninja): idle and aged, but its source dir is gone: ambiguous;
+- UNREGISTERED: a directory that looks like an old regenerable CMake tree (its CMakeCache.txt names
+  OLD's sources) but that nvfresh never worked in: not in the registry, so never touched.
+`--clean --older-than 30` must remove exactly OLD (after a dry run that removes nothing), and keep
+OLD while it belongs to another user or is not old enough. The registry lives in a private
+XDG_STATE_HOME.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import project  # noqa: E402
+
+harness.require_nvcc()
+
+NOBODY = 65534
+
+
+def real(path):
+    return os.path.realpath(str(path))
+
+
+def age(paths, days):
+    """Every file and directory under `paths` (and the paths themselves) dated `days` ago."""
+    for path in paths:
+        subprocess.run(["find", str(path), "-exec", "touch", "-h", "-d", f"{days} days ago", "{}", "+"], check=True)
+
+
+class Space(project.WorkDirPerClass, harness.unittest.TestCase):
+    TOOL = project.NINJA
+
+    @classmethod
+    def setUpClass(cls):
+        for tool in (project.NINJA, project.MAKE):
+            if project.require_tool(tool):
+                raise harness.unittest.SkipTest(tool.missing_reason())
+        work = cls.make_work_dir("nvfresh-space-")
+        cls.env = {"XDG_STATE_HOME": str(work / "state-home")}
+        cls.registry = work / "state-home" / "nvfresh" / "trees"
+        cls.state = work / "pause"
+        cls.state.mkdir()
+        host_cxx = project.write_script(work / "hostcc" / "g++",
+                                        project.PAUSING_HOST_COMPILER.format(state=cls.state, version=1))
+        cls.running = cls.tree(work, "running", project.NINJA, "race.cu", [f"-DCMAKE_CUDA_HOST_COMPILER={host_cxx}"])
+        cls.old = cls.tree(work, "old", project.MAKE, "old.cu")
+        cls.orphan = cls.tree(work, "orphan", project.NINJA, "orphan.cu")
+        shutil.rmtree(cls.orphan.source_dir)
+        cls.unregistered = work / "unregistered"
+        harness.write(cls.unregistered / "CMakeCache.txt",
+                      f"CMAKE_HOME_DIRECTORY:INTERNAL={cls.old.source_dir}\n"
+                      f"CMAKE_CACHEFILE_DIR:INTERNAL={real(cls.unregistered)}\n")
+        age([cls.old.build_dir, cls.orphan.build_dir, cls.unregistered], 40)
+        age(cls.entry_files(cls.old) + cls.entry_files(cls.orphan), 40)
+        cls.paused = cls.start_paused_build()
+        age([cls.running.build_dir] + cls.entry_files(cls.running), 40)
+
+    @classmethod
+    def tree(cls, work, name, tool, source, cache_args=()):
+        src = project.write_project(work / f"src-{name}", [project.Target(name, source)],
+                                    {source: project.marked_source([], [(name, f'"{name}"', "host")])})
+        tree = project.BuildTree(src, work / f"build-{name}", tool, cache_args=cache_args, env=cls.env)
+        tree.configure()
+        tree.build()
+        return tree
+
+    @classmethod
+    def entry_files(cls, tree):
+        """The registry entries that name this tree (through a symlink or not: one per path used)."""
+        found = [entry for entry in cls.registry.glob("*.tree")
+                 if any(real(line[5:]) == real(tree.build_dir)
+                        for line in entry.read_text().splitlines() if line.startswith("tree\t"))]
+        if not found:
+            raise AssertionError(f"{tree.build_dir} is not registered: {[e.read_text() for e in cls.registry.glob('*')]}")
+        return found
+
+    @classmethod
+    def start_paused_build(cls):
+        """RUNNING rebuilds race.cu, and its host compiler waits until the test creates pause/go."""
+        harness.write(cls.running.source_dir / "race.cu",
+                      project.marked_source([], [("running", '"edited"', "host")]))
+        (cls.state / "armed").mkdir()
+        build = cls.running.start_build()
+        while not (cls.state / "started").exists():
+            if build.poll() is not None:
+                raise AssertionError(f"the build ended before its compile paused:\n{build.stdout.read().decode()}")
+            time.sleep(0.05)
+        return build
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "paused", None) is not None:
+            (cls.state / "go").touch()
+            cls.paused.communicate(timeout=600)
+        super().tearDownClass()
+
+    def space(self, *args, expect=0):
+        result = harness.run([harness.nvfresh_bin(), "space", *args], env=self.env)
+        self.assertEqual(result.returncode, expect, result.stdout.decode() + result.stderr.decode())
+        return result.stdout.decode()
+
+    def space_json(self, *args):
+        return json.loads(self.space(*args, "--json"))
+
+    def trees_by_path(self, report):
+        return {real(t["path"]): t for t in report["trees"]}
+
+    def test_1_report(self):
+        report = self.space_json()
+        trees = self.trees_by_path(report)
+        self.assertEqual(set(trees), {real(t.build_dir) for t in (self.running, self.old, self.orphan)},
+                         "exactly the trees nvfresh worked in")
+        running, old, orphan = (trees[real(t.build_dir)] for t in (self.running, self.old, self.orphan))
+        self.assertEqual(running["state"], "running")
+        self.assertTrue(running["build_lock_held"])
+        self.assertEqual(old["state"], "idle")
+        self.assertTrue(old["regenerable"])
+        self.assertEqual(real(old["source_dir"]), real(self.old.source_dir))
+        self.assertFalse(orphan["regenerable"])
+        self.assertIn("is gone", orphan["ambiguous_reason"])
+        for tree in (running, old, orphan):
+            self.assertGreater(tree["size_bytes"], tree["records_bytes"])
+            self.assertGreater(tree["records_bytes"], 0)
+            self.assertLess(tree["last_build_ns"], (time.time() - 39 * 86400) * 1e9)
+        sizes = [t["size_bytes"] for t in report["trees"]]
+        self.assertEqual(sizes, sorted(sizes, reverse=True), "largest first")
+        self.assertTrue(report["file_systems"])
+        for fs in report["file_systems"]:
+            self.assertLessEqual(fs["free_bytes"], fs["total_bytes"])
+        stores = {(s["store"], real(s["path"])) for s in report["footprint"]}
+        self.assertIn(("records", real(self.old.build_dir / ".nvfresh")), stores)
+        self.assertIn(("registry", real(self.registry)), stores)
+
+    def printed(self, tree):
+        """The tree's path as `space` prints it (the path nvfresh last registered it under)."""
+        return next(t["path"] for t in self.space_json()["trees"] if real(t["path"]) == real(tree.build_dir))
+
+    def test_2_human_output(self):
+        text = self.space()
+        rows = [line for line in text.splitlines() if f" {self.printed(self.old)}  (from " in line]
+        self.assertEqual(len(rows), 1, text)
+        self.assertRegex(rows[0], r"^\s*[\d.]+ (B|KiB|MiB|GiB)\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+idle\s")
+        self.assertRegex(text, r"(?m)^\s+\S.* running\s+" + re.escape(self.printed(self.running)))
+        self.assertRegex(text, r"(?m)^  /\S*: [\d.]+ \S+ free of [\d.]+ \S+ \(\d+\.\d% used\)$")
+        self.assertIn("nvfresh's own footprint:", text)
+        only = self.space(str(self.running.build_dir))
+        self.assertIn(self.printed(self.running), only)
+        self.assertNotIn(self.printed(self.old), only)
+
+    def test_3_clean(self):
+        old, running, orphan = (self.printed(t) for t in (self.old, self.running, self.orphan))
+        dry = self.space("--clean", "--older-than", "30")
+        self.assertRegex(dry, r"would remove " + re.escape(old) + r" \(")
+        self.assertIn(f"keeps {running}: a build is running there", dry)
+        self.assertIn(f"keeps {orphan}: ambiguous: its source dir", dry)
+        self.assertRegex(dry, r"would free [\d.]+ \S+ \(1 tree\); run again with --yes")
+        self.assertTrue(self.old.build_dir.exists(), "a dry run removes nothing")
+
+        young = self.space_json("--clean", "--older-than", "60")["clean"]
+        self.assertEqual(young["remove"], [])
+
+        os.chown(self.old.build_dir, NOBODY, NOBODY)
+        try:
+            others = self.space_json("--clean", "--older-than", "30", "--yes")["clean"]
+        finally:
+            os.chown(self.old.build_dir, 0, 0)
+        self.assertEqual(others["removed"], [])
+        kept = {real(k["path"]): k["reason"] for k in others["keep"]}
+        self.assertIn(f"belongs to uid {NOBODY}", kept[real(self.old.build_dir)])
+        self.assertTrue(self.old.build_dir.exists())
+
+        done = self.space_json("--clean", "--older-than", "30", "--yes")["clean"]
+        self.assertEqual([real(p) for p in done["removed"]], [real(self.old.build_dir)])
+        self.assertGreater(done["freed_bytes"], 0)
+        self.assertFalse(self.old.build_dir.exists())
+        for kept_tree in (self.running.build_dir, self.orphan.build_dir, self.unregistered,
+                          self.old.source_dir, self.running.source_dir):
+            self.assertTrue(kept_tree.exists(), f"{kept_tree} must stay")
+        self.assertNotIn(real(self.old.build_dir), self.trees_by_path(self.space_json()))
+        self.assertEqual([e for e in self.registry.glob("*.tree") if f"{self.old.build_dir.name}-" in e.name], [],
+                         "a removed tree leaves the registry, under each of its names")
+
+    def test_4_the_paused_build_finishes(self):
+        (self.state / "go").touch()
+        out, _ = self.paused.communicate(timeout=600)
+        self.assertEqual(self.paused.returncode, 0, out.decode())
+        Space.paused = None
+        running = self.trees_by_path(self.space_json())[real(self.running.build_dir)]
+        self.assertEqual(running["state"], "recent", "built just now, and no longer holding its lock")
+        self.assertFalse(running["build_lock_held"])
+
+
+if __name__ == "__main__":
+    harness.main()
