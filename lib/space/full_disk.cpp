@@ -159,7 +159,9 @@ std::string describe_space_failure(
   const std::vector<std::pair<SpaceRole, FileSystemSpace>>& suspects)
 {
   std::vector<std::pair<const FileSystemSpace*, std::vector<SpaceRole>>> short_ones;
-  for (const auto& [role, space] : suspects) {
+  for (const auto& suspect : suspects) {
+    const SpaceRole role = suspect.first;
+    const FileSystemSpace& space = suspect.second;  // clang 14 cannot capture a structured binding
     if (shortage_for_compile(space) == Shortage::none) {
       continue;
     }
