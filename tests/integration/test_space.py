@@ -20,9 +20,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import project  # noqa: E402
+import harness
+import project
 
 harness.require_nvcc()
 
