@@ -29,29 +29,6 @@ namespace {
 
 constexpr std::string_view k_magic = "nvfresh-cache-entry";
 
-struct ParseFailure {
-  std::string message;
-};
-
-Digest digest_of(const std::string& hex)
-{
-  auto digest = Digest::from_hex(hex);
-  if (!digest) {
-    throw ParseFailure{"'" + hex + "' is not a digest"};
-  }
-  return *digest;
-}
-
-template <typename Number>
-Number number_of(const std::string& text)
-{
-  Number value{};
-  if (!parse_number(text, value)) {
-    throw ParseFailure{"'" + text + "' is not a number"};
-  }
-  return value;
-}
-
 using Handler = std::function<void(const LineFields&, CacheEntry&)>;
 
 struct Rule {
@@ -77,24 +54,24 @@ const std::unordered_map<std::string, Rule>& rules()
     {"console_terminal_env",
      {3, [](const LineFields& f, CacheEntry& e) { e.console_terminal_env[f[1]] = f[2]; }}},
     {"component",
-     {3, [](const LineFields& f, CacheEntry& e) { e.components[f[1]] = digest_of(f[2]); }}},
+     {3, [](const LineFields& f, CacheEntry& e) { e.components[f[1]] = digest_field(f[2]); }}},
     {"variant",
      {4,
       [](const LineFields& f, CacheEntry& e) {
-        const auto index = number_of<size_t>(f[1]);
+        const auto index = number_field<size_t>(f[1]);
         if (index > e.other_variants.size() || index > 64) {
-          throw ParseFailure{"variants out of order"};
+          throw LineParseError{"variants out of order"};
         }
         if (index == e.other_variants.size()) {
           e.other_variants.emplace_back();
         }
-        e.other_variants[index][f[2]] = digest_of(f[3]);
+        e.other_variants[index][f[2]] = digest_field(f[3]);
       }}},
     {"created",
      {3,
       [](const LineFields& f, CacheEntry& e) {
-        e.created_ns = number_of<std::int64_t>(f[1]);
-        e.compile_ns = number_of<std::int64_t>(f[2]);
+        e.created_ns = number_field<std::int64_t>(f[1]);
+        e.compile_ns = number_field<std::int64_t>(f[2]);
       }}},
     {"origin",
      {5,
@@ -158,18 +135,18 @@ std::optional<CacheEntry> parse_cache_entry(std::string_view text, std::string* 
     for (const auto& fields : *lines) {
       auto rule = rules().find(fields[0]);
       if (rule == rules().end()) {
-        throw ParseFailure{"unknown line '" + fields[0] + "'"};
+        throw LineParseError{"unknown line '" + fields[0] + "'"};
       }
       if (fields.size() != rule->second.fields) {
-        throw ParseFailure{"'" + fields[0] + "' has the wrong number of fields"};
+        throw LineParseError{"'" + fields[0] + "' has the wrong number of fields"};
       }
       rule->second.apply(fields, entry);
       has_object = has_object || fields[0] == "object";
     }
     if (!has_object) {
-      throw ParseFailure{"no object"};
+      throw LineParseError{"no object"};
     }
-  } catch (const ParseFailure& failure) {
+  } catch (const LineParseError& failure) {
     if (error != nullptr) {
       *error = failure.message;
     }

@@ -27,30 +27,10 @@ namespace {
 
 constexpr std::string_view k_magic = "nvfresh-manifest";
 
-struct ParseFailure {
-  std::string message;
-};
-
-Digest digest_of(const std::string& hex)
-{
-  auto digest = Digest::from_hex(hex);
-  if (!digest) {
-    throw ParseFailure{"'" + hex + "' is not a digest"};
-  }
-  return *digest;
-}
-
-void expect(const LineFields& fields, size_t count)
-{
-  if (fields.size() != count) {
-    throw ParseFailure{"'" + fields[0] + "' has the wrong number of fields"};
-  }
-}
-
 ManifestEntry& current(Manifest& manifest, const LineFields& fields)
 {
   if (manifest.entries.empty()) {
-    throw ParseFailure{"'" + fields[0] + "' before any entry"};
+    throw LineParseError{"'" + fields[0] + "' before any entry"};
   }
   return manifest.entries.back();
 }
@@ -58,35 +38,35 @@ ManifestEntry& current(Manifest& manifest, const LineFields& fields)
 void apply(const LineFields& f, Manifest& manifest)
 {
   if (f[0] == "entry") {
-    expect(f, 5);
+    expect_field_count(f, 5);
     ManifestEntry entry;
-    entry.result = digest_of(f[1]);
+    entry.result = digest_field(f[1]);
     if (!parse_number(f[2], entry.time_ns)) {
-      throw ParseFailure{"bad entry time"};
+      throw LineParseError{"bad entry time"};
     }
     entry.bound_build_root = f[3];
     entry.bound_source_root = f[4];
     manifest.entries.push_back(std::move(entry));
   } else if (f[0] == "input") {
-    expect(f, 5);
-    current(manifest, f).inputs.push_back({f[4], digest_of(f[1]), f[2], f[3]});
+    expect_field_count(f, 5);
+    current(manifest, f).inputs.push_back({f[4], digest_field(f[1]), f[2], f[3]});
   } else if (f[0] == "probe") {
-    expect(f, 2);
+    expect_field_count(f, 2);
     current(manifest, f).probes.push_back(f[1]);
   } else if (f[0] == "probe_dir") {
-    expect(f, 6);
+    expect_field_count(f, 6);
     DirectoryStamp stamp;
     stamp.path = f[5];
     if (!parse_number(f[1], stamp.inode) || !parse_number(f[2], stamp.device) ||
         !parse_number(f[3], stamp.mtime_ns) || !parse_number(f[4], stamp.ctime_ns)) {
-      throw ParseFailure{"bad probe_dir stamp"};
+      throw LineParseError{"bad probe_dir stamp"};
     }
     current(manifest, f).probe_dirs.push_back(std::move(stamp));
   } else if (f[0] == "lookup") {
-    expect(f, 4);
+    expect_field_count(f, 4);
     current(manifest, f).lookups.push_back({f[1], f[3], f[2] == "1"});
   } else {
-    throw ParseFailure{"unknown line '" + f[0] + "'"};
+    throw LineParseError{"unknown line '" + f[0] + "'"};
   }
 }
 
@@ -124,7 +104,7 @@ std::optional<Manifest> parse_manifest(std::string_view text, std::string* error
     for (const auto& fields : *lines) {
       apply(fields, manifest);
     }
-  } catch (const ParseFailure& failure) {
+  } catch (const LineParseError& failure) {
     if (error != nullptr) {
       *error = failure.message;
     }

@@ -56,4 +56,20 @@ std::optional<std::vector<LineFields>> read_line_file(std::string_view text, std
   return lines;
 }
 
+Digest digest_field(const std::string& hex)
+{
+  auto digest = Digest::from_hex(hex);
+  if (!digest) {
+    throw LineParseError{"'" + hex + "' is not a digest"};
+  }
+  return *digest;
+}
+
+void expect_field_count(const LineFields& fields, size_t count)
+{
+  if (fields.size() != count) {
+    throw LineParseError{"'" + fields[0] + "' has the wrong number of fields"};
+  }
+}
+
 }  // namespace nvfresh

@@ -57,6 +57,28 @@ private:
 
 using LineFields = std::vector<std::string>;
 
+// A field that does not parse: a reader throws it from deep inside and catches it where it turns
+// the file into "unreadable", with the message.
+struct LineParseError {
+  std::string message;
+};
+
+// The field as a digest or a number, else a LineParseError that names it.
+Digest digest_field(const std::string& hex);
+
+template <typename Number>
+Number number_field(const std::string& text)
+{
+  Number value{};
+  if (!parse_number(text, value)) {
+    throw LineParseError{"'" + text + "' is not a number"};
+  }
+  return value;
+}
+
+// A LineParseError unless the line has exactly `count` fields (its key included).
+void expect_field_count(const LineFields& fields, size_t count);
+
 // The body lines of `text` (between header and checksum), each split into unescaped fields, when
 // the header names `magic` and `version` and the checksum holds; else nullopt and *error says why.
 std::optional<std::vector<LineFields>> read_line_file(std::string_view text, std::string_view magic,
