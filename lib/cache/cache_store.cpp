@@ -106,7 +106,7 @@ void update_counters(const std::string& stats_file,
   std::string text;
   read_chunks(locked.fd(), [&](std::string_view chunk) {
     text.append(chunk);
-    return text.size() < 64 * 1024;
+    return text.size() < size_t{64} * 1024;
   });
   CacheCounters counters = parse_counters(text);
   change(counters);
@@ -281,7 +281,7 @@ CacheCounters CacheStore::counters() const
 {
   CacheCounters total;
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
-    auto text = try_read_file(fmt::format("{}/{}/stats", m_root, *shard), 64 * 1024);
+    auto text = try_read_file(fmt::format("{}/{}/stats", m_root, *shard), size_t{64} * 1024);
     CacheCounters part = parse_counters(text.value_or(""));
     for (size_t i = 0; i < total.values.size(); ++i) {
       total.values[i] += part.values[i];

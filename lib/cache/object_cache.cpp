@@ -17,8 +17,6 @@ namespace nvfresh {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr std::string_view k_key_version = "nvfresh-cache-1";
 constexpr std::uint64_t k_default_min_free = 1ULL << 30;
 constexpr std::uint64_t k_max_object = 4ULL << 30;

@@ -28,7 +28,7 @@ namespace {
 
 constexpr const char* k_header = "nvfresh-tree\t1";
 constexpr const char* k_suffix = ".tree";
-constexpr std::uint64_t k_max_entry_bytes = 64 * 1024;
+constexpr std::uint64_t k_max_entry_bytes = std::uint64_t{64} * 1024;
 
 std::optional<RegistryEntry> entry_from_fields(const std::map<std::string, std::string>& fields,
                                                std::string* error)

@@ -142,10 +142,10 @@ std::string describe_age(std::int64_t age_ns)
   if (minutes < 120) {
     return fmt::format("{} minute{}", minutes, minutes == 1 ? "" : "s");
   }
-  if (minutes < 48 * 60) {
+  if (minutes < std::int64_t{48} * 60) {
     return fmt::format("{} hours", minutes / 60);
   }
-  return fmt::format("{} days", minutes / (24 * 60));
+  return fmt::format("{} days", minutes / (std::int64_t{24} * 60));
 }
 
 }  // namespace nvfresh

@@ -40,7 +40,9 @@ public:
     while (const dirent* item = ::readdir(dir)) {
       std::string name = item->d_name;
       if (name != "." && name != "..") {
-        entry(::dirfd(dir), name, device, path + "/" + name);
+        std::string child = path;
+        child.append("/").append(name);
+        entry(::dirfd(dir), name, device, child);
       }
     }
     ::closedir(dir);
