@@ -23,13 +23,8 @@ constexpr std::uint64_t k_max_object = 4ULL << 30;
 
 std::string default_cache_dir(const Environment& env)
 {
-  if (std::string xdg = env_value(env, "XDG_CACHE_HOME"); !xdg.empty() && xdg[0] == '/') {
-    return xdg + "/nvfresh";
-  }
-  if (std::string home = env_value(env, "HOME"); !home.empty() && home[0] == '/') {
-    return home + "/.cache/nvfresh";
-  }
-  return {};
+  const std::string base = xdg_base_dir(env, "XDG_CACHE_HOME", ".cache");
+  return base.empty() ? base : base + "/nvfresh";
 }
 
 // The device code of an object, decompressed: where __FILE__ of a kernel (assert) lands.
@@ -93,18 +88,13 @@ bool bound_to_roots(const std::string& object, const PathMap& map)
   return false;
 }
 
-std::string mapped_passes(const std::vector<std::string>& passes)
-{
-  return join_passes(passes);
-}
-
 ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
 {
   ManifestEntry entry;
   entry.time_ns = now_ns();
   for (const auto& input : record.inputs) {
     entry.inputs.push_back({map.to_key(input.file.path), input.file.hash,
-                            std::string(role_name(input.role)), mapped_passes(input.passes)});
+                            std::string(role_name(input.role)), join_passes(input.passes)});
   }
   for (const auto& probe : record.missing) {
     entry.probes.push_back(map.to_key(probe));
@@ -231,9 +221,8 @@ CacheSettings cache_settings(const Config& config, const Environment& env)
   settings.enabled = settings.enabled && !settings.dir.empty();
   settings.max_bytes = parse_size(config.cache_max_size).value_or(0);
   settings.min_free = parse_size(config.cache_min_free).value_or(k_default_min_free);
-  char* end = nullptr;
   const double verify =
-    config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), &end);
+    config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), nullptr);
   settings.verify_fraction = verify > 0 && verify <= 1 ? verify : 0;
   return settings;
 }

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 
 namespace nvfresh {
@@ -149,9 +150,11 @@ int run_verify_command(ObjectCache& cache, size_t sample, bool json)
     std::shuffle(keys.begin(), keys.end(), engine);
     keys.resize(sample);
   }
-  const std::string scratch = env_value(current_environment(), "TMPDIR").empty()
-                                ? std::string("/tmp")
-                                : env_value(current_environment(), "TMPDIR");
+  std::error_code no_tmpdir;
+  std::string scratch = std::filesystem::temp_directory_path(no_tmpdir).string();  // TMPDIR
+  if (no_tmpdir || scratch.empty()) {
+    scratch = "/tmp";
+  }
   nlohmann::json results = nlohmann::json::array();
   size_t differs = 0;
   for (const auto& key : keys) {

@@ -21,8 +21,7 @@ double random_draw()
 
 }  // namespace
 
-CacheStep::CacheStep(const Config& config, const Environment& env, std::function<double()> draw)
-  : m_env(env), m_draw(draw ? std::move(draw) : std::function<double()>(random_draw))
+CacheStep::CacheStep(const Config& config, const Environment& env) : m_env(env)
 {
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
@@ -41,7 +40,7 @@ std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHas
       return std::nullopt;
     }
     const double fraction = m_cache->settings().verify_fraction;
-    if (fraction > 0 && m_draw() < fraction) {
+    if (fraction > 0 && random_draw() < fraction) {
       log::info("cache: hit {} sampled for verification: compiling", hit->key.short_hex());
       m_verifying = std::move(hit);
       return std::nullopt;

@@ -14,7 +14,6 @@
 #include "record/record.hpp"
 #include "util/environment.hpp"
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +27,7 @@ struct ServedCompile {
 
 class CacheStep {
 public:
-  // draw: a number in [0, 1) per hit, compared with the verify fraction (tests pass a fixed one).
-  CacheStep(const Config& config, const Environment& env, std::function<double()> draw = {});
+  CacheStep(const Config& config, const Environment& env);
 
   bool enabled() const { return m_cache.has_value(); }
 
@@ -48,7 +46,6 @@ private:
 
   std::optional<ObjectCache> m_cache;
   Environment m_env;
-  std::function<double()> m_draw;
   std::optional<CacheHit> m_verifying;
 };
 

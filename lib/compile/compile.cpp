@@ -291,9 +291,6 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
                 prepared ? prepared->plan.object : std::string(), 0);
     return run_plain(command, env, runner);
   }
-  if (!cache) {
-    cache.emplace(prepared->config, env);
-  }
   return compile_and_record(command, env, runner, *prepared, previous, decision.why, *cache);
 }
 

@@ -280,15 +280,7 @@ void apply_race_guard(Record& record)
 Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc_depfile,
                    FileHasher& hasher, Distrust& distrust)
 {
-  Record record;
-  record.object = in.plan.object;
-  record.source = in.plan.source;
-  record.working_dir = in.plan.working_dir;
-  record.compiler = in.chain.compiler;
-  record.launcher_prefix = in.chain.prefix;
-  record.signature_args = in.request.signature_args;
-  record.env = in.plan.signature_env;
-  record.signature = in.plan.signature;
+  Record record = record_of_command(in.request, in.chain, in.plan);
   record.start_ns = in.run.start_ns;
   record.end_ns = in.run.end_ns;
   Candidates candidates;
@@ -309,14 +301,29 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
   fingerprint_output(record, hasher);
   digest_output(record);
   record.nvcc_version = nvcc_version_text(in, record);
-  record.depfile_path = in.plan.depfile_path;
-  record.depfile_target = in.plan.depfile_target;
-  record.depfile_phony = in.request.depfile.phony_targets;
   append_history(record, in.previous, in.run.why);
   return record;
 }
 
 }  // namespace
+
+Record record_of_command(const CompileRequest& request, const CompilerChain& chain,
+                         const CompilePlan& plan)
+{
+  Record record;
+  record.object = plan.object;
+  record.source = plan.source;
+  record.working_dir = plan.working_dir;
+  record.compiler = chain.compiler;
+  record.launcher_prefix = chain.prefix;
+  record.signature_args = request.signature_args;
+  record.env = plan.signature_env;
+  record.signature = plan.signature;
+  record.depfile_path = plan.depfile_path;
+  record.depfile_target = plan.depfile_target;
+  record.depfile_phony = request.depfile.phony_targets;
+  return record;
+}
 
 Outcome record_compile(const FinishedCompile& compile, Record* recorded)
 {

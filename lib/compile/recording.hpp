@@ -34,6 +34,12 @@ struct FinishedCompile {
   const std::optional<Record>& previous;  // the record of the last build of this object
 };
 
+// What a record says of the command, whatever made the object (a compile, a cache hit): the
+// object, source, working directory, compiler and launchers, the signature and the depfile the
+// build asked for.
+Record record_of_command(const CompileRequest& request, const CompilerChain& chain,
+                         const CompilePlan& plan);
+
 // Records a compile that succeeded: the record, then the build's depfile. Returns its outcome:
 // compiled (with the cause nvcc ran for) or raced (with the cause the record is untrusted for).
 // Throws on failure (an OutcomeError naming its cause, a FileWriteError, ...): nvcc has run, so the

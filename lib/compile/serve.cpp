@@ -2,6 +2,7 @@
 
 #include "compile/build_depfile.hpp"
 #include "compile/console_replay.hpp"
+#include "compile/recording.hpp"
 #include "freshness/race_rule.hpp"
 #include "record/record_root.hpp"
 #include "util/clock.hpp"
@@ -38,20 +39,9 @@ void set_console(Record& record, const CacheEntry& entry, const PathMap& map)
 
 Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
 {
-  Record record;
-  record.object = serve.plan.object;
-  record.source = serve.plan.source;
-  record.working_dir = serve.plan.working_dir;
-  record.compiler = serve.chain.compiler;
-  record.launcher_prefix = serve.chain.prefix;
-  record.signature_args = serve.request.signature_args;
-  record.env = serve.plan.signature_env;
-  record.signature = serve.plan.signature;
+  Record record = record_of_command(serve.request, serve.chain, serve.plan);
   record.nvcc_version = hit.entry.nvcc_version;
   record.inputs_from_trace = true;
-  record.depfile_path = serve.plan.depfile_path;
-  record.depfile_target = serve.plan.depfile_target;
-  record.depfile_phony = serve.request.depfile.phony_targets;
   record.components = hit.entry.components;
   set_console(record, hit.entry, hit.map);
   for (const auto& dep : hit.entry.depfile_prerequisites) {

@@ -53,13 +53,8 @@ std::optional<RegistryEntry> entry_from_fields(const std::map<std::string, std::
 
 std::string registry_dir(const Environment& env)
 {
-  if (std::string state = env_value(env, "XDG_STATE_HOME"); !state.empty() && state[0] == '/') {
-    return state + "/nvfresh/trees";
-  }
-  if (std::string home = env_value(env, "HOME"); !home.empty() && home[0] == '/') {
-    return home + "/.local/state/nvfresh/trees";
-  }
-  return {};
+  const std::string base = xdg_base_dir(env, "XDG_STATE_HOME", ".local/state");
+  return base.empty() ? base : base + "/nvfresh/trees";
 }
 
 std::string registry_file_for(const std::string& registry, const std::string& tree)

@@ -15,4 +15,18 @@ inline std::string env_value(const Environment& env, const std::string& name)
   return entry != env.end() ? entry->second : std::string();
 }
 
+// An XDG base directory: $<variable> when it is set to an absolute path, else $HOME/<home_relative>
+// when HOME is absolute, else "" (xdg_base_dir(env, "XDG_CACHE_HOME", ".cache")).
+inline std::string xdg_base_dir(const Environment& env, const std::string& variable,
+                                const std::string& home_relative)
+{
+  if (std::string dir = env_value(env, variable); !dir.empty() && dir[0] == '/') {
+    return dir;
+  }
+  if (std::string home = env_value(env, "HOME"); !home.empty() && home[0] == '/') {
+    return home + "/" + home_relative;
+  }
+  return {};
+}
+
 }  // namespace nvfresh
