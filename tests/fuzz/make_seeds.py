@@ -122,18 +122,23 @@ def keep_records(build, tag, out):
             (out[kind] / f"{tag}_{name}").write_bytes((root / name).read_bytes())
 
 
+def neutral(data):
+    """The checkout's path as /src/nvfresh: the seeds name no directory of the machine they came from."""
+    return data.replace(str(REPO).encode(), b"/src/nvfresh")
+
+
 def keep_build_graph(build, tag, out):
     if (build / "build.ninja").exists():
-        (out / f"{tag}_build.ninja").write_bytes((build / "build.ninja").read_bytes())
+        (out / f"{tag}_build.ninja").write_bytes(neutral((build / "build.ninja").read_bytes()))
     for link in sorted(build.glob("CMakeFiles/*.dir/*link.txt")):
         text = link.read_bytes()
         rsp = link.parent / "objects1.rsp"
         if rsp.exists():
             text = text.replace(f"CMakeFiles/{link.parent.name}/objects1.rsp".encode(), b"objects1.rsp")
             text += b"\x01" + rsp.read_bytes()
-        (out / f"{tag}_{link.parent.name}_{link.name}").write_bytes(text)
+        (out / f"{tag}_{link.parent.name}_{link.name}").write_bytes(neutral(text))
     for make in sorted(build.glob("CMakeFiles/*.dir/build.make"))[:1]:
-        (out / f"{tag}_{make.parent.name}_build.make").write_bytes(make.read_bytes())
+        (out / f"{tag}_{make.parent.name}_build.make").write_bytes(neutral(make.read_bytes()))
 
 
 def keep_trace(src, build_dir, out, scratch):
@@ -146,8 +151,8 @@ def keep_trace(src, build_dir, out, scratch):
     processes = [line for line in lines if line[:2] in (b"X ", b"I ")]
     accesses = [line for line in lines if line[:2] not in (b"X ", b"I ")]
     step = max(1, len(accesses) // MAX_TRACE_LINES)
-    (out / "nvcc13_two_archs.trace").write_bytes(b"".join(processes + accesses[::step]))
-    (out / "nvcc13_head.trace").write_bytes(b"".join(lines[:MAX_TRACE_LINES]))
+    (out / "nvcc13_two_archs.trace").write_bytes(neutral(b"".join(processes + accesses[::step])))
+    (out / "nvcc13_head.trace").write_bytes(neutral(b"".join(lines[:MAX_TRACE_LINES])))
 
 
 def keep_objects(src, out, scratch):

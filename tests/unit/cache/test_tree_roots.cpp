@@ -12,11 +12,11 @@ TEST_CASE("tree roots: paths under a root become tree-relative keys, and back on
           "[cache]")
 {
   PathMap here({"/home/a/build", "/home/a/src", "", ""});
-  PathMap there({"/ci/work/out", "/ci/work/checkout", "", ""});
+  PathMap there({"/ci/job/out", "/ci/job/checkout", "", ""});
   const std::string key = here.to_key("/home/a/src/include/kernel_forward.h");
   CHECK(key != "/home/a/src/include/kernel_forward.h");
-  CHECK(there.to_tree(key) == "/ci/work/checkout/include/kernel_forward.h");
-  CHECK(there.to_tree(here.to_key("/home/a/build/gen/config.h")) == "/ci/work/out/gen/config.h");
+  CHECK(there.to_tree(key) == "/ci/job/checkout/include/kernel_forward.h");
+  CHECK(there.to_tree(here.to_key("/home/a/build/gen/config.h")) == "/ci/job/out/gen/config.h");
   SECTION("a path outside both roots stays absolute")
   {
     CHECK(here.to_key("/usr/local/cuda/include/cuda.h") == "/usr/local/cuda/include/cuda.h");

@@ -74,7 +74,7 @@ CMakeFiles/app.dir/main.cu.o: /tmp/nvfresh-seeds-cfmq2x7s/src/main.cu
 CMakeFiles/app.dir/main.cu.o: .nvfresh/stamps/6568fb13e14206bd0e9c04f7bc005a49.stamp
 CMakeFiles/app.dir/main.cu.o: CMakeFiles/app.dir/compiler_depend.ts
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/tmp/nvfresh-seeds-cfmq2x7s/build-make/CMakeFiles --progress-num=$(CMAKE_PROGRESS_1) "Building CUDA object CMakeFiles/app.dir/main.cu.o"
-	/work/wt/tooling/build/bin/nvfresh /usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler $(CUDA_DEFINES) $(CUDA_INCLUDES) $(CUDA_FLAGS) -MD -MT CMakeFiles/app.dir/main.cu.o -MF CMakeFiles/app.dir/main.cu.o.d -x cu -c /tmp/nvfresh-seeds-cfmq2x7s/src/main.cu -o CMakeFiles/app.dir/main.cu.o
+	/src/nvfresh/build/bin/nvfresh /usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler $(CUDA_DEFINES) $(CUDA_INCLUDES) $(CUDA_FLAGS) -MD -MT CMakeFiles/app.dir/main.cu.o -MF CMakeFiles/app.dir/main.cu.o.d -x cu -c /tmp/nvfresh-seeds-cfmq2x7s/src/main.cu -o CMakeFiles/app.dir/main.cu.o
 
 CMakeFiles/app.dir/main.cu.i: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CUDA source to CMakeFiles/app.dir/main.cu.i"
