@@ -291,9 +291,11 @@ class CMakeBuild:
         self.assertIn(f"nvfresh: {disk} is full: 0 B free of 64 MiB (100.0% used), below the free-space floor", output)
         lines = [line for line in nvfresh_lines(result.stdout + b"\n" + result.stderr) if "goes there" in line]
         self.assertGreater(output.index(lines[0]), output.index("No space left on device"), "after nvcc's output")
-        self.assertEqual(lines, [f"nvfresh: {disk} is full (0 B free of 64 MiB): the object goes there, and the depfile "
-                                 "goes there, and nvfresh keeps its records there; free space or set "
-                                 "NVFRESH_RECORD_DIR; see nvfresh space"], output)
+        # The assembler deletes its partial object before nvfresh looks, so a few blocks may be free again.
+        self.assertEqual(len(lines), 1, output)
+        self.assertRegex(lines[0], rf"^nvfresh: {re.escape(str(disk))} is full \((0 B|\d+(\.\d)? KiB) free of 64 MiB\): "
+                         "the object goes there, and the depfile goes there, and nvfresh keeps its records there; "
+                         "free space or set NVFRESH_RECORD_DIR; see nvfresh space$")
 
 
 class Ninja(CMakeBuild, harness.unittest.TestCase):
