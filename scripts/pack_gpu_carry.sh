@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Packs what the GPU scripts need on a machine with no package registry into <repo>/build/gpu-carry
 # (gitignored, about 35 MB), next to the repository's tracked files (python/, cmake/, examples/):
-#   bin/nvfresh          stripped, RUNPATH $ORIGIN/../lib (patchelf), so the libraries below are found
-#                        without LD_LIBRARY_PATH (which nvcc would inherit)
-#   lib/                 libnvfresh_trace.so, and the shared libraries nvfresh links that are not
-#                        glibc: fmt, Boost.Filesystem, xxHash, zstd, lz4, libstdc++ (the GPU machine's
-#                        distribution may lack them, or have other versions)
+#   bin/nvfresh          stripped; a static executable (NVFRESH_STATIC_LAUNCHER, the default), so it
+#                        needs nothing there; a dynamic one gets RUNPATH $ORIGIN/../lib (patchelf)
+#   lib/                 libnvfresh_trace.so, and the shared libraries the carried programs link that
+#                        are not glibc (libstdc++, and fmt, Boost, xxHash, zstd, lz4 for a dynamic
+#                        nvfresh): the GPU machine's distribution may lack them, or have other versions
 #   bin/ccache, tests/tools/record_gen_tool   for bench/run_on_gpu.sh (the benchmarks on the GPU machine)
 #   cutlass/             CUTLASS's include/, tools/util/include/ and examples/41_fused_multi_head_attention/
 #                        (scripts/install_cutlass.sh)
@@ -25,16 +25,24 @@ fi
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/cutlass/tools/util" "$out/cutlass/examples"
+# Every shared library a program loads, except glibc's own (libc, libm, the loader) and libgcc_s;
+# nothing for a static one.
+copy_libraries_of() {
+  ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r library; do
+    case "$(basename "$library")" in
+      libc.so.*|libm.so.*|ld-linux*|libgcc_s.so.*) ;;
+      *) cp -L "$library" "$out/lib/$(basename "$library")" ;;
+    esac
+  done
+}
+is_dynamic() { readelf -d "$1" 2>/dev/null | grep -q NEEDED; }
+
 strip -o "$out/bin/nvfresh" "$nvfresh"
-patchelf --set-rpath '$ORIGIN/../lib' "$out/bin/nvfresh"
+if is_dynamic "$nvfresh"; then
+  patchelf --set-rpath '$ORIGIN/../lib' "$out/bin/nvfresh"
+  copy_libraries_of "$nvfresh"
+fi
 strip -o "$out/lib/libnvfresh_trace.so" "$repo/build/lib/libnvfresh_trace.so"
-# Every shared library nvfresh loads, except glibc's own (libc, libm, the loader) and libgcc_s.
-ldd "$nvfresh" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r library; do
-  case "$(basename "$library")" in
-    libc.so.*|libm.so.*|ld-linux*|libgcc_s.so.*) ;;
-    *) cp -L "$library" "$out/lib/$(basename "$library")" ;;
-  esac
-done
 
 cutlass=$("$repo/scripts/install_cutlass.sh")
 cp -r "$cutlass/include" "$out/cutlass/include"
@@ -46,21 +54,18 @@ cp -r "$cutlass/examples/41_fused_multi_head_attention" "$out/cutlass/examples/"
 if command -v ccache >/dev/null 2>&1; then
   cp -L "$(command -v ccache)" "$out/bin/ccache"
   patchelf --set-rpath '$ORIGIN/../lib' "$out/bin/ccache"
-  ldd "$(command -v ccache)" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r library; do
-    case "$(basename "$library")" in
-      libc.so.*|libm.so.*|ld-linux*|libgcc_s.so.*) ;;
-      *) cp -L "$library" "$out/lib/$(basename "$library")" ;;
-    esac
-  done
+  copy_libraries_of "$(command -v ccache)"
 fi
 if [ -x "$repo/build/tests/tools/record_gen_tool" ]; then
   mkdir -p "$out/tests/tools"
   strip -o "$out/tests/tools/record_gen_tool" "$repo/build/tests/tools/record_gen_tool"
   patchelf --set-rpath '$ORIGIN/../../lib' "$out/tests/tools/record_gen_tool"
+  copy_libraries_of "$repo/build/tests/tools/record_gen_tool"
 fi
 
 "$out/bin/nvfresh" --version >/dev/null
-if ldd "$out/bin/nvfresh" | grep -v "$out/bin/../lib/" | grep -Eq "fmt|boost|xxhash|zstd|lz4|stdc\+\+"; then
+if is_dynamic "$out/bin/nvfresh" &&
+   ldd "$out/bin/nvfresh" | grep -v "$out/bin/../lib/" | grep -Eq "fmt|boost|xxhash|zstd|lz4|stdc\+\+"; then
   echo "pack_gpu_carry: $out/bin/nvfresh does not load its libraries from $out/lib:" >&2
   ldd "$out/bin/nvfresh" >&2
   exit 1
