@@ -41,7 +41,8 @@ int main(int argc, char** argv)
   }
   nvfresh::SystemProcessRunner runner;
   try {
-    return nvfresh::run_compile(args, nvfresh::current_environment(), runner);
+    return nvfresh::run_compile(args, nvfresh::current_environment(), runner,
+                                nvfresh::AfterUnchangedPath::exit_process);
   } catch (const std::exception& error) {
     std::fputs(fmt::format("nvfresh: {}\n", error.what()).c_str(), stderr);
     return 127;

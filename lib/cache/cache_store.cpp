@@ -111,8 +111,11 @@ void update_counters(const std::string& stats_file,
   CacheCounters counters = parse_counters(text);
   change(counters);
   const std::string updated = format_counters(counters);
-  if (::ftruncate(locked.fd(), 0) == 0) {
-    [[maybe_unused]] ssize_t ignored = ::pwrite(locked.fd(), updated.data(), updated.size(), 0);
+  // Written over in place, then cut to length: a truncation to zero makes ext4 (auto_da_alloc)
+  // write the file's blocks out at once, a third of a millisecond on every hit and store.
+  const ssize_t written = ::pwrite(locked.fd(), updated.data(), updated.size(), 0);
+  if (written == static_cast<ssize_t>(updated.size())) {
+    [[maybe_unused]] int ignored = ::ftruncate(locked.fd(), static_cast<off_t>(updated.size()));
   }
 }
 

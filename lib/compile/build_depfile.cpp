@@ -39,8 +39,14 @@ std::vector<std::string> depfile_prerequisites(const Record& record, const std::
 void write_build_depfile(const std::string& path, const std::string& target,
                          const std::vector<std::string>& prerequisites, bool phony_targets)
 {
+  const std::string text = format_depfile(target, prerequisites, phony_targets);
+  if (try_read_file(path) == text) {
+    // Make's builds keep the depfile, and a skip leaves it as the last compile wrote it: replacing
+    // it with the same bytes only made ext4 flush them (a rename over a file starts its writeback).
+    return;
+  }
   try {
-    write_file_atomically(path, format_depfile(target, prerequisites, phony_targets));
+    write_file_atomically(path, text);
   } catch (const FileWriteError& error) {
     throw error.with_advice("the build asked for this depfile there (-MF); free space on that "
                             "file system; see nvfresh space");

@@ -17,7 +17,8 @@ namespace nvfresh {
 std::vector<std::string> depfile_prerequisites(const Record& record, const std::string& working_dir,
                                                const std::optional<Depfile>& nvcc_depfile);
 
-// Writes the depfile atomically. Throws FileWriteError on failure.
+// Writes the depfile atomically, unless it already holds exactly these bytes. Throws FileWriteError
+// on failure.
 void write_build_depfile(const std::string& path, const std::string& target,
                          const std::vector<std::string>& prerequisites, bool phony_targets);
 

@@ -137,12 +137,21 @@ std::variant<Prepared, NotHandled> prepare(const std::vector<std::string>& comma
   return Prepared{config, std::move(*chain), std::move(*parsed.request), std::move(plan)};
 }
 
+// The unchanged path's own stats and hashes, shared by the skip and the cache lookup after it: every
+// one of them is made after `start_ns` (CLOCK_REALTIME_COARSE, read before the first), which the
+// race guard of a served object compares file times with.
+struct InputCheck {
+  std::int64_t start_ns;
+  FileHasher hasher;
+};
+
 // Decides whether nvcc need not run and, when so, carries the skip out completely.
-SkipDecision skip_if_unchanged(const Prepared& prepared, const LoadedRecord& loaded)
+SkipDecision skip_if_unchanged(const Prepared& prepared, const LoadedRecord& loaded,
+                               InputCheck& check)
 {
   const std::optional<Record>& previous = loaded.record;
-  std::int64_t check_start = coarse_now_ns();
-  FileHasher hasher(hash_cache_file(prepared.plan.record_root));
+  FileHasher& hasher = check.hasher;
+  const std::int64_t check_start = check.start_ns;
   SkipDecision decision = decide_skip(previous, prepared.request, prepared.plan, hasher);
   if (decision.skip) {
     perform_skip(loaded, decision, prepared.request, prepared.plan, check_start, hasher);
@@ -167,13 +176,13 @@ std::vector<std::string> compiler_command(const CompilerChain& chain)
 // The object from nvfresh's cache, when an entry stands in for this compile (true); its outcome
 // logged.
 bool serve_from_cache(CacheStep& cache, const Prepared& prepared,
-                      const std::optional<Record>& previous)
+                      const std::optional<Record>& previous, InputCheck& check)
 {
   if (!cache.enabled()) {
     return false;
   }
-  const std::int64_t start_ns = race_guard_start_ns();
-  FileHasher hasher(hash_cache_file(prepared.plan.record_root));
+  const std::int64_t start_ns = check.start_ns;
+  FileHasher& hasher = check.hasher;
   if (previous && previous->trusted) {
     std::vector<FileFingerprint> known;
     known.reserve(previous->inputs.size());
@@ -250,8 +259,14 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
 }  // namespace
 
 int run_compile(const std::vector<std::string>& command, const Environment& env,
-                ProcessRunner& runner)
+                ProcessRunner& runner, AfterUnchangedPath after)
 {
+  auto unchanged_path_done = [after] {
+    if (after == AfterUnchangedPath::exit_process) {
+      exit_like(ProcessResult{});
+    }
+    return 0;
+  };
   std::optional<Prepared> prepared;
   std::optional<Record> previous;
   SkipDecision decision;
@@ -269,15 +284,16 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
     prepared = std::move(std::get<Prepared>(planned));
     enter_build_tree(prepared->plan.record_root, prepared->plan.working_dir, env);
     LoadedRecord loaded = load_record(prepared->plan.record_file, /*keep_stored=*/true);
-    decision = skip_if_unchanged(*prepared, loaded);
+    InputCheck check{coarse_now_ns(), FileHasher(hash_cache_file(prepared->plan.record_root))};
+    decision = skip_if_unchanged(*prepared, loaded, check);
     previous = std::move(loaded.record);
     if (decision.skip) {
       log::info("skip {}: {}", prepared->plan.object, decision.why.detail);
-      return 0;
+      return unchanged_path_done();
     }
     cache.emplace(prepared->config, env);
-    if (serve_from_cache(*cache, *prepared, previous)) {
-      return 0;
+    if (serve_from_cache(*cache, *prepared, previous, check)) {
+      return unchanged_path_done();
     }
   } catch (const std::exception& error) {
     warn(fmt::format("{} (ran the compiler without nvfresh)", error.what()));

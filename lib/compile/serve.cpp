@@ -77,21 +77,16 @@ bool add_inputs(Record& record, const CacheHit& hit, FileHasher& hasher, std::st
   return true;
 }
 
-// The race guard of a compile, for a hit: an input written since the lookup began makes the
-// record untrusted and the object older than that start, so that the next build compiles it.
+// The race guard of a compile, for a hit (freshness/race_rule.hpp): an input written since the
+// lookup began makes the record untrusted and the object older than that start, so that the next
+// build compiles it.
 void guard_against_edits(Record& record, std::int64_t start_ns)
 {
-  for (const auto& input : record.inputs) {
-    FileStat now = stat_file(input.file.path);
-    const bool moved = now.mtime_ns != input.file.mtime_ns || now.ctime_ns != input.file.ctime_ns ||
-                       now.size != input.file.size;
-    if (moved || changed_since(now, start_ns)) {
-      record.trusted = false;
-      record.untrusted_reason =
-        fmt::format("{} changed while the object was served from the cache", input.file.path);
-      set_mtime_ns(record.object, start_ns - k_one_second_ns);
-      return;
-    }
+  if (auto written = first_input_written_since(record.inputs, start_ns)) {
+    record.trusted = false;
+    record.untrusted_reason =
+      fmt::format("{} changed while the object was served from the cache", *written);
+    set_mtime_ns(record.object, start_ns - k_one_second_ns);
   }
 }
 

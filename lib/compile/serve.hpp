@@ -23,7 +23,7 @@ struct ServeRequest {
   const CompilerChain& chain;
   const CompilePlan& plan;
   const std::optional<Record>& previous;  // the record of the last build of this object
-  std::int64_t start_ns = 0;              // race_guard_start_ns() before the lookup
+  std::int64_t start_ns = 0;              // coarse_now_ns() before the lookup's first stat
 };
 
 // What the cache needs to know of this compile.

@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <system_error>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@ namespace nvfresh {
 namespace {
 
 constexpr int k_stable_attempts = 3;
+constexpr size_t k_max_stat_threads = 8;  // past this the kernel's path walks contend
 constexpr std::uint64_t k_cache_compaction_size = std::uint64_t{4} * 1024 * 1024;
 
 std::vector<std::string_view> split_tabs(std::string_view line, size_t max_fields)
@@ -116,6 +120,50 @@ FileStat FileHasher::stat(const std::string& path)
   return m_stat_memo[path] = stat_file(path);
 }
 
+void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
+{
+  std::vector<const std::string*> wanted;
+  wanted.reserve(paths.size());
+  for (const std::string* path : paths) {
+    if (!m_stat_memo.contains(*path)) {
+      wanted.push_back(path);
+    }
+  }
+  const size_t cores = std::max(1U, std::thread::hardware_concurrency());
+  const size_t threads =
+    std::min({cores, k_max_stat_threads, wanted.size() / k_paths_per_stat_thread});
+  std::vector<FileStat> stats(wanted.size());
+  auto stat_range = [&](size_t first, size_t step) {
+    for (size_t i = first; i < wanted.size(); i += step) {
+      stats[i] = stat_file(*wanted[i]);
+    }
+  };
+  if (threads <= 1) {
+    stat_range(0, 1);
+  } else {
+    std::vector<std::thread> workers;
+    workers.reserve(threads - 1);
+    try {
+      for (size_t t = 1; t < threads; ++t) {
+        workers.emplace_back(stat_range, t, threads);
+      }
+    } catch (const std::system_error&) {
+      // no thread to be had: this one stats what the missing ones would have
+      for (size_t t = workers.size() + 1; t < threads; ++t) {
+        stat_range(t, threads);
+      }
+    }
+    stat_range(0, threads);
+    for (auto& worker : workers) {
+      worker.join();
+    }
+  }
+  m_stat_memo.reserve(m_stat_memo.size() + wanted.size());
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    m_stat_memo.emplace(*wanted[i], stats[i]);
+  }
+}
+
 void FileHasher::seed(const std::vector<FileFingerprint>& known)
 {
   for (const auto& file : known) {
@@ -134,7 +182,10 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
   }
   FingerprintResult result;
   for (int attempt = 0; attempt < k_stable_attempts; ++attempt) {
-    result.stat = stat_file(path);
+    // The first attempt takes a stat this hasher already made (a skip's, before the cache lookup):
+    // the stat after the hash below still tells whether the file moved since.
+    auto known_stat = attempt == 0 ? m_stat_memo.find(path) : m_stat_memo.end();
+    result.stat = known_stat != m_stat_memo.end() ? known_stat->second : stat_file(path);
     if (!result.stat.exists || !result.stat.is_regular) {
       return m_memo[path] = result;
     }

@@ -115,6 +115,12 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
 {
   std::vector<StaleReason> changes;
   const bool first_only = mode == LookupCheck::first_change;
+  std::vector<const std::string*> paths;
+  paths.reserve(lookups.inputs.size());
+  for (const auto& input : lookups.inputs) {
+    paths.push_back(&input.file.path);
+  }
+  hasher.stat_ahead(paths);
   for (const auto& input : lookups.inputs) {
     if (input_changed(input, hasher, changes) && first_only) {
       return changes;

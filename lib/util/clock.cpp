@@ -30,9 +30,14 @@ std::int64_t coarse_now_ns()
 
 std::int64_t race_guard_start_ns()
 {
-  std::int64_t fine = now_ns();
+  return wait_for_coarse_after(now_ns());
+}
+
+std::int64_t wait_for_coarse_after(std::int64_t ns)
+{
+  const std::int64_t give_up = now_ns() + k_race_guard_max_wait_ns;
   std::int64_t coarse = coarse_now_ns();
-  while (coarse <= fine && now_ns() < fine + k_race_guard_max_wait_ns) {
+  while (coarse <= ns && now_ns() < give_up) {
     timespec pause{0, k_race_guard_poll_ns};
     ::nanosleep(&pause, nullptr);
     coarse = coarse_now_ns();

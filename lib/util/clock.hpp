@@ -19,6 +19,10 @@ std::int64_t coarse_now_ns();  // CLOCK_REALTIME_COARSE: what a file written now
 // most, then the coarse time as it is).
 std::int64_t race_guard_start_ns();
 
+// Waits until the coarse clock is past `ns` (50 ms at most) and returns it: from then on, a write
+// stamps a file with a time after `ns`.
+std::int64_t wait_for_coarse_after(std::int64_t ns);
+
 inline constexpr std::int64_t k_one_second_ns = 1'000'000'000;
 
 }  // namespace nvfresh

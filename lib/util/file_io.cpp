@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -200,6 +201,30 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes)
   return *content;
 }
 
+namespace {
+
+// Puts `temp` in place of an existing file at `path`; false (nothing changed) when there is none,
+// or the file system cannot swap names, or `path` is a directory: then rename() does the job, and
+// fails where it must. A rename over an existing file makes ext4 (auto_da_alloc) start writing the
+// new file's blocks at once: 0.1-0.3 ms for a record, on every skip. Swapping the two names
+// (RENAME_EXCHANGE, just as atomic for readers) and removing the old file does not. Either way a
+// crash may leave the file short: every reader of nvfresh's files treats that as absent (a record:
+// stale, compile again).
+bool exchange_into_place(const std::string& temp, const std::string& path)
+{
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) != 0) {
+    return false;
+  }
+  if (::unlink(temp.c_str()) == 0) {
+    return true;
+  }
+  // `path` held something unlink cannot remove (a directory): swap back, for rename() to refuse.
+  ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE);
+  return false;
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, std::string_view content)
 {
   static std::atomic<unsigned> counter{0};
@@ -220,7 +245,7 @@ void write_file_atomically(const std::string& path, std::string_view content)
     ::unlink(temp.c_str());
     throw FileWriteError(path, error);
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (!exchange_into_place(temp, path) && ::rename(temp.c_str(), path.c_str()) != 0) {
     int error = errno;
     ::unlink(temp.c_str());
     throw FileWriteError(path, error);

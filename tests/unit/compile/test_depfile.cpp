@@ -1,6 +1,8 @@
 // Tests for lib/depfile.cpp: ninja's depfile_parser_test cases, nvcc 13.0's real output, the
 // writer's exact layout and escaping, and writer -> parser round trips for awkward paths.
+#include "compile/build_depfile.hpp"
 #include "compile/depfile.hpp"
+#include "temp_dir.hpp"
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>
@@ -379,4 +381,22 @@ TEST_CASE("parse_depfile: pseudo-random input never crashes and round trips", "[
   // The generator must exercise both outcomes, or this test checks nothing.
   CHECK(parsed > 1000);
   CHECK(round_tripped > 500);
+}
+
+TEST_CASE("write_build_depfile leaves a depfile that already says the same alone", "[depfile]")
+{
+  nvfresh::test::TempDir dir;
+  const std::string path = dir.path("k.o.d");
+  const std::vector<std::string> prerequisites{"/src/k.cu", "/src/a b.h"};
+  nvfresh::write_build_depfile(path, "k.o", prerequisites, false);
+  const std::string written = nvfresh::read_file(path);
+  CHECK(written == nvfresh::format_depfile("k.o", prerequisites, false));
+  const auto before = nvfresh::stat_file(path);
+  nvfresh::write_build_depfile(path, "k.o", prerequisites, false);
+  CHECK(nvfresh::stat_file(path).inode == before.inode);  // not written again
+  nvfresh::write_build_depfile(path, "k.o", prerequisites, true);
+  CHECK(nvfresh::read_file(path) == nvfresh::format_depfile("k.o", prerequisites, true));
+  nvfresh::write_file_atomically(path, "k.o : /src/old.h\n");  // another compile's, or torn
+  nvfresh::write_build_depfile(path, "k.o", prerequisites, false);
+  CHECK(nvfresh::read_file(path) == written);
 }

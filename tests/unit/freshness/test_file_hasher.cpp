@@ -3,6 +3,11 @@
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
 
 using namespace nvfresh;
 
@@ -98,4 +103,31 @@ TEST_CASE("a seeded stamp stands for the content while the stat is the stamp's, 
   FileHasher hasher;
   hasher.seed({known});
   CHECK(hasher.fingerprint(path).fingerprint->hash == hash_bytes("#define A 2\n"));
+}
+
+TEST_CASE("stat_ahead memoizes what stat would say, on several threads for many paths",
+          "[file_hasher]")
+{
+  test::TempDir dir;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < 3 * FileHasher::k_paths_per_stat_thread; ++i) {
+    paths.push_back(i % 3 == 0 ? dir.path(fmt::format("missing-{}.h", i))
+                               : dir.write(fmt::format("h{}.h", i), std::string(i, 'x')));
+  }
+  std::vector<const std::string*> wanted;
+  for (const auto& path : paths) {
+    wanted.push_back(&path);
+  }
+  FileHasher hasher;
+  hasher.stat_ahead(wanted);
+  for (const auto& path : paths) {
+    std::filesystem::remove(path);  // the memo answers, as for a stat made before the removal
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const FileStat memo = hasher.stat(paths[i]);
+    CHECK(memo.exists == (i % 3 != 0));
+    CHECK(memo.size == (i % 3 != 0 ? i : 0));
+  }
+  hasher.stat_ahead(wanted);  // already known: not stat'ed again
+  CHECK(hasher.stat(paths[1]).exists);
 }

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <filesystem>
+
+#include <unistd.h>
 
 using namespace nvfresh;
 
@@ -21,6 +24,42 @@ TEST_CASE("atomic writes replace the whole file and leave no temporary behind", 
   REQUIRE(files == 1);
   REQUIRE_THROWS_WITH(write_file_atomically(dir.path("missing/dir/x"), "x"),
                       Catch::Contains("cannot write"));
+}
+
+TEST_CASE("an atomic write over an existing file swaps it in and leaves other names alone",
+          "[file_io]")
+{
+  test::TempDir dir;
+  std::string path = dir.path("record.rec");
+  write_file_atomically(path, "old");
+  REQUIRE(::link(path.c_str(), dir.path("other-name").c_str()) == 0);
+  const FileStat before = stat_file(path);
+  write_file_atomically(path, "new");
+  CHECK(read_file(path) == "new");
+  CHECK(stat_file(path).inode != before.inode);
+  CHECK(read_file(dir.path("other-name")) == "old");  // a hard link keeps the old file, as rename
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+  }
+  CHECK(files == 2);  // no temporary, no old file left behind
+}
+
+TEST_CASE("an atomic write over a directory fails as rename does and leaves it in place",
+          "[file_io]")
+{
+  test::TempDir dir;
+  std::string path = dir.path("d");
+  std::filesystem::create_directory(path);
+  write_file_atomically(path + "/inside", "x");
+  REQUIRE_THROWS_WITH(write_file_atomically(path, "file"), Catch::Contains("cannot write"));
+  CHECK(stat_file(path).is_directory);
+  CHECK(read_file(path + "/inside") == "x");
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+  }
+  CHECK(files == 1);
 }
 
 TEST_CASE("touch_file creates the file and stamps it with the file system's now", "[file_io]")
