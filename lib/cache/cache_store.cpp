@@ -407,8 +407,14 @@ EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_th
   return summary;
 }
 
+std::string shared_hash_cache_file(const std::string& cache_root)
+{
+  return cache_root + "/hash-cache";
+}
+
 void CacheStore::clear()
 {
+  ::unlink(shared_hash_cache_file(m_root).c_str());
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
     const std::string dir = fmt::format("{}/{}", m_root, *shard);
     for (const auto& file : files_of(dir)) {

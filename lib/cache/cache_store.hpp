@@ -79,6 +79,10 @@ struct EvictionSummary {
   std::int64_t bytes = 0;
 };
 
+// The stat-keyed hash cache of large files that the cache's directory keeps for every build tree
+// of its user (freshness/file_hasher.hpp): a fresh tree finds nvcc's tools already hashed.
+std::string shared_hash_cache_file(const std::string& cache_root);
+
 class CacheStore {
 public:
   CacheStore(std::string root, CacheLimits limits);

@@ -284,7 +284,9 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
     prepared = std::move(std::get<Prepared>(planned));
     enter_build_tree(prepared->plan.record_root, prepared->plan.working_dir, env);
     LoadedRecord loaded = load_record(prepared->plan.record_file, /*keep_stored=*/true);
-    InputCheck check{coarse_now_ns(), FileHasher(hash_cache_file(prepared->plan.record_root))};
+    InputCheck check{coarse_now_ns(),
+                     FileHasher(prepared->plan.hash_cache, FileHasher::k_default_settle_ns,
+                                prepared->plan.shared_hash_cache)};
     decision = skip_if_unchanged(*prepared, loaded, check);
     previous = std::move(loaded.record);
     if (decision.skip) {

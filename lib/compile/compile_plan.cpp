@@ -1,5 +1,8 @@
 #include "compile/compile_plan.hpp"
 
+#include "cache/cache_store.hpp"
+#include "cache/object_cache.hpp"
+
 #include "nvcc/output_names.hpp"
 #include "outcome/outcome.hpp"
 #include "record/record_root.hpp"
@@ -94,6 +97,10 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.source = absolute_path(request.source, working_dir);
   plan.record_root = find_record_root(config.record_dir, working_dir);
   plan.record_file = record_file_for(plan.record_root, plan.object);
+  plan.hash_cache = hash_cache_file(plan.record_root);
+  if (const CacheSettings cache = cache_settings(config, env); cache.enabled) {
+    plan.shared_hash_cache = shared_hash_cache_file(cache.dir);
+  }
   if (request.depfile.wanted) {
     std::string path = request.depfile.path.empty()
                          ? fs::path(output).replace_extension(".d").string()

@@ -22,9 +22,11 @@ struct CompilePlan {
   std::string working_dir;
   std::string record_root;
   std::string record_file;
-  std::string object;        // canonical absolute path of the output
-  std::string source;        // absolute path of the source
-  std::string depfile_path;  // where the build asked for a depfile (absolute), "" when none
+  std::string hash_cache;         // the tree's stat-keyed hash cache (freshness/file_hasher.hpp)
+  std::string shared_hash_cache;  // the object cache's, for every tree ("" with the cache off)
+  std::string object;             // canonical absolute path of the output
+  std::string source;             // absolute path of the source
+  std::string depfile_path;       // where the build asked for a depfile (absolute), "" when none
   std::string depfile_target;
   std::string compiler_path;  // the nvcc that will run, absolute with symlinks resolved
   std::string trace_library;  // the LD_PRELOAD tracer

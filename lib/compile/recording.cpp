@@ -329,7 +329,7 @@ Outcome record_compile(const FinishedCompile& compile, Record* recorded)
 {
   const CompilePlan& plan = compile.plan;
   auto nvcc_depfile = read_nvcc_depfile(plan);
-  FileHasher hasher(hash_cache_file(plan.record_root));
+  FileHasher hasher(plan.hash_cache, FileHasher::k_default_settle_ns, plan.shared_hash_cache);
   Distrust distrust;
   Record record = make_record(compile, nvcc_depfile, hasher, distrust);
   set_console(record, compile.captured, plan.child_env);

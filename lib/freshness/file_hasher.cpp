@@ -41,16 +41,18 @@ std::vector<std::string_view> split_tabs(std::string_view line, size_t max_field
 
 }  // namespace
 
-FileHasher::FileHasher(std::string cache_file, std::int64_t settle_ns)
-  : m_cache_file(std::move(cache_file)), m_settle_ns(settle_ns)
+FileHasher::FileHasher(std::string cache_file, std::int64_t settle_ns,
+                       std::string shared_cache_file)
+  : m_cache_file(std::move(cache_file)), m_shared_cache_file(std::move(shared_cache_file)),
+    m_settle_ns(settle_ns)
 {}
 
-void FileHasher::load_cache()
+FileHasher::DiskCache FileHasher::load_cache_file(const std::string& file)
 {
-  m_cache_loaded = true;
-  auto text = m_cache_file.empty() ? std::nullopt : try_read_file(m_cache_file);
+  DiskCache cache;
+  auto text = file.empty() ? std::nullopt : try_read_file(file);
   if (!text) {
-    return;
+    return cache;
   }
   std::string_view rest = *text;
   while (!rest.empty()) {
@@ -64,44 +66,59 @@ void FileHasher::load_cache()
         parse_number(f[3], entry.stat.ctime_ns) && parse_number(f[4], entry.stat.inode) &&
         parse_number(f[5], entry.stat.device)) {
       entry.hash = *hash;
-      m_disk_cache[std::string(f[6])] = entry;
+      cache[std::string(f[6])] = entry;
     }
   }
   if (text->size() > k_cache_compaction_size) {
     std::string compacted;
-    for (const auto& [path, e] : m_disk_cache) {
+    for (const auto& [path, e] : cache) {
       compacted += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", e.hash.to_hex(), e.stat.size,
                                e.stat.mtime_ns, e.stat.ctime_ns, e.stat.inode, e.stat.device, path);
     }
     try {
-      write_file_atomically(m_cache_file, compacted);
+      write_file_atomically(file, compacted);
     } catch (const std::exception&) {
       // a cache that cannot be compacted is still a valid cache
     }
   }
+  return cache;
+}
+
+void FileHasher::load_cache()
+{
+  m_cache_loaded = true;
+  m_disk_cache = load_cache_file(m_cache_file);
+  m_shared_cache = load_cache_file(m_shared_cache_file);
 }
 
 std::optional<Digest> FileHasher::cached_hash(const std::string& path, const FileStat& stat) const
 {
-  auto entry = m_disk_cache.find(path);
-  if (entry == m_disk_cache.end()) {
-    return std::nullopt;
+  for (const DiskCache* cache : {&m_disk_cache, &m_shared_cache}) {
+    auto entry = cache->find(path);
+    if (entry == cache->end()) {
+      continue;
+    }
+    const FileStat& cached = entry->second.stat;
+    if (cached.size == stat.size && cached.mtime_ns == stat.mtime_ns &&
+        cached.ctime_ns == stat.ctime_ns && cached.inode == stat.inode &&
+        cached.device == stat.device) {
+      return entry->second.hash;
+    }
   }
-  const FileStat& cached = entry->second.stat;
-  bool same = cached.size == stat.size && cached.mtime_ns == stat.mtime_ns &&
-              cached.ctime_ns == stat.ctime_ns && cached.inode == stat.inode &&
-              cached.device == stat.device;
-  return same ? std::optional<Digest>(entry->second.hash) : std::nullopt;
+  return std::nullopt;
 }
 
 void FileHasher::remember(const std::string& path, const FileStat& stat, const Digest& hash)
 {
-  m_disk_cache[path] = {stat, hash};
-  if (m_cache_file.empty() || path.find('\n') != std::string::npos) {
+  const bool shared = !m_shared_cache_file.empty();
+  (shared ? m_shared_cache : m_disk_cache)[path] = {stat, hash};
+  const std::string& file = shared ? m_shared_cache_file : m_cache_file;
+  if (file.empty() || path.find('\n') != std::string::npos) {
     return;
   }
-  std::filesystem::create_directories(std::filesystem::path(m_cache_file).parent_path());
-  int fd = ::open(m_cache_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), error);
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
   if (fd < 0) {
     return;
   }

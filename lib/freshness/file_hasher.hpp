@@ -1,6 +1,8 @@
 // Fingerprints files (stat + XXH3-128 of the content), hashing each path at most once per process.
 // Large files (toolchain binaries: cicc, ptxas, cc1plus are tens of MB) are also remembered in a
-// stat-keyed cache file shared by all compiles of a build tree, so they are hashed once per change.
+// stat-keyed cache file shared by all compiles of a build tree, so they are hashed once per change;
+// with a shared cache file too (the object cache's, per user), new entries go there instead, and a
+// fresh build tree finds the toolkit's hashes already known.
 // A file that keeps changing while it is hashed is reported as unstable.
 #pragma once
 
@@ -22,11 +24,13 @@ struct FingerprintResult {
 
 class FileHasher {
 public:
-  // cache_file: the shared stat-keyed cache ("" = none). Entries are appended, one line each.
-  // A file whose ctime is less than settle_ns old is not put in the shared cache: with coarse
-  // file timestamps (kernels before 6.13) a same-size rewrite within one clock tick keeps its stat,
-  // and a cached hash would then vouch for content it never saw.
-  explicit FileHasher(std::string cache_file = {}, std::int64_t settle_ns = k_default_settle_ns);
+  // cache_file: the build tree's stat-keyed cache ("" = none); shared_cache_file: one that every
+  // tree of the user reads and new entries go to ("" = none: they go to cache_file). Entries are
+  // appended, one line each. A file whose ctime is less than settle_ns old is not put in a cache:
+  // with coarse file timestamps (kernels before 6.13) a same-size rewrite within one clock tick
+  // keeps its stat, and a cached hash would then vouch for content it never saw.
+  explicit FileHasher(std::string cache_file = {}, std::int64_t settle_ns = k_default_settle_ns,
+                      std::string shared_cache_file = {});
 
   static constexpr std::int64_t k_default_settle_ns = 2'000'000'000;
 
@@ -52,18 +56,23 @@ public:
   void seed(const std::vector<FileFingerprint>& known);
 
 private:
-  void load_cache();
-  std::optional<Digest> cached_hash(const std::string& path, const FileStat& stat) const;
-  void remember(const std::string& path, const FileStat& stat, const Digest& hash);
-
   struct CacheEntry {
     FileStat stat;
     Digest hash;
   };
+  using DiskCache = std::unordered_map<std::string, CacheEntry>;
+
+  void load_cache();
+  static DiskCache load_cache_file(const std::string& file);
+  std::optional<Digest> cached_hash(const std::string& path, const FileStat& stat) const;
+  void remember(const std::string& path, const FileStat& stat, const Digest& hash);
+
   std::string m_cache_file;
+  std::string m_shared_cache_file;
   std::int64_t m_settle_ns;
   bool m_cache_loaded = false;
-  std::unordered_map<std::string, CacheEntry> m_disk_cache;
+  DiskCache m_disk_cache;    // the tree's file
+  DiskCache m_shared_cache;  // the shared file
   std::unordered_map<std::string, FingerprintResult> m_memo;
   std::unordered_map<std::string, FileStat> m_stat_memo;
   std::unordered_map<std::string, FileFingerprint> m_seeds;

@@ -132,8 +132,17 @@ class ServedAcrossTrees(CacheCase):
         source = self.two_kernels()
         first = self.tree(source, "debug-dir")
         self.build(first)
+        # nvcc's large tools (cicc, ptxas: tens of MB) are hashed once per user, not once per tree:
+        # their stat-keyed hashes go to the cache directory's hash cache, and the tree's gets none.
+        # (Two compiles running side by side may both hash a tool before either wrote its line.)
+        cicc_lines = (self.cache_dir / "hash-cache").read_text().count("/nvvm/bin/cicc\n")
+        self.assertGreaterEqual(cicc_lines, 1)
+        tree_cache = first.build_dir / ".nvfresh" / "hash-cache"
+        self.assertNotIn("/nvvm/bin/cicc", tree_cache.read_text() if tree_cache.exists() else "")
         second = self.tree(source, "release-dir")
         self.assertEqual(self.build(second), {"a.cu.o": "served", "b.cu.o": "served"})
+        self.assertEqual((self.cache_dir / "hash-cache").read_text().count("/nvvm/bin/cicc\n"),
+                         cicc_lines, "the second tree found cicc's hash; it did not hash it again")
         for name in ("a.cu.o", "b.cu.o"):
             self.assertEqual(compare(first.object(name), second.object(name)).returncode, 0)
         self.assert_same_as_uncached(second, "b.cu.o")

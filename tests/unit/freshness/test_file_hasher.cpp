@@ -70,6 +70,39 @@ TEST_CASE("large files are remembered in the shared cache file", "[file_hasher]"
   REQUIRE(third.fingerprint->hash == hash_bytes(std::string(big.size(), 'y')));
 }
 
+TEST_CASE("with a shared cache file, new entries go there and every tree's hasher finds them",
+          "[file_hasher]")
+{
+  test::TempDir dir;
+  const std::string big(FileHasher::k_cached_size_threshold + 10, 'x');
+  const auto tool = dir.write("cuda/bin/ptxas", big);
+  const std::string shared = dir.path("cache/hash-cache");
+  const std::string tree_a = dir.path("a/.nvfresh/hash-cache");
+  const std::string tree_b = dir.path("b/.nvfresh/hash-cache");
+  auto first = FileHasher(tree_a, 0, shared).fingerprint(tool);
+  REQUIRE(first.fingerprint);
+  CHECK_FALSE(try_read_file(tree_a));  // the tree's file gets nothing new
+  REQUIRE(try_read_file(shared));
+  CHECK(try_read_file(shared)->find(tool) != std::string::npos);
+
+  // Another tree's hasher takes the shared entry: proven by a wrong hash planted in it, which only
+  // a cache lookup (never a read of the file) can return.
+  const FileStat st = stat_file(tool);
+  const Digest planted = hash_bytes("planted");
+  write_file_atomically(shared,
+                        fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", planted.to_hex(), st.size,
+                                    st.mtime_ns, st.ctime_ns, st.inode, st.device, tool));
+  CHECK(FileHasher(tree_b, 0, shared).fingerprint(tool).fingerprint->hash == planted);
+  CHECK(FileHasher(tree_b, 0).fingerprint(tool).fingerprint->hash == first.fingerprint->hash);
+
+  // The tree's own file is still read (entries from before a shared file existed).
+  write_file_atomically(tree_b,
+                        fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", planted.to_hex(), st.size,
+                                    st.mtime_ns, st.ctime_ns, st.inode, st.device, tool));
+  CHECK(FileHasher(tree_b, 0, dir.path("cache/other")).fingerprint(tool).fingerprint->hash ==
+        planted);
+}
+
 TEST_CASE("a corrupt cache file is ignored", "[file_hasher]")
 {
   test::TempDir dir;
