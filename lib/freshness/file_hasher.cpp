@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <system_error>
 #include <thread>
 
@@ -21,7 +22,7 @@ namespace nvfresh {
 namespace {
 
 constexpr int k_stable_attempts = 3;
-constexpr size_t k_max_stat_threads = 8;  // past this the kernel's path walks contend
+constexpr size_t k_max_threads = 8;  // past this the kernel's path walks contend
 constexpr std::uint64_t k_cache_compaction_size = std::uint64_t{4} * 1024 * 1024;
 
 std::vector<std::string_view> split_tabs(std::string_view line, size_t max_fields)
@@ -137,6 +138,43 @@ FileStat FileHasher::stat(const std::string& path)
   return m_stat_memo[path] = stat_file(path);
 }
 
+namespace {
+
+// Runs work(i) for every i below `count`, on up to k_max_threads threads (one per `per_thread`
+// items, no more than the cores); this thread takes its share too.
+void for_each_on_threads(size_t count, size_t per_thread, const std::function<void(size_t)>& work)
+{
+  const size_t cores = std::max(1U, std::thread::hardware_concurrency());
+  const size_t threads = std::min({cores, k_max_threads, count / per_thread});
+  auto range = [&](size_t first, size_t step) {
+    for (size_t i = first; i < count; i += step) {
+      work(i);
+    }
+  };
+  if (threads <= 1) {
+    range(0, 1);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(threads - 1);
+  try {
+    for (size_t t = 1; t < threads; ++t) {
+      workers.emplace_back(range, t, threads);
+    }
+  } catch (const std::system_error&) {
+    // no thread to be had: this one does what the missing ones would have
+    for (size_t t = workers.size() + 1; t < threads; ++t) {
+      range(t, threads);
+    }
+  }
+  range(0, threads);
+  for (auto& worker : workers) {
+    worker.join();
+  }
+}
+
+}  // namespace
+
 void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
 {
   std::vector<const std::string*> wanted;
@@ -146,38 +184,39 @@ void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
       wanted.push_back(path);
     }
   }
-  const size_t cores = std::max(1U, std::thread::hardware_concurrency());
-  const size_t threads =
-    std::min({cores, k_max_stat_threads, wanted.size() / k_paths_per_stat_thread});
   std::vector<FileStat> stats(wanted.size());
-  auto stat_range = [&](size_t first, size_t step) {
-    for (size_t i = first; i < wanted.size(); i += step) {
-      stats[i] = stat_file(*wanted[i]);
-    }
-  };
-  if (threads <= 1) {
-    stat_range(0, 1);
-  } else {
-    std::vector<std::thread> workers;
-    workers.reserve(threads - 1);
-    try {
-      for (size_t t = 1; t < threads; ++t) {
-        workers.emplace_back(stat_range, t, threads);
-      }
-    } catch (const std::system_error&) {
-      // no thread to be had: this one stats what the missing ones would have
-      for (size_t t = workers.size() + 1; t < threads; ++t) {
-        stat_range(t, threads);
-      }
-    }
-    stat_range(0, threads);
-    for (auto& worker : workers) {
-      worker.join();
-    }
-  }
+  for_each_on_threads(wanted.size(), k_paths_per_stat_thread,
+                      [&](size_t i) { stats[i] = stat_file(*wanted[i]); });
   m_stat_memo.reserve(m_stat_memo.size() + wanted.size());
   for (size_t i = 0; i < wanted.size(); ++i) {
     m_stat_memo.emplace(*wanted[i], stats[i]);
+  }
+}
+
+void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
+{
+  std::vector<const std::string*> wanted;
+  for (const std::string* path : paths) {
+    auto known = m_stat_memo.find(*path);
+    if (known == m_stat_memo.end() || m_memo.contains(*path) || m_prehashed.contains(*path)) {
+      continue;
+    }
+    const FileStat& s = known->second;
+    auto seed = m_seeds.find(*path);
+    const bool seeded = seed != m_seeds.end() && s.size == seed->second.size &&
+                        s.mtime_ns == seed->second.mtime_ns &&
+                        s.ctime_ns == seed->second.ctime_ns && s.inode == seed->second.inode;
+    if (s.exists && s.is_regular && s.size < k_cached_size_threshold && !seeded) {
+      wanted.push_back(path);
+    }
+  }
+  std::vector<Prehashed> hashed(wanted.size());
+  for_each_on_threads(wanted.size(), k_paths_per_hash_thread, [&](size_t i) {
+    hashed[i].hash = hash_file(*wanted[i]);
+    hashed[i].after = stat_file(*wanted[i]);
+  });
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    m_prehashed.emplace(*wanted[i], std::move(hashed[i]));
   }
 }
 
@@ -218,10 +257,19 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
     }
     auto hash = cached_hash(path, result.stat);
     bool from_cache = hash.has_value();
-    if (!hash) {
-      hash = hash_file(path);
+    auto prehashed = attempt == 0 && known_stat != m_stat_memo.end() && !hash
+                       ? m_prehashed.find(path)
+                       : m_prehashed.end();
+    FileStat after;
+    if (prehashed != m_prehashed.end()) {
+      hash = prehashed->second.hash;
+      after = prehashed->second.after;
+    } else {
+      if (!hash) {
+        hash = hash_file(path);
+      }
+      after = stat_file(path);
     }
-    FileStat after = stat_file(path);
     if (hash && after.same_content_stamp(result.stat)) {
       bool settled = now_ns() - result.stat.ctime_ns >= m_settle_ns;
       if (!from_cache && settled && result.stat.size >= k_cached_size_threshold) {

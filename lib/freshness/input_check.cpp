@@ -121,6 +121,15 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
     paths.push_back(&input.file.path);
   }
   hasher.stat_ahead(paths);
+  std::vector<const std::string*> touched;  // their content decides: hashed ahead, in parallel
+  for (const auto& input : lookups.inputs) {
+    const FileStat now = hasher.stat(input.file.path);
+    if (now.size != input.file.size || now.mtime_ns != input.file.mtime_ns ||
+        now.ctime_ns != input.file.ctime_ns || now.inode != input.file.inode) {
+      touched.push_back(&input.file.path);
+    }
+  }
+  hasher.hash_ahead(touched);
   for (const auto& input : lookups.inputs) {
     if (input_changed(input, hasher, changes) && first_only) {
       return changes;

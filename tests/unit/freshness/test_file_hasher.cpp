@@ -164,3 +164,37 @@ TEST_CASE("stat_ahead memoizes what stat would say, on several threads for many 
   hasher.stat_ahead(wanted);  // already known: not stat'ed again
   CHECK(hasher.stat(paths[1]).exists);
 }
+
+TEST_CASE("hash_ahead hashes what fingerprint would, and a file that moved since its stat is read "
+          "again",
+          "[file_hasher]")
+{
+  test::TempDir dir;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < 3 * FileHasher::k_paths_per_hash_thread; ++i) {
+    paths.push_back(dir.write(fmt::format("h{}.h", i), fmt::format("#define H{} {}\n", i, i)));
+  }
+  std::vector<const std::string*> wanted;
+  for (const auto& path : paths) {
+    wanted.push_back(&path);
+  }
+  FileHasher hasher;
+  hasher.stat_ahead(wanted);
+  // Rewritten between the memoized stat and the early hash, with another size: the stat after
+  // the hash does not match the one before, so fingerprint stats and reads it again.
+  dir.write("h0.h", "#define H0 changed\n");
+  hasher.hash_ahead(wanted);
+  // Rewritten after the early hash: fingerprint answers for the consistent stat, hash, stat it
+  // made (as it would have a moment earlier); the next check sees the new stamp.
+  dir.write("h1.h", "#define H1 changed again\n");
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const auto result = hasher.fingerprint(paths[i]);
+    REQUIRE(result.fingerprint);
+    const std::string content =
+      i == 0 ? "#define H0 changed\n" : fmt::format("#define H{} {}\n", i, i);
+    CHECK(result.fingerprint->hash == hash_bytes(content));
+    CHECK(result.fingerprint->size == content.size());
+  }
+  CHECK(FileHasher().fingerprint(paths[1]).fingerprint->hash ==
+        hash_bytes("#define H1 changed again\n"));
+}
