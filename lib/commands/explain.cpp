@@ -174,7 +174,7 @@ int run_explain(const std::vector<std::string>& args)
   if (build_dir.empty()) {
     build_dir = tree_of(wanted);
   }
-  ProvenTree tree = prove_tree(build_dir, env);
+  ProvenTree tree = prove_tree(build_dir, env, {}, TreeRecords::every_record);  // it prints them
   const std::string& root = tree.record_root;
   int found = 0;
   for (const auto& status : tree.objects) {

@@ -139,7 +139,8 @@ int run_rdeps(const std::vector<std::string>& args)
   if (auto status = cli.parse(args)) {
     return *status;
   }
-  ProvenTree tree = prove_tree(build_dir, current_environment());
+  ProvenTree tree =  // it reads every record's inputs
+    prove_tree(build_dir, current_environment(), {}, TreeRecords::every_record);
   PathMatcher matcher(file);
   auto deps = find_dependents(tree.objects, matcher);
   auto artifacts = holding_artifacts(tree, deps);

@@ -27,6 +27,9 @@ public:
 
   FreshnessVerdict check(const Record& record);
 
+  FileHasher& hasher() { return m_hasher; }
+  const std::map<std::string, std::string>& compile_env() const { return m_compile_env; }
+
 private:
   void check_object(const Record& record, FreshnessVerdict& verdict);
   void check_environment(const Record& record, FreshnessVerdict& verdict);

@@ -4,6 +4,7 @@
 #include "record/link_record.hpp"
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"
+#include "util/log.hpp"
 #include "util/time_format.hpp"
 
 #include <fmt/format.h>
@@ -150,11 +151,11 @@ void Evaluator::judge_object(const std::string& object, const FileFingerprint* l
 {
   status.recorded_objects.push_back(object);
   const ObjectStatus& object_status = *m_objects.at(object);
-  if (!object_status.verdict.fresh() || !object_status.record) {
+  if (!object_status.verdict.fresh() || !object_status.output) {
     status.reasons.push_back({ArtifactIssue::object_stale, object, "", ""});
     return;
   }
-  const FileFingerprint& current = object_status.record->output;
+  const FileFingerprint& current = *object_status.output;
   if (by_link_record) {
     if (linked == nullptr || linked->hash != current.hash) {
       status.reasons.push_back({ArtifactIssue::relink_pending, object,
@@ -388,15 +389,18 @@ RelinkPlan plan_relinks(const ProvenTree& tree)
 }
 
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
-                      const TreeProgress& progress)
+                      const TreeProgress& progress, TreeRecords records)
 {
   ProvenTree tree;
-  tree.scope = tree_scope(build_dir, load_config(env).record_dir);
+  const Config config = load_config(env);
+  log::set_file(config.log_file);
+  tree.scope = tree_scope(build_dir, config.record_dir);
   tree.record_root = tree.scope.record_root;
   FileHasher hasher(hash_cache_file(tree.record_root));
   FreshnessChecker checker(hasher, env);
   BuildGraph graph = load_build_graph(build_dir);
-  TreeObjects judged = judge_tree_objects(tree.scope, checker, graph.cuda_compiles, progress);
+  TreeObjects judged =
+    judge_tree_objects(tree.scope, checker, graph.cuda_compiles, progress, records);
   tree.objects = std::move(judged.objects);
   tree.foreign = std::move(judged.foreign);
   tree.graph = merge_link_records(std::move(graph), tree.record_root);

@@ -83,8 +83,9 @@ struct RelinkPlan {
 
 RelinkPlan plan_relinks(const ProvenTree& tree);
 
-// progress: (done, total) after each record; may be empty.
+// progress: (done, total) after each record; may be empty. records: tree_status.hpp.
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
-                      const TreeProgress& progress = {});
+                      const TreeProgress& progress = {},
+                      TreeRecords records = TreeRecords::indexed);
 
 }  // namespace nvfresh

@@ -1,7 +1,10 @@
 #include "proof/tree_status.hpp"
 
+#include "freshness/record_index.hpp"
 #include "record/record_root.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
+#include "util/log.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +23,9 @@ namespace fs = std::filesystem;
 std::vector<LoadedRecord> load_records_in_parallel(const std::vector<std::string>& files)
 {
   std::vector<LoadedRecord> loaded(files.size());
+  if (files.empty()) {
+    return loaded;
+  }
   size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   workers = std::min(workers, std::max<size_t>(1, files.size() / 256));
   std::atomic<size_t> next{0};
@@ -60,9 +66,47 @@ ObjectStatus judge_loaded(LoadedRecord loaded, FreshnessChecker& checker)
   }
   status.object = loaded.record->object;
   status.source = loaded.record->source;
+  status.output = loaded.record->output;
   status.verdict = checker.check(*loaded.record);
   status.record = std::move(loaded.record);
   return status;
+}
+
+ObjectStatus fresh_by_index(const std::string& record_file, const RecordIndex& index,
+                            const IndexedRecord& entry)
+{
+  ObjectStatus status;
+  status.record_file = record_file;
+  status.object = index.path(entry.object);
+  status.source = index.path(entry.source);
+  status.output = FileFingerprint{status.object,
+                                  entry.output_hash,
+                                  entry.output_stamp.size,
+                                  entry.output_stamp.mtime_ns,
+                                  entry.output_stamp.ctime_ns,
+                                  entry.output_stamp.inode};
+  return status;
+}
+
+// The records the index shows still fresh (nullptr for the others, which are read).
+std::vector<const IndexedRecord*> fresh_in_index(const std::vector<std::string>& files,
+                                                 const std::vector<FileStat>& stamps,
+                                                 RecordIndex& index, FreshnessChecker& checker)
+{
+  std::vector<const IndexedRecord*> entries(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    entries[i] = index.find(files[i], stamps[i]);
+  }
+  IndexedFreshness freshness(index, checker.hasher(), checker.compile_env());
+  freshness.stat_ahead(entries);
+  for (auto& entry : entries) {
+    if (entry != nullptr && freshness.still_fresh(*entry)) {
+      index.keep(*entry);
+    } else {
+      entry = nullptr;
+    }
+  }
+  return entries;
 }
 
 ObjectStatus unrecorded(const CompileEdge& compile, const std::string& record_file)
@@ -95,25 +139,69 @@ TreeScope tree_scope(const std::string& build_dir, const std::string& configured
 
 TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker,
                                const std::vector<CompileEdge>& compiles,
-                               const TreeProgress& progress)
+                               const TreeProgress& progress, TreeRecords records)
 {
   auto files = list_record_files(scope.record_root);
-  auto loaded = load_records_in_parallel(files);
+  const bool indexed = records == TreeRecords::indexed;
+  const std::string index_file = record_index_file(scope.record_root);
+  RecordIndex index = indexed ? RecordIndex::read(index_file, scope.build_dir) : RecordIndex();
+  std::vector<FileStat> stamps(files.size());
+  std::vector<const IndexedRecord*> entries(files.size());
+  if (indexed) {
+    std::vector<const std::string*> paths;
+    paths.reserve(files.size());
+    for (const auto& file : files) {
+      paths.push_back(&file);
+    }
+    checker.hasher().stat_ahead(paths);
+    for (size_t i = 0; i < files.size(); ++i) {
+      stamps[i] = checker.hasher().stat(files[i]);
+    }
+    entries = fresh_in_index(files, stamps, index, checker);
+  }
+  std::vector<std::string> to_read;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (entries[i] == nullptr) {
+      to_read.push_back(files[i]);
+    }
+  }
+  auto loaded = load_records_in_parallel(to_read);
+  const std::int64_t judged_ns = now_ns();
   TreeObjects tree;
   tree.objects.reserve(files.size());
   std::map<std::string, size_t> by_record_file;
-  for (auto& record : loaded) {
-    const std::string named = record.record ? record.record->object
-                              : record.head ? record.head->object
-                                            : "";
-    if (!named.empty() && !scope.contains(named)) {
-      tree.foreign.push_back(record.file);
+  for (size_t i = 0, next_read = 0; i < files.size(); ++i) {
+    if (entries[i] != nullptr) {  // judged for this tree when it was indexed: not foreign
+      by_record_file[files[i]] = tree.objects.size();
+      tree.objects.push_back(fresh_by_index(files[i], index, *entries[i]));
     } else {
-      by_record_file[record.file] = tree.objects.size();
-      tree.objects.push_back(judge_loaded(std::move(record), checker));
+      LoadedRecord& record = loaded[next_read++];
+      const std::string named = record.record ? record.record->object
+                                : record.head ? record.head->object
+                                              : "";
+      if (!named.empty() && !scope.contains(named)) {
+        tree.foreign.push_back(record.file);
+      } else {
+        by_record_file[record.file] = tree.objects.size();
+        tree.objects.push_back(judge_loaded(std::move(record), checker));
+        const ObjectStatus& judged = tree.objects.back();
+        if (indexed && judged.verdict.fresh() && judged.record) {
+          index.add(files[i], stamps[i], *judged.record, judged_ns,
+                    FileHasher::k_default_settle_ns);
+        }
+      }
     }
     if (progress) {
       progress(tree.objects.size() + tree.foreign.size(), files.size());
+    }
+  }
+  log::info("{}: {} records fresh by the record index, {} read", scope.record_root,
+            files.size() - to_read.size(), to_read.size());
+  if (indexed && index.changed()) {
+    try {
+      index.write(index_file, scope.build_dir);
+    } catch (const std::exception&) {
+      // the index is a cache: without it the next check reads the records, as this one did
     }
   }
   for (const auto& compile : compiles) {

@@ -20,8 +20,9 @@ namespace nvfresh {
 
 struct ObjectStatus {
   std::string record_file;
-  std::optional<Record> record;  // empty when there is no usable record
-  std::string object;            // from the record, its head, or the build graph
+  std::optional<Record> record;  // the record, when it was read (always, unless fresh by the index)
+  std::optional<FileFingerprint> output;  // the object as its record has it (usable record only)
+  std::string object;                     // from the record, its head, or the build graph
   std::string source;
   FreshnessVerdict verdict;
 };
@@ -43,10 +44,16 @@ struct TreeObjects {
 // Called after each record with (done, total); for progress displays.
 using TreeProgress = std::function<void(size_t done, size_t total)>;
 
+// How the records are read. indexed: a record that the tree's record index (freshness/
+// record_index.hpp) shows still fresh is not read (ObjectStatus::record stays empty), and the index
+// is brought up to date (check, sync); every_record: each one is read (explain, which prints them).
+enum class TreeRecords { indexed, every_record };
+
 // The records of the scope's record root, judged, and every compile of `compiles` (from the build
 // graph) without a usable record whose object exists (stale: no record).
 TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker,
                                const std::vector<CompileEdge>& compiles,
-                               const TreeProgress& progress = {});
+                               const TreeProgress& progress = {},
+                               TreeRecords records = TreeRecords::indexed);
 
 }  // namespace nvfresh

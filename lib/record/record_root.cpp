@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -200,13 +202,20 @@ void remove_record(const std::string& record_file)
 
 std::vector<std::string> list_record_files(const std::string& record_root)
 {
+  // readdir, not std::filesystem: a path object per entry was a fifth of a warm check of 10k.
   std::vector<std::string> files;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(records_dir(record_root), error)) {
-    if (entry.path().extension() == ".rec") {
-      files.push_back(entry.path().string());
+  const std::string dir = records_dir(record_root);
+  DIR* stream = ::opendir(dir.c_str());
+  if (stream == nullptr) {
+    return files;
+  }
+  while (const dirent* entry = ::readdir(stream)) {
+    const std::string_view name(entry->d_name);
+    if (name.size() > 4 && name.ends_with(".rec")) {
+      files.push_back(dir + "/" + std::string(name));
     }
   }
+  ::closedir(stream);
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -1,0 +1,166 @@
+// What `check` and `sync` read from a build tree's records, kept in one file (records.index next to
+// the records), so that a warm check of a tree reads one file instead of ten thousand records.
+//
+// It holds, per record that was fresh when it was indexed, what the freshness check needs to call
+// it fresh again without reading it: the record file's own stamp, the object's fingerprint, the
+// stamp of every input, each probe directory that vouches for its probes (with its stamp, or none:
+// a directory that did not resolve), the probes of every other directory one by one, a digest of the compile environment, and the PATH it ran with when the compile found
+// programs through it. Paths, input stamps and
+// probe directories are shared by the records that have them (a tree's 2k headers), so 10k records
+// of 100 inputs are 4 MB.
+//
+// The index is a cache: a record whose file's stamp is not the indexed one is read and judged as
+// before, and an entry is only written for a record file whose ctime is settle_ns old (as the hash
+// cache's rule: a same-size rewrite within one coarse clock tick keeps a stamp). An index that does
+// not read back whole (version, checksum, bounds) is empty.
+//
+// File grammar (binary, little-endian; str = u32 length, bytes):
+//   index     := magic version build_dir paths stamps dirs records checksum
+//   magic     := "nvfresh-record-index\n"          version := u32 (1)
+//   build_dir := str                               the tree the entries were judged for
+//   paths     := u32 n, str * n                    ids are positions
+//   stamps    := u32 n, (u32 path, u64 size, i64 mtime_ns, i64 ctime_ns, u64 inode) * n
+//   dirs      := u32 n, (u32 path, u8 stamped, u64 inode, u64 device, i64 mtime_ns, i64 ctime_ns) * n
+//   records   := u32 n, record * n
+//   record    := u32 file, u64 size, i64 mtime_ns, i64 ctime_ns, u64 inode,     the record file
+//                u32 object, u32 source, 16 bytes hash, u64 size, i64 mtime_ns, i64 ctime_ns,
+//                u64 inode,                                                     the object
+//                16 bytes environment digest, u8 path_matters, str PATH,
+//                u32 n, u32 stamp * n,  u32 m, u32 dir * m,  u32 k, u32 path * k (absent probes)
+//   checksum  := 16 bytes, XXH3-128 of every byte before it
+#pragma once
+
+#include "freshness/file_hasher.hpp"
+#include "record/record.hpp"
+#include "util/file_io.hpp"
+#include "util/hasher.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace nvfresh {
+
+struct IndexedStamp {
+  std::uint32_t path = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
+};
+
+struct IndexedDirectory {
+  std::uint32_t path = 0;
+  bool stamped = false;  // false: it did not resolve to a directory then, and must not now
+  std::uint64_t inode = 0;
+  std::uint64_t device = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+};
+
+struct IndexedRecord {
+  std::uint32_t file = 0;
+  IndexedStamp file_stamp;  // its path is `file`
+  std::uint32_t object = 0;
+  std::uint32_t source = 0;
+  Digest output_hash;
+  IndexedStamp output_stamp;  // its path is `object`
+  Digest environment;         // environment_digest(record.env)
+  bool path_matters = false;  // the compile found programs on PATH (freshness/path_lookups.hpp)
+  std::string path_variable;  // then: record.env's PATH ("" when it had none)
+  std::vector<std::uint32_t> inputs;
+  std::vector<std::uint32_t> directories;  // the probes' directories that vouch for them
+  std::vector<std::uint32_t> absent;  // probes in a directory that cannot: each must stay absent
+};
+
+// A digest of a compile environment, PATH left out (check judges PATH by what it resolves).
+Digest environment_digest(const std::map<std::string, std::string>& env);
+
+class RecordIndex {
+public:
+  // The index of `file`, judged for the tree `build_dir`; empty when it is absent, unreadable, of
+  // another version or another tree.
+  static RecordIndex read(const std::string& file, const std::string& build_dir);
+
+  // Writes the entries that were looked up or added since read (compacted), atomically. Throws
+  // FileWriteError.
+  void write(const std::string& file, const std::string& build_dir) const;
+
+  // The entry of `record_file` when its file's stamp is still `now`, else nullptr.
+  const IndexedRecord* find(const std::string& record_file, const FileStat& now) const;
+
+  // Keeps an entry of this index for write() (one found still fresh).
+  void keep(const IndexedRecord& entry);
+
+  // Adds (or replaces) the entry of a record judged fresh, whose file has stamp `now`. False (and
+  // nothing added) when the record cannot be indexed: untrusted, not traced, a probe in a relative
+  // directory, or its file changed less than settle_ns before now_ns.
+  bool add(const std::string& record_file, const FileStat& now, const Record& record,
+           std::int64_t now_ns, std::int64_t settle_ns);
+
+  // Whether write() would write something other than what read() found.
+  bool changed() const;
+
+  const std::string& path(std::uint32_t id) const { return m_paths[id]; }
+  const IndexedStamp& stamp(std::uint32_t id) const { return m_stamps[id]; }
+  const IndexedDirectory& directory(std::uint32_t id) const { return m_dirs[id]; }
+  size_t size() const { return m_records.size(); }
+  const std::vector<IndexedRecord>& records() const { return m_records; }
+  size_t path_count() const { return m_paths.size(); }
+  size_t stamp_count() const { return m_stamps.size(); }
+  size_t directory_count() const { return m_dirs.size(); }
+
+private:
+  void make_id_maps();
+  std::uint32_t path_id(const std::string& path);
+  std::uint32_t stamp_id(const IndexedStamp& stamp);
+  std::uint32_t directory_id(const IndexedDirectory& dir);
+
+  std::vector<std::string> m_paths;
+  std::unordered_map<std::string, std::uint32_t> m_path_ids;
+  std::vector<IndexedStamp> m_stamps;
+  std::unordered_map<std::string, std::uint32_t> m_stamp_ids;  // by their bytes
+  std::vector<IndexedDirectory> m_dirs;
+  std::unordered_map<std::string, std::uint32_t> m_dir_ids;  // by their bytes
+  std::vector<IndexedRecord> m_records;
+  std::unordered_map<std::string, size_t> m_by_file;
+  std::vector<bool> m_kept;  // per record: looked up or added since read
+  bool m_added = false;
+  bool m_id_maps = false;
+};
+
+// The index file of a record root.
+std::string record_index_file(const std::string& record_root);
+
+// The freshness check of FreshnessChecker::check for an indexed record, from the index alone: true
+// when the record's object and every input still have their recorded stamps, every stamped probe
+// directory its stamp, every unstamped one resolves to no directory, every other probe is absent,
+// the environment is
+// the compile's, and so is PATH where the compile found programs on it. False means "read the record": a stamp that moved may still hold the
+// same content, which only the full check can tell. Each stamp and directory is judged once for
+// all the records that share it.
+class IndexedFreshness {
+public:
+  // compile_env: compile_environment() of the build's environment (record/signature.hpp).
+  IndexedFreshness(const RecordIndex& index, FileHasher& hasher,
+                   const std::map<std::string, std::string>& compile_env);
+
+  // Stats every path the entries need, on several threads (FileHasher::stat_ahead).
+  void stat_ahead(const std::vector<const IndexedRecord*>& entries);
+
+  bool still_fresh(const IndexedRecord& entry);
+
+private:
+  enum Judged : std::uint8_t { Unknown, Holds, Fails };
+  const RecordIndex& m_index;
+  FileHasher& m_hasher;
+  Digest m_environment;
+  std::string m_path_variable;
+  std::vector<Judged> m_stamp_holds;
+  std::vector<Judged> m_dir_holds;
+  std::vector<Judged> m_absent_holds;  // by path id
+};
+
+}  // namespace nvfresh
