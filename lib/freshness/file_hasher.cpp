@@ -216,7 +216,7 @@ void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
     hashed[i].after = stat_file(*wanted[i]);
   });
   for (size_t i = 0; i < wanted.size(); ++i) {
-    m_prehashed.emplace(*wanted[i], std::move(hashed[i]));
+    m_prehashed.emplace(*wanted[i], hashed[i]);
   }
 }
 

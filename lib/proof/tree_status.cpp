@@ -109,6 +109,37 @@ std::vector<const IndexedRecord*> fresh_in_index(const std::vector<std::string>&
   return entries;
 }
 
+// The stamps of the record files, stat'ed on several threads.
+std::vector<FileStat> stamps_of(const std::vector<std::string>& files, FileHasher& hasher)
+{
+  std::vector<const std::string*> paths;
+  paths.reserve(files.size());
+  for (const auto& file : files) {
+    paths.push_back(&file);
+  }
+  hasher.stat_ahead(paths);
+  std::vector<FileStat> stamps(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    stamps[i] = hasher.stat(files[i]);
+  }
+  return stamps;
+}
+
+// A record that was read, judged; nullopt (and set aside in tree.foreign) when it describes an
+// object outside the tree.
+std::optional<ObjectStatus> judge_read(LoadedRecord record, const TreeScope& scope,
+                                       FreshnessChecker& checker, TreeObjects& tree)
+{
+  const std::string named = record.record ? record.record->object
+                            : record.head ? record.head->object
+                                          : "";
+  if (!named.empty() && !scope.contains(named)) {
+    tree.foreign.push_back(record.file);
+    return std::nullopt;
+  }
+  return judge_loaded(std::move(record), checker);
+}
+
 ObjectStatus unrecorded(const CompileEdge& compile, const std::string& record_file)
 {
   ObjectStatus status;
@@ -117,6 +148,25 @@ ObjectStatus unrecorded(const CompileEdge& compile, const std::string& record_fi
   status.source = compile.source;
   status.verdict.reasons.push_back({Cause::no_record, "nvfresh", "", ""});
   return status;
+}
+
+// Every compile of the build graph whose object has no usable record, as "stale: no record" (when
+// the object exists); the compiles that have one lend their names where the record had none.
+void add_unrecorded(const TreeScope& scope, const std::vector<CompileEdge>& compiles,
+                    const std::map<std::string, size_t>& by_record_file, TreeObjects& tree)
+{
+  for (const auto& compile : compiles) {
+    const std::string file =
+      record_file_for(scope.record_root, canonical_object_path(compile.object, "/"));
+    auto known = by_record_file.find(file);
+    if (known != by_record_file.end()) {
+      ObjectStatus& status = tree.objects[known->second];
+      status.object = status.object.empty() ? compile.object : status.object;
+      status.source = status.source.empty() ? compile.source : status.source;
+    } else if (stat_file(compile.object).exists) {
+      tree.objects.push_back(unrecorded(compile, file));
+    }
+  }
 }
 
 }  // namespace
@@ -145,20 +195,11 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
   const bool indexed = records == TreeRecords::indexed;
   const std::string index_file = record_index_file(scope.record_root);
   RecordIndex index = indexed ? RecordIndex::read(index_file, scope.build_dir) : RecordIndex();
-  std::vector<FileStat> stamps(files.size());
-  std::vector<const IndexedRecord*> entries(files.size());
-  if (indexed) {
-    std::vector<const std::string*> paths;
-    paths.reserve(files.size());
-    for (const auto& file : files) {
-      paths.push_back(&file);
-    }
-    checker.hasher().stat_ahead(paths);
-    for (size_t i = 0; i < files.size(); ++i) {
-      stamps[i] = checker.hasher().stat(files[i]);
-    }
-    entries = fresh_in_index(files, stamps, index, checker);
-  }
+  const std::vector<FileStat> stamps =
+    indexed ? stamps_of(files, checker.hasher()) : std::vector<FileStat>(files.size());
+  const std::vector<const IndexedRecord*> entries =
+    indexed ? fresh_in_index(files, stamps, index, checker)
+            : std::vector<const IndexedRecord*>(files.size());
   std::vector<std::string> to_read;
   for (size_t i = 0; i < files.size(); ++i) {
     if (entries[i] == nullptr) {
@@ -171,25 +212,16 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
   tree.objects.reserve(files.size());
   std::map<std::string, size_t> by_record_file;
   for (size_t i = 0, next_read = 0; i < files.size(); ++i) {
+    by_record_file[files[i]] = tree.objects.size();
     if (entries[i] != nullptr) {  // judged for this tree when it was indexed: not foreign
-      by_record_file[files[i]] = tree.objects.size();
       tree.objects.push_back(fresh_by_index(files[i], index, *entries[i]));
-    } else {
-      LoadedRecord& record = loaded[next_read++];
-      const std::string named = record.record ? record.record->object
-                                : record.head ? record.head->object
-                                              : "";
-      if (!named.empty() && !scope.contains(named)) {
-        tree.foreign.push_back(record.file);
-      } else {
-        by_record_file[record.file] = tree.objects.size();
-        tree.objects.push_back(judge_loaded(std::move(record), checker));
-        const ObjectStatus& judged = tree.objects.back();
-        if (indexed && judged.verdict.fresh() && judged.record) {
-          index.add(files[i], stamps[i], *judged.record, judged_ns,
-                    FileHasher::k_default_settle_ns);
-        }
+    } else if (auto judged = judge_read(std::move(loaded[next_read++]), scope, checker, tree)) {
+      if (indexed && judged->verdict.fresh() && judged->record) {
+        index.add(files[i], stamps[i], *judged->record, judged_ns, FileHasher::k_default_settle_ns);
       }
+      tree.objects.push_back(std::move(*judged));
+    } else {
+      by_record_file.erase(files[i]);
     }
     if (progress) {
       progress(tree.objects.size() + tree.foreign.size(), files.size());
@@ -204,18 +236,7 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
       // the index is a cache: without it the next check reads the records, as this one did
     }
   }
-  for (const auto& compile : compiles) {
-    const std::string file =
-      record_file_for(scope.record_root, canonical_object_path(compile.object, "/"));
-    auto known = by_record_file.find(file);
-    if (known != by_record_file.end()) {
-      ObjectStatus& status = tree.objects[known->second];
-      status.object = status.object.empty() ? compile.object : status.object;
-      status.source = status.source.empty() ? compile.source : status.source;
-    } else if (stat_file(compile.object).exists) {
-      tree.objects.push_back(unrecorded(compile, file));
-    }
-  }
+  add_unrecorded(scope, compiles, by_record_file, tree);
   return tree;
 }
 
