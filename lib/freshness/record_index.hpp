@@ -94,6 +94,7 @@ public:
   // Keeps an entry of this index for write() (one found still fresh).
   void keep(const IndexedRecord& entry);
 
+  // Invalidates the pointers find() returned.
   // Adds (or replaces) the entry of a record judged fresh, whose file has stamp `now`. False (and
   // nothing added) when the record cannot be indexed: untrusted, not traced, a probe in a relative
   // directory, or its file changed less than settle_ns before now_ns.

@@ -211,13 +211,15 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
   TreeObjects tree;
   tree.objects.reserve(files.size());
   std::map<std::string, size_t> by_record_file;
+  std::vector<std::pair<size_t, size_t>> to_index;  // (file, object): added after the loop, which
+                                                    // holds pointers into the index's entries
   for (size_t i = 0, next_read = 0; i < files.size(); ++i) {
     by_record_file[files[i]] = tree.objects.size();
     if (entries[i] != nullptr) {  // judged for this tree when it was indexed: not foreign
       tree.objects.push_back(fresh_by_index(files[i], index, *entries[i]));
     } else if (auto judged = judge_read(std::move(loaded[next_read++]), scope, checker, tree)) {
       if (indexed && judged->verdict.fresh() && judged->record) {
-        index.add(files[i], stamps[i], *judged->record, judged_ns, FileHasher::k_default_settle_ns);
+        to_index.emplace_back(i, tree.objects.size());
       }
       tree.objects.push_back(std::move(*judged));
     } else {
@@ -226,6 +228,10 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
     if (progress) {
       progress(tree.objects.size() + tree.foreign.size(), files.size());
     }
+  }
+  for (const auto& [file, object] : to_index) {
+    index.add(files[file], stamps[file], *tree.objects[object].record, judged_ns,
+              FileHasher::k_default_settle_ns);
   }
   log::info("{}: {} records fresh by the record index, {} read", scope.record_root,
             files.size() - to_read.size(), to_read.size());

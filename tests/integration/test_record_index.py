@@ -15,6 +15,7 @@ log (NVFRESH_LOG_FILE) must say how many records it read:
 | NVCC_APPEND_FLAGS set                     | stale: env_changed                 | 3            |
 | an object deleted                         | stale: object_missing              | 1            |
 | the index file damaged                    | fresh (read every record, rewritten) | 3, then 0  |
+| a new object, built and 2 s old           | fresh                              | 1, then 0    |
 | sync after a header edit                  | the build recompiles that object   |              |
 """
 import json
@@ -110,6 +111,17 @@ class RecordIndex(project.WorkDirPerClass, harness.unittest.TestCase):
         index.write_bytes(bytes(data))
         self.assertEqual(self.check(), (0, {}, (0, 3)))
         self.assertEqual(self.check(), (0, {}, (3, 0)), "the check that found it damaged rewrote it")
+
+    def test_a_new_object_is_read_once_then_indexed(self):
+        # A second object of c.cu: only CMakeLists.txt changes, in place (a new file in the source
+        # directory would change a probe directory of every record).
+        targets = TARGETS + [Target("d", "c.cu", include_dirs=["first", "include"],
+                                    options=["-DVARIANT=1"])]
+        harness.write(self.src / "CMakeLists.txt", project.cmake_lists(targets))
+        self.tree.build()
+        time.sleep(2.1)
+        self.assertEqual(self.check(), (0, {}, (3, 1)))
+        self.assertEqual(self.check(), (0, {}, (4, 0)))
 
     def test_sync_through_the_build_recompiles_an_edited_header_s_objects(self):
         harness.write(self.src / "include" / "own.h", "#pragma once\nconstexpr int kOwn = 5;\n")
