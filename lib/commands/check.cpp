@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <unistd.h>
@@ -197,7 +198,7 @@ public:
   ~ProgressLine()
   {
     if (m_drawn) {
-      fmt::print(stderr, "\r\033[K");
+      std::fputs("\r\033[K", stderr);  // not fmt::print, which may throw: this is a destructor
     }
   }
   void update(size_t done, size_t total)

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -59,7 +60,7 @@ public:
   ~SizingProgress()
   {
     if (m_drawn) {
-      fmt::print(stderr, "\r\033[K");
+      std::fputs("\r\033[K", stderr);  // not fmt::print, which may throw: this is a destructor
     }
   }
   void update(size_t index, size_t total, const std::string& tree, std::uint64_t bytes)
