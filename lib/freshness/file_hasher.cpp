@@ -4,15 +4,13 @@
 #include "freshness/file_hasher.hpp"
 
 #include "util/hasher.hpp"
+#include "util/parallel.hpp"
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
-#include <system_error>
-#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -138,43 +136,6 @@ FileStat FileHasher::stat(const std::string& path)
   return m_stat_memo[path] = stat_file(path);
 }
 
-namespace {
-
-// Runs work(i) for every i below `count`, on up to k_max_threads threads (one per `per_thread`
-// items, no more than the cores); this thread takes its share too.
-void for_each_on_threads(size_t count, size_t per_thread, const std::function<void(size_t)>& work)
-{
-  const size_t cores = std::max(1U, std::thread::hardware_concurrency());
-  const size_t threads = std::min({cores, k_max_threads, count / per_thread});
-  auto range = [&](size_t first, size_t step) {
-    for (size_t i = first; i < count; i += step) {
-      work(i);
-    }
-  };
-  if (threads <= 1) {
-    range(0, 1);
-    return;
-  }
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  try {
-    for (size_t t = 1; t < threads; ++t) {
-      workers.emplace_back(range, t, threads);
-    }
-  } catch (const std::system_error&) {
-    // no thread to be had: this one does what the missing ones would have
-    for (size_t t = workers.size() + 1; t < threads; ++t) {
-      range(t, threads);
-    }
-  }
-  range(0, threads);
-  for (auto& worker : workers) {
-    worker.join();
-  }
-}
-
-}  // namespace
-
 void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
 {
   std::vector<const std::string*> wanted;
@@ -185,8 +146,8 @@ void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
     }
   }
   std::vector<FileStat> stats(wanted.size());
-  for_each_on_threads(wanted.size(), k_paths_per_stat_thread,
-                      [&](size_t i) { stats[i] = stat_file(*wanted[i]); });
+  for_each_index_on_threads(wanted.size(), k_paths_per_stat_thread, k_max_threads,
+                            [&](size_t i) { stats[i] = stat_file(*wanted[i]); });
   m_stat_memo.reserve(m_stat_memo.size() + wanted.size());
   for (size_t i = 0; i < wanted.size(); ++i) {
     m_stat_memo.emplace(*wanted[i], stats[i]);
@@ -211,7 +172,7 @@ void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
     }
   }
   std::vector<Prehashed> hashed(wanted.size());
-  for_each_on_threads(wanted.size(), k_paths_per_hash_thread, [&](size_t i) {
+  for_each_index_on_threads(wanted.size(), k_paths_per_hash_thread, k_max_threads, [&](size_t i) {
     hashed[i].hash = hash_file(*wanted[i]);
     hashed[i].after = stat_file(*wanted[i]);
   });

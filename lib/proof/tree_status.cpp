@@ -5,12 +5,10 @@
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
+#include "util/parallel.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <map>
-#include <thread>
 
 namespace nvfresh {
 
@@ -18,30 +16,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr size_t k_records_per_thread = 256;
+constexpr size_t k_max_threads = 8;
+
 // Reading and parsing records is most of check's time on a big tree and needs no shared state:
 // it runs on every core; comparing with the disk (which memoizes per path) stays on one thread.
 std::vector<LoadedRecord> load_records_in_parallel(const std::vector<std::string>& files)
 {
   std::vector<LoadedRecord> loaded(files.size());
-  if (files.empty()) {
-    return loaded;
-  }
-  size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  workers = std::min(workers, std::max<size_t>(1, files.size() / 256));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      loaded[i] = load_record(files[i]);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < workers; ++i) {
-    threads.emplace_back(work);
-  }
-  work();
-  for (auto& thread : threads) {
-    thread.join();
-  }
+  for_each_index_on_threads(files.size(), k_records_per_thread, k_max_threads,
+                            [&](size_t i) { loaded[i] = load_record(files[i]); });
   return loaded;
 }
 
