@@ -148,9 +148,7 @@ void finish_link(PendingLink& pending)
   LinkRecord& record = pending.record;
   record.end_ns = now_ns();
   for (const auto& read : record.reads) {
-    FileStat now = stat_file(read.path);
-    if (now.size != read.size || now.mtime_ns != read.mtime_ns || now.ctime_ns != read.ctime_ns ||
-        now.inode != read.inode) {
+    if (!read.same_stamp_as(stat_file(read.path))) {
       record.trusted = false;
       record.untrusted_reason = fmt::format("{} changed while the link ran", read.path);
     }

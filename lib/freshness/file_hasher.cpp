@@ -97,10 +97,7 @@ std::optional<Digest> FileHasher::cached_hash(const std::string& path, const Fil
     if (entry == cache->end()) {
       continue;
     }
-    const FileStat& cached = entry->second.stat;
-    if (cached.size == stat.size && cached.mtime_ns == stat.mtime_ns &&
-        cached.ctime_ns == stat.ctime_ns && cached.inode == stat.inode &&
-        cached.device == stat.device) {
+    if (entry->second.stat.same_content_stamp(stat)) {
       return entry->second.hash;
     }
   }
@@ -164,9 +161,7 @@ void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
     }
     const FileStat& s = known->second;
     auto seed = m_seeds.find(*path);
-    const bool seeded = seed != m_seeds.end() && s.size == seed->second.size &&
-                        s.mtime_ns == seed->second.mtime_ns &&
-                        s.ctime_ns == seed->second.ctime_ns && s.inode == seed->second.inode;
+    const bool seeded = seed != m_seeds.end() && seed->second.same_stamp_as(s);
     if (s.exists && s.is_regular && s.size < k_cached_size_threshold && !seeded) {
       wanted.push_back(path);
     }
@@ -207,12 +202,9 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
       return m_memo[path] = result;
     }
     if (auto seed = m_seeds.find(path); seed != m_seeds.end() && attempt == 0) {
-      const FileFingerprint& known = seed->second;
-      const FileStat& s = result.stat;
-      if (s.size == known.size && s.mtime_ns == known.mtime_ns && s.ctime_ns == known.ctime_ns &&
-          s.inode == known.inode) {
-        result.fingerprint = known;
-        m_stat_memo[path] = s;
+      if (seed->second.same_stamp_as(result.stat)) {
+        result.fingerprint = seed->second;
+        m_stat_memo[path] = result.stat;
         return m_memo[path] = result;
       }
     }
@@ -249,9 +241,7 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
 
 bool FileHasher::unchanged(const FileFingerprint& recorded, std::optional<FileFingerprint>* now)
 {
-  FileStat current = stat(recorded.path);
-  if (current.exists && current.size == recorded.size && current.mtime_ns == recorded.mtime_ns &&
-      current.ctime_ns == recorded.ctime_ns && current.inode == recorded.inode) {
+  if (recorded.same_stamp_as(stat(recorded.path))) {
     return true;
   }
   auto result = fingerprint(recorded.path);

@@ -123,9 +123,7 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
   hasher.stat_ahead(paths);
   std::vector<const std::string*> touched;  // their content decides: hashed ahead, in parallel
   for (const auto& input : lookups.inputs) {
-    const FileStat now = hasher.stat(input.file.path);
-    if (now.size != input.file.size || now.mtime_ns != input.file.mtime_ns ||
-        now.ctime_ns != input.file.ctime_ns || now.inode != input.file.inode) {
+    if (!input.file.same_stamp_as(hasher.stat(input.file.path))) {
       touched.push_back(&input.file.path);
     }
   }
@@ -162,9 +160,7 @@ std::optional<std::vector<RecordedInput>> restamped_inputs(const std::vector<Rec
   std::optional<std::vector<RecordedInput>> restamped;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const FileFingerprint& recorded = inputs[i].file;
-    const FileStat now = hasher.stat(recorded.path);
-    if (now.size == recorded.size && now.mtime_ns == recorded.mtime_ns &&
-        now.ctime_ns == recorded.ctime_ns && now.inode == recorded.inode) {
+    if (recorded.same_stamp_as(hasher.stat(recorded.path))) {
       continue;
     }
     const FingerprintResult current = hasher.fingerprint(recorded.path);

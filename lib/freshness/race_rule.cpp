@@ -12,16 +12,6 @@ bool changed_since(const FileStat& stat, std::int64_t start_ns)
   return stat.ctime_ns >= start_ns || (stat.mtime_ns >= start_ns && stat.mtime_ns <= now_ns());
 }
 
-namespace {
-
-bool moved_since(const FileStat& now, const FileFingerprint& recorded)
-{
-  return !now.exists || now.mtime_ns != recorded.mtime_ns || now.ctime_ns != recorded.ctime_ns ||
-         now.size != recorded.size || now.inode != recorded.inode;
-}
-
-}  // namespace
-
 std::optional<std::string> first_input_written_since(const std::vector<RecordedInput>& inputs,
                                                      std::int64_t start_ns)
 {
@@ -29,7 +19,7 @@ std::optional<std::string> first_input_written_since(const std::vector<RecordedI
   std::int64_t latest_ctime = start_ns;
   for (const auto& input : inputs) {
     const FileStat now = stat_file(input.file.path);
-    if (moved_since(now, input.file)) {
+    if (!input.file.same_stamp_as(now)) {
       return input.file.path;
     }
     if (changed_since(now, start_ns)) {
@@ -45,7 +35,8 @@ std::optional<std::string> first_input_written_since(const std::vector<RecordedI
   }
   for (const FileFingerprint* suspect : suspects) {
     const std::optional<Digest> content = hash_file(suspect->path);
-    if (!content || *content != suspect->hash || moved_since(stat_file(suspect->path), *suspect)) {
+    if (!content || *content != suspect->hash ||
+        !suspect->same_stamp_as(stat_file(suspect->path))) {
       return suspect->path;
     }
   }

@@ -3,6 +3,7 @@
 // The on-disk grammar is at the top of record.cpp.
 #pragma once
 
+#include "util/file_io.hpp"
 #include "util/hasher.hpp"
 
 #include <cstdint>
@@ -22,6 +23,13 @@ struct FileFingerprint {
   std::int64_t ctime_ns = 0;
   std::uint64_t inode = 0;
   bool operator==(const FileFingerprint&) const = default;
+  // Whether stat says the file still has this stamp (size, mtime, ctime, inode): the shortcut
+  // that spares hashing it.
+  bool same_stamp_as(const FileStat& now) const
+  {
+    return now.exists && now.size == size && now.mtime_ns == mtime_ns && now.ctime_ns == ctime_ns &&
+           now.inode == inode;
+  }
 };
 
 enum class InputRole {
