@@ -143,6 +143,18 @@ std::string directory_key(const IndexedDirectory& d)
   return key;
 }
 
+// The id of `value` in `values` (its position), added at the end the first time its key is seen.
+template <typename T>
+std::uint32_t interned(std::unordered_map<std::string, std::uint32_t>& ids, std::vector<T>& values,
+                       const std::string& key, const T& value)
+{
+  auto [found, inserted] = ids.try_emplace(key, static_cast<std::uint32_t>(values.size()));
+  if (inserted) {
+    values.push_back(value);
+  }
+  return found->second;
+}
+
 IndexedStamp stamp_of(const FileStat& st)
 {
   return {0, st.size, st.mtime_ns, st.ctime_ns, st.inode};
@@ -481,31 +493,17 @@ void RecordIndex::make_id_maps()
 
 std::uint32_t RecordIndex::path_id(const std::string& path)
 {
-  auto [found, inserted] = m_path_ids.try_emplace(path, static_cast<std::uint32_t>(m_paths.size()));
-  if (inserted) {
-    m_paths.push_back(path);
-  }
-  return found->second;
+  return interned(m_path_ids, m_paths, path, path);
 }
 
 std::uint32_t RecordIndex::stamp_id(const IndexedStamp& stamp)
 {
-  auto [found, inserted] =
-    m_stamp_ids.try_emplace(stamp_key(stamp), static_cast<std::uint32_t>(m_stamps.size()));
-  if (inserted) {
-    m_stamps.push_back(stamp);
-  }
-  return found->second;
+  return interned(m_stamp_ids, m_stamps, stamp_key(stamp), stamp);
 }
 
 std::uint32_t RecordIndex::directory_id(const IndexedDirectory& dir)
 {
-  auto [found, inserted] =
-    m_dir_ids.try_emplace(directory_key(dir), static_cast<std::uint32_t>(m_dirs.size()));
-  if (inserted) {
-    m_dirs.push_back(dir);
-  }
-  return found->second;
+  return interned(m_dir_ids, m_dirs, directory_key(dir), dir);
 }
 
 IndexedFreshness::IndexedFreshness(const RecordIndex& index, FileHasher& hasher,
