@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <list>
 #include <map>
 
 #include <fcntl.h>
@@ -193,10 +194,16 @@ std::optional<Manifest> CacheStore::read_manifest(const Digest& key) const
 
 void CacheStore::update_manifest(const Digest& key, const std::function<void(Manifest&)>& change)
 {
-  LockedFile lock(shard_dir(key) + "/lock");
-  Manifest manifest = read_manifest(key).value_or(Manifest{});
-  change(manifest);
-  write_counted(key, manifest_file(key), serialize_manifest(manifest));
+  std::int64_t grown = 0;
+  {
+    LockedFile lock(shard_dir(key) + "/lock");
+    Manifest manifest = read_manifest(key).value_or(Manifest{});
+    change(manifest);
+    grown = write_counted(key, manifest_file(key), serialize_manifest(manifest));
+  }
+  if (grown > 0) {
+    evict_if_over_cap(key);
+  }
 }
 
 std::optional<CacheEntry> CacheStore::read_entry(const Digest& key, std::string* error) const
@@ -220,12 +227,19 @@ std::optional<CacheEntry> CacheStore::read_entry(const Digest& key, std::string*
 
 void CacheStore::write_entry(const Digest& key, const CacheEntry& entry)
 {
-  write_counted(key, entry_file(key), serialize_cache_entry(entry));
+  const std::string text = serialize_cache_entry(entry);
+  {
+    LockedFile lock(shard_dir(key) + "/lock");
+    write_counted(key, entry_file(key), text);
+  }
   count(key, CacheCounter::stores);
   evict_if_over_cap(key);
 }
 
-void CacheStore::write_counted(const Digest& key, const std::string& file, std::string_view text)
+// Called under the shard's lock: a shard's eviction lists its files and sets its counters from
+// that list under the same lock, so a file written beside it is counted exactly once.
+std::int64_t CacheStore::write_counted(const Digest& key, const std::string& file,
+                                       std::string_view text)
 {
   if (!stat_file(m_root + "/CACHEDIR.TAG").exists) {
     fs::create_directories(m_root);
@@ -237,11 +251,13 @@ void CacheStore::write_counted(const Digest& key, const std::string& file, std::
   const FileStat before = stat_file(file);
   write_compressed_file(file, text);
   const FileStat after = stat_file(file);
+  const std::int64_t grown = static_cast<std::int64_t>(after.size) -
+                             static_cast<std::int64_t>(before.exists ? before.size : 0);
   update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
     c[CacheCounter::files] += before.exists ? 0 : 1;
-    c[CacheCounter::bytes] +=
-      static_cast<std::int64_t>(after.size) - static_cast<std::int64_t>(before.size);
+    c[CacheCounter::bytes] += grown;
   });
+  return grown;
 }
 
 void CacheStore::touch_entry(const Digest& key)
@@ -255,6 +271,7 @@ void CacheStore::touch_entry(const Digest& key)
 
 void CacheStore::remove_entry(const Digest& key)
 {
+  LockedFile lock(shard_dir(key) + "/lock");
   const std::string file = entry_file(key);
   const FileStat st = stat_file(file);
   if (st.exists && ::unlink(file.c_str()) == 0) {
@@ -273,8 +290,17 @@ bool CacheStore::has_room() const
 
 void CacheStore::count(const Digest& key, CacheCounter counter, std::int64_t delta)
 {
+  count(key, {{counter, delta}});
+}
+
+void CacheStore::count(const Digest& key, std::initializer_list<CounterChange> changes)
+{
   try {
-    update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) { c[counter] += delta; });
+    update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
+      for (const auto& change : changes) {
+        c[change.counter] += change.delta;
+      }
+    });
   } catch (const std::exception&) {
     // statistics are best effort
   }
@@ -371,9 +397,14 @@ EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_th
   };
   std::vector<ShardFile> all;
   std::map<std::string, CacheCounters> recount;
+  std::list<LockedFile> locks;  // every shard's, in one order, until the counters are set
   std::uint64_t total = 0;
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
     const std::string dir = fmt::format("{}/{}", m_root, *shard);
+    if (!stat_file(dir).is_directory) {
+      continue;
+    }
+    locks.emplace_back(dir + "/lock");
     recount[dir];
     for (auto& file : files_of(dir)) {
       total += file.size;
@@ -417,10 +448,11 @@ void CacheStore::clear()
   ::unlink(shared_hash_cache_file(m_root).c_str());
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
     const std::string dir = fmt::format("{}/{}", m_root, *shard);
-    for (const auto& file : files_of(dir)) {
-      ::unlink(file.path.c_str());
-    }
-    if (stat_file(dir).exists) {
+    if (stat_file(dir).is_directory) {
+      LockedFile lock(dir + "/lock");
+      for (const auto& file : files_of(dir)) {
+        ::unlink(file.path.c_str());
+      }
       update_counters(dir + "/stats", [](CacheCounters& c) {
         c[CacheCounter::files] = 0;
         c[CacheCounter::bytes] = 0;

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,7 +104,12 @@ public:
   // Whether the cache's file system has room above the floor.
   bool has_room() const;
 
+  struct CounterChange {
+    CacheCounter counter;
+    std::int64_t delta;
+  };
   void count(const Digest& key, CacheCounter counter, std::int64_t delta = 1);
+  void count(const Digest& key, std::initializer_list<CounterChange> changes);  // one locked update
   CacheCounters counters() const;  // all shards, summed
 
   // Every entry key, for cache verify.
@@ -119,7 +125,8 @@ public:
 
 private:
   std::string shard_dir(const Digest& key) const;
-  void write_counted(const Digest& key, const std::string& file, std::string_view text);
+  // Writes a file of the key's shard and counts it; returns the bytes it grew by.
+  std::int64_t write_counted(const Digest& key, const std::string& file, std::string_view text);
   void evict_if_over_cap(const Digest& key);
   std::int64_t evict_shard_to_share(const std::string& shard);  // bytes removed
 

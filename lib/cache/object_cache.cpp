@@ -276,10 +276,10 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
       continue;
     }
     m_store.touch_entry(entry.result);
-    m_store.count(entry.result, CacheCounter::hits);
-    m_store.count(entry.result, CacheCounter::saved_ns, stored->compile_ns);
-    m_store.count(entry.result, CacheCounter::saved_bytes,
-                  static_cast<std::int64_t>(stored->object.size()));
+    m_store.count(entry.result,
+                  {{CacheCounter::hits, 1},
+                   {CacheCounter::saved_ns, stored->compile_ns},
+                   {CacheCounter::saved_bytes, static_cast<std::int64_t>(stored->object.size())}});
     return CacheHit{entry.result, std::move(*stored), entry, map};
   }
   if (key) {

@@ -3,6 +3,7 @@
 #include "../temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -139,4 +140,60 @@ TEST_CASE("cache store: many writers of one manifest lose no entry", "[cache]")
   auto manifest = store.read_manifest(key);
   REQUIRE(manifest);
   CHECK(manifest->entries.size() == 8);
+}
+
+namespace {
+
+std::uint64_t bytes_on_disk(const std::string& root)
+{
+  std::uint64_t bytes = 0;
+  for (const auto& file : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string path = file.path().string();
+    if (path.ends_with(".entry") || path.ends_with(".manifest")) {
+      bytes += std::filesystem::file_size(file.path());
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("cache store: concurrent stores past the cap are counted once and evicted to the cap",
+          "[cache]")
+{
+  // Each writer has its own store, as each nvcc launch does; a shard's eviction runs beside the
+  // others' writes. The counters must stay the bytes on disk (a write that lands between an
+  // eviction's listing and its recount was lost, or counted twice), and once every writer is done
+  // the last eviction leaves the cache at its cap.
+  test::TempDir dir;
+  const std::uint64_t cap = 96 * 1024;
+  std::vector<std::thread> writers;
+  for (unsigned w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      CacheStore own(dir.path("cache"), {cap, 0});
+      for (unsigned i = 0; i < 40; ++i) {
+        CacheEntry entry;
+        entry.object = random_bytes(6 * 1024, w * 100 + i);
+        const Digest key = hash_bytes(fmt::format("w{}-{}", w, i));
+        own.write_entry(key, entry);
+        ManifestEntry e;  // with input hashes, some KiB: a manifest is counted like an entry
+        e.result = key;
+        for (unsigned j = 0; j < 300; ++j) {
+          e.inputs.push_back({fmt::format("include/h{}.h", j),
+                              hash_bytes(fmt::format("{}-{}-{}", w, i, j)), "header", "-"});
+        }
+        own.update_manifest(hash_bytes(fmt::format("m{}-{}", w, i)),
+                            [&](Manifest& manifest) { add_entry(manifest, e); });
+      }
+    });
+  }
+  for (auto& writer : writers) {
+    writer.join();
+  }
+  CacheStore store(dir.path("cache"), {cap, 0});
+  const CacheCounters counters = store.counters();
+  CHECK(counters[CacheCounter::evictions] > 0);
+  CHECK(static_cast<std::uint64_t>(counters[CacheCounter::bytes]) ==
+        bytes_on_disk(dir.path("cache")));
+  CHECK(static_cast<std::uint64_t>(counters[CacheCounter::bytes]) <= cap);
 }
