@@ -151,7 +151,7 @@ int run_sync(const std::vector<std::string>& args)
     TreeScope scope = tree_scope(build_dir, config.record_dir);
     enter_build_tree(scope.record_root, scope.build_dir, env);
     warn_if_below_floor(scope.build_dir, config.space_floor);
-    ProvenTree tree = prove_tree(build_dir, env);
+    const ProvenTree& tree = keep_until_exit(prove_tree(build_dir, env));
     auto stamps = read_stamp_map(tree.scope.build_dir + "/.nvfresh");
     for (const auto& status : tree.objects) {
       if (status.verdict.fresh()) {

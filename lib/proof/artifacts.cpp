@@ -388,6 +388,14 @@ RelinkPlan plan_relinks(const ProvenTree& tree)
   return plan;
 }
 
+ProvenTree& keep_until_exit(ProvenTree tree)
+{
+  static ProvenTree* kept = nullptr;
+  delete kept;
+  kept = new ProvenTree(std::move(tree));
+  return *kept;
+}
+
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
                       const TreeProgress& progress, TreeRecords records)
 {
@@ -396,13 +404,15 @@ ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
   log::set_file(config.log_file);
   tree.scope = tree_scope(build_dir, config.record_dir);
   tree.record_root = tree.scope.record_root;
-  FileHasher hasher(hash_cache_file(tree.record_root));
+  tree.hasher = std::make_unique<FileHasher>(hash_cache_file(tree.record_root));
+  FileHasher& hasher = *tree.hasher;
   FreshnessChecker checker(hasher, env);
   BuildGraph graph = load_build_graph(build_dir);
   TreeObjects judged =
     judge_tree_objects(tree.scope, checker, graph.cuda_compiles, progress, records);
   tree.objects = std::move(judged.objects);
   tree.foreign = std::move(judged.foreign);
+  tree.index = std::move(judged.index);
   tree.graph = merge_link_records(std::move(graph), tree.record_root);
   tree.artifacts = evaluate_artifacts(tree.graph, tree.objects, tree.record_root, hasher);
   return tree;

@@ -227,6 +227,7 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
     }
   }
   add_unrecorded(scope, compiles, by_record_file, tree);
+  tree.index = std::move(index);
   return tree;
 }
 

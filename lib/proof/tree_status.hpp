@@ -7,6 +7,7 @@
 #pragma once
 
 #include "freshness/freshness.hpp"
+#include "freshness/record_index.hpp"
 #include "proof/build_graph.hpp"
 #include "record/record.hpp"
 #include "util/environment.hpp"
@@ -39,6 +40,7 @@ TreeScope tree_scope(const std::string& build_dir, const std::string& configured
 struct TreeObjects {
   std::vector<ObjectStatus> objects;
   std::vector<std::string> foreign;  // record files describing objects outside the tree
+  RecordIndex index;                 // what they were judged with (TreeRecords::indexed)
 };
 
 // Called after each record with (done, total); for progress displays.
