@@ -3,6 +3,7 @@
 // A line that does not parse is ignored (the file is a cache: losing it only costs hashing).
 #include "freshness/file_hasher.hpp"
 
+#include "util/batch_stat.hpp"
 #include "util/hasher.hpp"
 #include "util/parallel.hpp"
 #include "util/text_fields.hpp"
@@ -21,6 +22,7 @@ namespace {
 
 constexpr int k_stable_attempts = 3;
 constexpr size_t k_max_threads = 8;  // past this the kernel's path walks contend
+constexpr size_t k_max_open_directories = 256;
 constexpr std::uint64_t k_cache_compaction_size = std::uint64_t{4} * 1024 * 1024;
 
 std::vector<std::string_view> split_tabs(std::string_view line, size_t max_fields)
@@ -142,9 +144,8 @@ void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
       wanted.push_back(path);
     }
   }
-  std::vector<FileStat> stats(wanted.size());
-  for_each_index_on_threads(wanted.size(), k_paths_per_stat_thread, k_max_threads,
-                            [&](size_t i) { stats[i] = stat_file(*wanted[i]); });
+  const std::vector<FileStat> stats =
+    stat_files(wanted, {k_paths_per_stat_thread, k_max_threads, k_max_open_directories});
   m_stat_memo.reserve(m_stat_memo.size() + wanted.size());
   for (size_t i = 0; i < wanted.size(); ++i) {
     m_stat_memo.emplace(*wanted[i], stats[i]);

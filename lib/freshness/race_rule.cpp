@@ -1,5 +1,6 @@
 #include "freshness/race_rule.hpp"
 
+#include "util/batch_stat.hpp"
 #include "util/clock.hpp"
 #include "util/hasher.hpp"
 
@@ -15,10 +16,17 @@ bool changed_since(const FileStat& stat, std::int64_t start_ns)
 std::optional<std::string> first_input_written_since(const std::vector<RecordedInput>& inputs,
                                                      std::int64_t start_ns)
 {
+  std::vector<const std::string*> paths;
+  paths.reserve(inputs.size());
+  for (const auto& input : inputs) {
+    paths.push_back(&input.file.path);
+  }
+  const std::vector<FileStat> stats = stat_files(paths);
   std::vector<const FileFingerprint*> suspects;
   std::int64_t latest_ctime = start_ns;
-  for (const auto& input : inputs) {
-    const FileStat now = stat_file(input.file.path);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const RecordedInput& input = inputs[i];
+    const FileStat& now = stats[i];
     if (!input.file.same_stamp_as(now)) {
       return input.file.path;
     }

@@ -83,6 +83,15 @@ FileStat stat_file(const std::string& path)
   return from_stat(st);
 }
 
+FileStat stat_file_at(int directory_fd, const char* name)
+{
+  struct stat st {};
+  if (::fstatat(directory_fd, name, &st, 0) != 0) {
+    return {};
+  }
+  return from_stat(st);
+}
+
 FileStat lstat_file(const std::string& path)
 {
   struct stat st {};

@@ -27,6 +27,8 @@ struct FileStat {
 
 FileStat stat_file(const std::string& path);   // follows symlinks; exists=false when absent
 FileStat lstat_file(const std::string& path);  // does not follow symlinks
+// `name` relative to an open directory (AT_FDCWD: the working directory); follows symlinks.
+FileStat stat_file_at(int directory_fd, const char* name);
 
 // Reads of files nvfresh does not control (records, configs, objects to compare) are bounded and
 // typed: only a regular file is read (a FIFO would block for ever, /dev/zero never end), and at

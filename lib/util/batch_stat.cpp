@@ -1,0 +1,129 @@
+#include "util/batch_stat.hpp"
+
+#include "util/parallel.hpp"
+
+#include <atomic>
+#include <string_view>
+#include <unordered_map>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr int k_not_opened = -2;
+constexpr int k_cannot_open = -1;
+constexpr std::size_t k_by_path = static_cast<std::size_t>(-1);
+
+// A path split at its last '/': the directory ("/" for "/x") and the name after it. A path without
+// a directory, or ending in '/', is stat'ed whole.
+struct SplitPath {
+  std::string_view directory;
+  std::size_t name_offset = 0;
+  bool whole = true;
+};
+
+SplitPath split_path(const std::string& path)
+{
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash + 1 == path.size()) {
+    return {};
+  }
+  return {std::string_view(path).substr(0, slash == 0 ? 1 : slash), slash + 1, false};
+}
+
+// The open directories, each opened by the first thread that needs it; closed on destruction.
+class DirectoryHandles {
+public:
+  explicit DirectoryHandles(std::vector<std::string> directories)
+    : m_directories(std::move(directories)), m_fds(m_directories.size())
+  {
+    for (auto& fd : m_fds) {
+      fd.store(k_not_opened, std::memory_order_relaxed);
+    }
+  }
+  ~DirectoryHandles()
+  {
+    for (auto& fd : m_fds) {
+      if (const int open_fd = fd.load(); open_fd >= 0) {
+        ::close(open_fd);
+      }
+    }
+  }
+  DirectoryHandles(const DirectoryHandles&) = delete;
+  DirectoryHandles& operator=(const DirectoryHandles&) = delete;
+
+  // The directory's descriptor, or k_cannot_open (then its files are stat'ed by path, which
+  // gives the answer stat() gives, whatever made the open fail).
+  int fd(std::size_t index)
+  {
+    int known = m_fds[index].load(std::memory_order_acquire);
+    if (known != k_not_opened) {
+      return known;
+    }
+    int opened = ::open(m_directories[index].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (opened < 0) {
+      opened = k_cannot_open;
+    }
+    if (m_fds[index].compare_exchange_strong(known, opened, std::memory_order_acq_rel)) {
+      return opened;
+    }
+    if (opened >= 0) {
+      ::close(opened);  // another thread opened it first
+    }
+    return known;
+  }
+
+private:
+  std::vector<std::string> m_directories;
+  std::vector<std::atomic<int>> m_fds;
+};
+
+}  // namespace
+
+std::vector<FileStat> stat_files(const std::vector<const std::string*>& paths,
+                                 const BatchStatLimits& limits)
+{
+  // Directories holding two files or more get a handle (for one file, opening it costs the walk
+  // it would save), as many as the limit allows, in the order they are met.
+  std::vector<SplitPath> splits(paths.size());
+  std::unordered_map<std::string_view, std::size_t> files_in;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    splits[i] = split_path(*paths[i]);
+    if (!splits[i].whole) {
+      ++files_in[splits[i].directory];
+    }
+  }
+  std::unordered_map<std::string_view, std::size_t> handle_of;
+  std::vector<std::string> directories;
+  for (const auto& split : splits) {
+    if (split.whole || directories.size() >= limits.max_directories) {
+      continue;
+    }
+    if (files_in[split.directory] >= 2 &&
+        handle_of.try_emplace(split.directory, directories.size()).second) {
+      directories.emplace_back(split.directory);
+    }
+  }
+  std::vector<std::size_t> handle(paths.size(), k_by_path);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!splits[i].whole) {
+      if (auto found = handle_of.find(splits[i].directory); found != handle_of.end()) {
+        handle[i] = found->second;
+      }
+    }
+  }
+  DirectoryHandles handles(std::move(directories));
+  std::vector<FileStat> stats(paths.size());
+  for_each_index_on_threads(
+    paths.size(), limits.per_thread, limits.max_threads, [&](std::size_t i) {
+      const int fd = handle[i] == k_by_path ? k_cannot_open : handles.fd(handle[i]);
+      stats[i] = fd >= 0 ? stat_file_at(fd, paths[i]->c_str() + splits[i].name_offset)
+                         : stat_file(*paths[i]);
+    });
+  return stats;
+}
+
+}  // namespace nvfresh
