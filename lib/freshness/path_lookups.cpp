@@ -3,7 +3,9 @@
 #include "util/file_io.hpp"
 #include "util/process.hpp"
 
+#include <optional>
 #include <set>
+#include <string_view>
 
 namespace nvfresh {
 
@@ -33,30 +35,36 @@ std::vector<PathLookup> path_lookups_of(const Record& record)
     return {};
   }
   const std::vector<std::string> dirs = path_directories(path->second, record.working_dir);
-  const std::set<std::string> dir_set(dirs.begin(), dirs.end());
-  const std::set<std::string> missing(record.missing.begin(), record.missing.end());
-  std::set<std::string> found;
-  std::set<std::string> tools;
-  for (const auto& input : record.inputs) {
-    found.insert(input.file.path);
-    if (input.role == InputRole::tool) {
-      tools.insert(input.file.path);
-    }
-  }
-  // Candidate names: anything looked up or found directly inside a PATH directory.
-  std::set<std::string> names;
-  auto collect = [&](const std::string& file) {
+  const std::set<std::string, std::less<>> dir_set(dirs.begin(), dirs.end());
+  // Only files directly inside a PATH directory can be a lookup's candidate: the thousand headers
+  // of a CUTLASS TU are left out before anything is copied (this ran on every skip).
+  auto name_in_path_dir = [&](std::string_view file) -> std::optional<std::string_view> {
     const size_t slash = file.rfind('/');
-    if (slash != std::string::npos &&
-        dir_set.count(slash == 0 ? "/" : file.substr(0, slash)) != 0) {
-      names.insert(file.substr(slash + 1));
+    if (slash == std::string_view::npos ||
+        !dir_set.contains(slash == 0 ? std::string_view("/") : file.substr(0, slash))) {
+      return std::nullopt;
     }
+    return file.substr(slash + 1);
   };
-  for (const auto& file : missing) {
-    collect(file);
+  // Candidate names: anything looked up or found directly inside a PATH directory.
+  std::set<std::string, std::less<>> missing;
+  std::set<std::string, std::less<>> found;
+  std::set<std::string, std::less<>> tools;
+  std::set<std::string, std::less<>> names;
+  for (const auto& file : record.missing) {
+    if (auto name = name_in_path_dir(file)) {
+      missing.insert(file);
+      names.emplace(*name);
+    }
   }
-  for (const auto& file : found) {
-    collect(file);
+  for (const auto& input : record.inputs) {
+    if (auto name = name_in_path_dir(input.file.path)) {
+      found.insert(input.file.path);
+      names.emplace(*name);
+      if (input.role == InputRole::tool) {
+        tools.insert(input.file.path);
+      }
+    }
   }
   std::vector<PathLookup> lookups;
   for (const auto& name : names) {
