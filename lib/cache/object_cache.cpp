@@ -288,27 +288,54 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   return std::nullopt;
 }
 
+std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record)
+{
+  if (!record.cache_entry) {
+    return std::nullopt;
+  }
+  const Digest& key = *record.cache_entry;
+  std::string error;
+  auto stored = m_store.read_entry(key, &error);
+  if (!stored) {
+    log::info("cache: entry {} that the record names is unreadable ({})", key.short_hex(), error);
+    return std::nullopt;
+  }
+  if (hash_bytes(stored->object) != record.output.hash) {
+    log::info("cache: entry {} holds another object than the record names", key.short_hex());
+    return std::nullopt;
+  }
+  m_store.touch_entry(key);
+  m_store.count(key,
+                {{CacheCounter::hits, 1},
+                 {CacheCounter::saved_ns, stored->compile_ns},
+                 {CacheCounter::saved_bytes, static_cast<std::int64_t>(stored->object.size())}});
+  return stored;
+}
+
 StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Record& record,
                                        const std::vector<std::string>& command,
                                        const Environment& env)
 {
   if (!record.trusted || !record.inputs_from_trace || record.console_mode == "none") {
     return {false, false,
-            "not stored: the record is untrusted, untraced, or its output was not captured"};
+            "not stored: the record is untrusted, untraced, or its output was not captured",
+            std::nullopt};
   }
   try {
     if (!m_store.has_room()) {
       m_store.count(Digest{}, CacheCounter::not_stored_full);
       return {false, true,
               fmt::format("not cached: the file system of {} is below its free-space floor",
-                          m_store.root())};
+                          m_store.root()),
+              std::nullopt};
     }
     PathMap map(tree_roots_of(identity.build_tree));
     FileHasher hasher;
     auto key = manifest_key(identity, map, hasher);
     auto object = try_read_file(record.object, k_max_object);
     if (!key || !object || hash_bytes(*object) != record.output.hash) {
-      return {false, false, "not stored: the object or the source changed since it was recorded"};
+      return {false, false, "not stored: the object or the source changed since it was recorded",
+              std::nullopt};
     }
     ManifestEntry manifest_entry = manifest_entry_of(record, map);
     if (bound_to_roots(*object, map)) {
@@ -319,11 +346,12 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
     m_store.write_entry(manifest_entry.result,
                         entry_of(record, std::move(*object), map, command, env));
     m_store.update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
-    return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex())};
+    return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex()),
+            manifest_entry.result};
   } catch (const FileWriteError& error) {
-    return {false, error.disk_full(), fmt::format("not cached: {}", error.what())};
+    return {false, error.disk_full(), fmt::format("not cached: {}", error.what()), std::nullopt};
   } catch (const std::exception& error) {
-    return {false, false, fmt::format("not cached: {}", error.what())};
+    return {false, false, fmt::format("not cached: {}", error.what()), std::nullopt};
   }
 }
 

@@ -47,8 +47,9 @@ struct CacheHit {
 
 struct StoreOutcome {
   bool stored = false;
-  bool no_space = false;  // below the free-space floor, or the disk filled up while writing
-  std::string detail;     // why not, in words
+  bool no_space = false;      // below the free-space floor, or the disk filled up while writing
+  std::string detail;         // why not, in words
+  std::optional<Digest> key;  // the entry stored
 };
 
 struct CacheSettings {
@@ -73,6 +74,11 @@ public:
   // The entry whose input set matches the disk now, or nullopt (a miss, counted).
   std::optional<CacheHit> lookup(const CompileIdentity& identity, FileHasher& hasher,
                                  const Environment& env);
+
+  // The entry a record names (Record::cache_entry) when it holds the very object the record
+  // describes (its bytes hash to record.output.hash), a hit, counted; else nullopt, not counted:
+  // the caller looks the compile up as usual.
+  std::optional<CacheEntry> entry_for_record(const Record& record);
 
   // Stores the result of a compile that was recorded trusted and traced. The object is read from
   // its recorded path. Never throws.

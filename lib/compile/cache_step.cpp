@@ -1,6 +1,7 @@
 #include "compile/cache_step.hpp"
 
 #include "cache/entry_verifier.hpp"
+#include "record/record_root.hpp"
 #include "util/build_invocation.hpp"
 #include "util/log.hpp"
 
@@ -26,6 +27,26 @@ CacheStep::CacheStep(const Config& config, const Environment& env) : m_env(env)
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
     m_cache.emplace(settings);
+  }
+}
+
+std::optional<ServedCompile> CacheStep::restore(const LoadedRecord& loaded,
+                                                const ServeRequest& serve, FileHasher& hasher)
+{
+  if (!m_cache || !loaded.record || !loaded.record->cache_entry ||
+      m_cache->settings().verify_fraction > 0) {
+    return std::nullopt;
+  }
+  try {
+    auto entry = m_cache->entry_for_record(*loaded.record);
+    if (!entry) {
+      return std::nullopt;
+    }
+    return ServedCompile{serve_recorded(*loaded.record->cache_entry, *entry, loaded, serve, hasher),
+                         entry->compile_ns};
+  } catch (const std::exception& error) {
+    log::info("cache: the object the record names not restored, looking it up: {}", error.what());
+    return std::nullopt;
   }
 }
 
@@ -81,6 +102,16 @@ Outcome CacheStep::after_compile(const ServeRequest& serve, const Record& record
   log::info("cache: {}", stored.detail);
   if (stored.no_space) {
     warn_not_cached(serve.plan.record_root, stored.detail);
+  }
+  if (stored.key) {
+    try {
+      Record naming = record;
+      naming.cache_entry = stored.key;
+      save_record(serve.plan.record_file, naming);
+    } catch (const std::exception& error) {
+      log::info("cache: the record does not name entry {}: {}", stored.key->short_hex(),
+                error.what());
+    }
   }
   return outcome;
 }

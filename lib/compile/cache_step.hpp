@@ -31,13 +31,19 @@ public:
 
   bool enabled() const { return m_cache.has_value(); }
 
+  // Before the lookup, when nothing but the object changed since its record (decide_skip's
+  // object_only): the object restored from the entry the record names (serve_recorded), or
+  // nullopt (then serve() looks the compile up). Not while hits are sampled for verification.
+  std::optional<ServedCompile> restore(const LoadedRecord& loaded, const ServeRequest& serve,
+                                       FileHasher& hasher);
+
   // Before nvcc runs: the served outcome, or nullopt (compile). A hit sampled for verification is
   // kept for after_compile and not served.
   std::optional<ServedCompile> serve(const ServeRequest& serve, FileHasher& hasher);
 
   // After the compile was recorded (outcome: what recording said). Stores a trusted, traced
-  // compile, or compares a sampled hit; returns the outcome, its cause cache_verified or
-  // cache_mismatch for a sampled hit.
+  // compile (and names the entry in its record), or compares a sampled hit; returns the outcome,
+  // its cause cache_verified or cache_mismatch for a sampled hit.
   Outcome after_compile(const ServeRequest& serve, const Record& record, Outcome outcome,
                         const std::vector<std::string>& command);
 

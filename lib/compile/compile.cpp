@@ -198,6 +198,20 @@ bool serve_from_cache(CacheStep& cache, const Prepared& prepared,
   return served.has_value();
 }
 
+// The object its record names, from the entry the record names, when nothing else changed (true);
+// its outcome logged.
+bool restore_from_cache(CacheStep& cache, const Prepared& prepared, const LoadedRecord& loaded,
+                        InputCheck& check)
+{
+  auto restored =
+    cache.restore(loaded, serve_request(prepared, loaded.record, check.start_ns), check.hasher);
+  if (restored) {
+    log_outcome(prepared.plan.record_root, restored->outcome, prepared.plan.object,
+                restored->saved_ns);
+  }
+  return restored.has_value();
+}
+
 // After nvcc succeeded: the record, or "not recorded" with its cause. Never throws.
 Outcome record_or_report(const Prepared& prepared, const CompileRun& run, const std::string& trace,
                          const CapturedOutput& captured, const std::optional<Record>& previous,
@@ -288,12 +302,15 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
                      FileHasher(prepared->plan.hash_cache, FileHasher::k_default_settle_ns,
                                 prepared->plan.shared_hash_cache)};
     decision = skip_if_unchanged(*prepared, loaded, check);
-    previous = std::move(loaded.record);
     if (decision.skip) {
       log::info("skip {}: {}", prepared->plan.object, decision.why.detail);
       return unchanged_path_done();
     }
     cache.emplace(prepared->config, env);
+    if (decision.object_only && restore_from_cache(*cache, *prepared, loaded, check)) {
+      return unchanged_path_done();
+    }
+    previous = std::move(loaded.record);
     if (serve_from_cache(*cache, *prepared, previous, check)) {
       return unchanged_path_done();
     }

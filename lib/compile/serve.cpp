@@ -3,6 +3,7 @@
 #include "compile/build_depfile.hpp"
 #include "compile/console_replay.hpp"
 #include "compile/recording.hpp"
+#include "freshness/input_check.hpp"
 #include "freshness/race_rule.hpp"
 #include "record/record_root.hpp"
 #include "util/clock.hpp"
@@ -40,6 +41,7 @@ void set_console(Record& record, const CacheEntry& entry, const PathMap& map)
 Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
 {
   Record record = record_of_command(serve.request, serve.chain, serve.plan);
+  record.cache_entry = hit.key;
   record.nvcc_version = hit.entry.nvcc_version;
   record.inputs_from_trace = true;
   record.components = hit.entry.components;
@@ -90,6 +92,24 @@ void guard_against_edits(Record& record, std::int64_t start_ns)
   }
 }
 
+// The fingerprint with the stat stamp of the file now (its content is the fingerprint's).
+FileFingerprint with_stamp_of(FileFingerprint fingerprint, const FileStat& now)
+{
+  fingerprint.size = now.size;
+  fingerprint.mtime_ns = now.mtime_ns;
+  fingerprint.ctime_ns = now.ctime_ns;
+  fingerprint.inode = now.inode;
+  return fingerprint;
+}
+
+void write_depfile_of(const Record& record, const ServeRequest& serve)
+{
+  if (!serve.plan.depfile_path.empty()) {
+    write_build_depfile(serve.plan.depfile_path, serve.plan.depfile_target,
+                        record.depfile_prerequisites, serve.request.depfile.phony_targets);
+  }
+}
+
 void write_object(Record& record, const CacheEntry& entry)
 {
   write_file_atomically(record.object, entry.object);
@@ -116,12 +136,55 @@ std::string serve_doubt(const CacheHit& hit, const CompilePlan& plan)
   return console_replay_doubt(console, terminal_streams(), plan.child_env);
 }
 
+std::string served_description(const Digest& key, const CacheEntry& entry)
+{
+  return fmt::format("served from the cache (entry {}, first compiled {} in {})", key.short_hex(),
+                     format_local_time(entry.created_ns, true),
+                     entry.origin_tree.empty() ? std::string("an unknown tree")
+                                               : entry.origin_tree);
+}
+
 std::string served_description(const CacheHit& hit)
 {
-  return fmt::format("served from the cache (entry {}, first compiled {} in {})",
-                     hit.key.short_hex(), format_local_time(hit.entry.created_ns, true),
-                     hit.entry.origin_tree.empty() ? std::string("an unknown tree")
-                                                   : hit.entry.origin_tree);
+  return served_description(hit.key, hit.entry);
+}
+
+Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedRecord& loaded,
+                       const ServeRequest& serve, FileHasher& hasher)
+{
+  const Record& record = *loaded.record;
+  write_file_atomically(serve.plan.object, entry.object);
+  const std::string description = served_description(key, entry) + ", the object its record names";
+  std::vector<HistoryEntry> history = record.history;
+  if (auto written = first_input_written_since(record.inputs, serve.start_ns)) {
+    // As for a hit (guard_against_edits): untrusted, and the object older than the lookup.
+    Record raced = record;
+    raced.trusted = false;
+    raced.untrusted_reason =
+      fmt::format("{} changed while the object was served from the cache", *written);
+    set_mtime_ns(serve.plan.object, serve.start_ns - k_one_second_ns);
+    raced.output = with_stamp_of(record.output, stat_file(serve.plan.object));
+    add_history(raced,
+                {now_ns(), std::string(outcome_name(OutcomeKind::raced)), raced.untrusted_reason});
+    save_record(serve.plan.record_file, raced);
+    write_depfile_of(raced, serve);
+    replay_console(raced);
+    return Outcome{OutcomeKind::raced, Cause::input_changed_during_compile, raced.untrusted_reason};
+  }
+  add_history(history, {now_ns(), std::string(outcome_name(OutcomeKind::served)), description});
+  const FileFingerprint output = with_stamp_of(record.output, stat_file(serve.plan.object));
+  if (auto inputs = restamped_inputs(record.inputs, hasher, now_ns())) {  // as a skip restamps
+    Record restamped = record;
+    restamped.inputs = std::move(*inputs);
+    restamped.output = output;
+    restamped.history = std::move(history);
+    save_record(serve.plan.record_file, restamped);
+  } else {
+    save_record_note(loaded, output, history);
+  }
+  write_depfile_of(record, serve);
+  replay_console(record);
+  return Outcome{OutcomeKind::served, Cause::cache_hit, description};
 }
 
 std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve, FileHasher& hasher,
@@ -153,10 +216,7 @@ std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve,
     record.output.ctime_ns = after.ctime_ns;
   }
   save_record(serve.plan.record_file, record);
-  if (!serve.plan.depfile_path.empty()) {
-    write_build_depfile(serve.plan.depfile_path, serve.plan.depfile_target,
-                        record.depfile_prerequisites, serve.request.depfile.phony_targets);
-  }
+  write_depfile_of(record, serve);
   replay_console(record);
   if (!record.trusted) {
     return Outcome{OutcomeKind::raced, Cause::input_changed_during_compile,

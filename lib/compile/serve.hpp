@@ -11,6 +11,7 @@
 #include "nvcc/compiler_chain.hpp"
 #include "outcome/outcome.hpp"
 #include "record/record.hpp"
+#include "record/record_root.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -38,7 +39,18 @@ std::string serve_doubt(const CacheHit& hit, const CompilePlan& plan);
 std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve, FileHasher& hasher,
                                  std::string* why);
 
+// The object a record names, served from the entry the record names (Record::cache_entry), when
+// nothing but the object changed since that record (decide_skip's object_only: a clean, a deleted
+// or overwritten object) and the entry holds those very bytes (ObjectCache::entry_for_record):
+// what a skip does, with the object written first. The manifest is not read and no input set
+// compared; the record vouches for the inputs as it does for a skip. `loaded` holds that record
+// (load_record with its bytes kept), `serve.start_ns` was taken before its inputs were looked at.
+// Throws on a write failure (the caller compiles).
+Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedRecord& loaded,
+                       const ServeRequest& serve, FileHasher& hasher);
+
 // "served from the cache (entry 3f2a…, first compiled 2026-12-01 11:30 in /home/u/build)".
 std::string served_description(const CacheHit& hit);
+std::string served_description(const Digest& key, const CacheEntry& entry);
 
 }  // namespace nvfresh

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -85,7 +86,11 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
   FreshnessVerdict verdict = FreshnessChecker(hasher, plan.child_env).check(*previous);
   if (!verdict.fresh()) {
     const StaleReason& first = verdict.reasons.front();
-    return {false, {OutcomeKind::compiled, first.kind, first.describe()}};
+    const bool object_only =
+      std::all_of(verdict.reasons.begin(), verdict.reasons.end(), [](const StaleReason& reason) {
+        return reason.kind == Cause::object_missing || reason.kind == Cause::object_modified;
+      });
+    return {false, {OutcomeKind::compiled, first.kind, first.describe()}, object_only};
   }
   size_t touched = touched_inputs(*previous, hasher);
   if (touched == 0) {

@@ -21,6 +21,9 @@ namespace nvfresh {
 struct SkipDecision {
   bool skip = false;
   Outcome why;  // skipped with why nvcc need not run, or compiled with why it must (cause + words)
+  // Not skipped only because the object is missing or was modified: the record vouches for every
+  // input, probe, variable and PATH lookup, so the object it names may be restored as it was.
+  bool object_only = false;
 };
 
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,

@@ -7,8 +7,8 @@
 //   record    := header body checksum
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
-//                inputs_from input* missing* probe_dir* output component* depfile? dep* times trusted console
-//                terminals? history*
+//                inputs_from input* missing* probe_dir* output component* cache_entry? depfile? dep*
+//                times trusted console terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
 //   cwd       := "cwd" TAB path
@@ -28,6 +28,8 @@
 //                                                missing paths in it still find nothing
 //   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
 //   component := "component" TAB name TAB hex32   a normalized digest of one part of the output
+//   cache_entry := "cache_entry" TAB hex32          the object cache's entry holding the output's
+//                                                bytes (stored from it, or served as it)
 //   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
 //   dep       := "dep" TAB path                     a prerequisite as written to the depfile
 //   times     := "times" TAB start_ns TAB end_ns
@@ -190,6 +192,9 @@ std::string serialize_record(const Record& record)
   write_fingerprint_line(out, "output", record.output);
   for (const auto& [name, digest] : record.components) {
     out.line("component", name, digest);
+  }
+  if (record.cache_entry) {
+    out.line("cache_entry", *record.cache_entry);
   }
   if (!record.depfile_path.empty()) {
     out.line("depfile", record.depfile_phony, record.depfile_path, record.depfile_target);
@@ -371,6 +376,11 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
      [](const Fields& f, Record& r) {
        expect_fields(f, 1);
        r.signature = to_digest(f[1]);
+     }},
+    {"cache_entry",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 1);
+       r.cache_entry = to_digest(f[1]);
      }},
     {"inputs_from",
      [](const Fields& f, Record& r) {

@@ -105,6 +105,10 @@ struct Record {
   // The output's normalized per-component digests ("host code", "sm_80 cubin", ...): equal across
   // identical compiles although the raw objects differ (see lib/digest/). Empty when unreadable.
   std::map<std::string, Digest> components;
+  // The object cache's entry that holds the output's bytes: the one it was stored as, or served
+  // from. When nothing but the object changed since (a clean), the object is restored from it,
+  // checked against output.hash, without the manifest's lookup (compile/serve.hpp).
+  std::optional<Digest> cache_entry;
   bool operator==(const Record&) const = default;
 };
 

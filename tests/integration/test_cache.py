@@ -178,6 +178,51 @@ class ServedAcrossTrees(CacheCase):
         self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"A"})
 
 
+class RestoredByTheRecord(CacheCase):
+    """After a clean, nothing but the objects changed: each comes back from the entry its record
+    names (stored from it, or served as it), checked against the record's hash, without the
+    manifest's lookup. Anything else changed, and the manifest decides, as before."""
+
+    def restored(self, tree, since):
+        return {name: "the object its record names" in detail
+                for _, _, name, detail in events(tree.build_dir)[since:]}
+
+    def test_clean_restores_the_objects_the_records_name(self):
+        files = {"a.cu": marked_source(['#include "value.h"'], [("a", "VALUE", "host,dev")]),
+                 "b.cu": marked_source([], [("b", '"b1"', "host,dev")]),
+                 "include/value.h": '#define VALUE "A"\n'}
+        source = self.project([Target("ka", "a.cu"), Target("kb", "b.cu")], files)
+        tree = self.tree(source, "build")
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        compiled = {name: tree.object(name).read_bytes() for name in ("a.cu.o", "b.cu.o")}
+        for round_ in ("records of the compiles", "records of the restores"):
+            tree.build(target="clean")
+            before = len(events(tree.build_dir))
+            self.assertEqual(self.build(tree), {"a.cu.o": "served", "b.cu.o": "served"}, round_)
+            self.assertEqual(self.restored(tree, before), {"a.cu.o": True, "b.cu.o": True}, round_)
+            for name, data in compiled.items():
+                self.assertEqual(tree.object(name).read_bytes(), data, f"{name}, {round_}")
+            check = tree.check()
+            self.assertEqual(check.returncode, 0, check.stdout.decode())
+        self.assertEqual(self.build(tree), {}, "restored objects are skipped as compiled ones")
+        # An edit and a clean: a.cu.o's record vouches for nothing now, the manifest has no entry
+        # for value.h "B": compiled. b.cu.o is restored.
+        harness.write(source / "include" / "value.h", '#define VALUE "B"\n')
+        tree.build(target="clean")
+        before = len(events(tree.build_dir))
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "served"})
+        self.assertEqual(self.restored(tree, before), {"a.cu.o": False, "b.cu.o": True})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"B"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a@dev"], {"B"})
+        # The entries gone: nvcc runs, and gives the same bytes again.
+        harness.run([NVFRESH, "cache", "clear"], env=self.env, check=True)
+        tree.build(target="clean")
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        first = self.root / "b-first-compile.o"
+        first.write_bytes(compiled["b.cu.o"])
+        self.assertEqual(compare(first, tree.object("b.cu.o")).returncode, 0)
+
+
 class NeverServedStale(CacheCase):
     """What ccache's `nvcc -E` key misses. Each: A stored, a change, a fresh tree compiles it, and
     the change undone is served again (so the test would see a stale hit)."""

@@ -38,6 +38,7 @@ Record sample_record()
   record.untrusted_reason = "kernel_forward.h changed while the object compiled";
   record.history = {{2000, "raced", "kernel_forward.h changed"}};
   record.components = {{"host code", hash_bytes("host")}, {"sm_80 cubin", hash_bytes("cubin")}};
+  record.cache_entry = hash_bytes("entry");
   record.console_mode = "combined";
   record.console_out = std::string("warning: x\r\n\tindented\0binary", 28);
   record.console_terminals = "stdout,stderr";
