@@ -94,6 +94,16 @@ public:
     s.inode = get<std::uint64_t>();
     return s;
   }
+  // `count` ids written one after another, copied at once (a record has a hundred or more).
+  void get_ids(std::uint32_t count, std::vector<std::uint32_t>& ids)
+  {
+    const size_t bytes = size_t{count} * sizeof(std::uint32_t);
+    if (count == 0 || !take(bytes)) {
+      return;
+    }
+    ids.resize(count);
+    std::memcpy(ids.data(), m_bytes.data() + m_at - bytes, bytes);
+  }
   // A count of items of at least `item_size` bytes each: no more than the bytes left can hold.
   std::uint32_t get_count(size_t item_size)
   {
@@ -248,21 +258,9 @@ RecordIndex RecordIndex::read(const std::string& file, const std::string& build_
     r.environment = in.get_digest();
     r.path_matters = in.get<std::uint8_t>() != 0;
     r.path_variable = in.get_string();
-    const auto inputs = in.get_count(4);
-    r.inputs.reserve(inputs);
-    for (std::uint32_t k = 0; k < inputs && in.ok(); ++k) {
-      r.inputs.push_back(in.get<std::uint32_t>());
-    }
-    const auto directories = in.get_count(4);
-    r.directories.reserve(directories);
-    for (std::uint32_t k = 0; k < directories && in.ok(); ++k) {
-      r.directories.push_back(in.get<std::uint32_t>());
-    }
-    const auto absent = in.get_count(4);
-    r.absent.reserve(absent);
-    for (std::uint32_t k = 0; k < absent && in.ok(); ++k) {
-      r.absent.push_back(in.get<std::uint32_t>());
-    }
+    in.get_ids(in.get_count(4), r.inputs);
+    in.get_ids(in.get_count(4), r.directories);
+    in.get_ids(in.get_count(4), r.absent);
     const bool ids_valid =
       valid_path(r.file) && valid_path(r.object) && valid_path(r.source) &&
       r.output_stamp.path == r.object &&
