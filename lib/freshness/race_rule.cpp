@@ -3,6 +3,7 @@
 #include "util/batch_stat.hpp"
 #include "util/clock.hpp"
 #include "util/hasher.hpp"
+#include "util/log.hpp"
 
 #include <algorithm>
 
@@ -38,6 +39,8 @@ std::optional<std::string> first_input_written_since(const std::vector<RecordedI
   if (suspects.empty()) {
     return std::nullopt;
   }
+  log::info("race rule: {} of {} inputs stamped at or after {} (first: {}): waiting for the clock",
+            suspects.size(), inputs.size(), start_ns, suspects.front()->path);
   if (wait_for_coarse_after(latest_ctime) <= latest_ctime) {
     return suspects.front()->path;  // the clock did not move on: nothing proves the content
   }

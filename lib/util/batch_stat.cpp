@@ -2,7 +2,6 @@
 
 #include "util/parallel.hpp"
 
-#include <atomic>
 #include <string_view>
 #include <unordered_map>
 
@@ -13,7 +12,6 @@ namespace nvfresh {
 
 namespace {
 
-constexpr int k_not_opened = -2;
 constexpr int k_cannot_open = -1;
 constexpr std::size_t k_by_path = static_cast<std::size_t>(-1);
 
@@ -34,21 +32,25 @@ SplitPath split_path(const std::string& path)
   return {std::string_view(path).substr(0, slash == 0 ? 1 : slash), slash + 1, false};
 }
 
-// The open directories, each opened by the first thread that needs it; closed on destruction.
+// The open directories, opened here, by this thread, before any worker starts: growing the file
+// table past its first 64 descriptors in a process with other threads makes the kernel wait for
+// an RCU grace period (expand_fdtable), 20 ms on the 16-core machine, more than the stats take.
+// Closed on destruction.
 class DirectoryHandles {
 public:
-  explicit DirectoryHandles(std::vector<std::string> directories)
-    : m_directories(std::move(directories)), m_fds(m_directories.size())
+  explicit DirectoryHandles(const std::vector<std::string>& directories)
   {
-    for (auto& fd : m_fds) {
-      fd.store(k_not_opened, std::memory_order_relaxed);
+    m_fds.reserve(directories.size());
+    for (const auto& directory : directories) {
+      const int fd = ::open(directory.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      m_fds.push_back(fd < 0 ? k_cannot_open : fd);
     }
   }
   ~DirectoryHandles()
   {
-    for (auto& fd : m_fds) {
-      if (const int open_fd = fd.load(); open_fd >= 0) {
-        ::close(open_fd);
+    for (const int fd : m_fds) {
+      if (fd >= 0) {
+        ::close(fd);
       }
     }
   }
@@ -57,28 +59,10 @@ public:
 
   // The directory's descriptor, or k_cannot_open (then its files are stat'ed by path, which
   // gives the answer stat() gives, whatever made the open fail).
-  int fd(std::size_t index)
-  {
-    int known = m_fds[index].load(std::memory_order_acquire);
-    if (known != k_not_opened) {
-      return known;
-    }
-    int opened = ::open(m_directories[index].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (opened < 0) {
-      opened = k_cannot_open;
-    }
-    if (m_fds[index].compare_exchange_strong(known, opened, std::memory_order_acq_rel)) {
-      return opened;
-    }
-    if (opened >= 0) {
-      ::close(opened);  // another thread opened it first
-    }
-    return known;
-  }
+  int fd(std::size_t index) const { return m_fds[index]; }
 
 private:
-  std::vector<std::string> m_directories;
-  std::vector<std::atomic<int>> m_fds;
+  std::vector<int> m_fds;
 };
 
 }  // namespace
@@ -115,7 +99,7 @@ std::vector<FileStat> stat_files(const std::vector<const std::string*>& paths,
       }
     }
   }
-  DirectoryHandles handles(std::move(directories));
+  const DirectoryHandles handles(directories);
   std::vector<FileStat> stats(paths.size());
   for_each_index_on_threads(
     paths.size(), limits.per_thread, limits.max_threads, [&](std::size_t i) {
