@@ -524,14 +524,17 @@ void IndexedFreshness::stat_ahead(const std::vector<const IndexedRecord*>& entri
       paths.push_back(&m_index.path(id));
     }
   };
+  // Every input stamp's path, from the index's table of stamps (a few thousand), not from each
+  // entry's list of them (a million ids in a 10k-object tree): the stamps of records that are not
+  // candidates are few.
+  for (std::uint32_t id = 0; id < m_index.stamp_count(); ++id) {
+    want(m_index.stamp(id).path);
+  }
   for (const IndexedRecord* entry : entries) {
     if (entry == nullptr) {
       continue;
     }
     want(entry->object);
-    for (std::uint32_t id : entry->inputs) {
-      want(m_index.stamp(id).path);
-    }
     for (std::uint32_t id : entry->directories) {
       want(m_index.directory(id).path);
     }

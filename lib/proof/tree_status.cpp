@@ -2,6 +2,7 @@
 
 #include "freshness/record_index.hpp"
 #include "record/record_root.hpp"
+#include "util/batch_stat.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -95,20 +96,16 @@ std::vector<const IndexedRecord*> fresh_in_index(const std::vector<std::string>&
   return entries;
 }
 
-// The stamps of the record files, stat'ed on several threads.
-std::vector<FileStat> stamps_of(const std::vector<std::string>& files, FileHasher& hasher)
+// The stamps of the record files, stat'ed on several threads (not memoized: nothing stats them
+// again).
+std::vector<FileStat> stamps_of(const std::vector<std::string>& files)
 {
   std::vector<const std::string*> paths;
   paths.reserve(files.size());
   for (const auto& file : files) {
     paths.push_back(&file);
   }
-  hasher.stat_ahead(paths);
-  std::vector<FileStat> stamps(files.size());
-  for (size_t i = 0; i < files.size(); ++i) {
-    stamps[i] = hasher.stat(files[i]);
-  }
-  return stamps;
+  return stat_files(paths);
 }
 
 // A record that was read, judged; nullopt (and set aside in tree.foreign) when it describes an
@@ -183,7 +180,7 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
   const std::string index_file = record_index_file(scope.record_root);
   RecordIndex index = indexed ? RecordIndex::read(index_file, scope.build_dir) : RecordIndex();
   const std::vector<FileStat> stamps =
-    indexed ? stamps_of(files, checker.hasher()) : std::vector<FileStat>(files.size());
+    indexed ? stamps_of(files) : std::vector<FileStat>(files.size());
   const std::vector<const IndexedRecord*> entries =
     indexed ? fresh_in_index(files, stamps, index, checker)
             : std::vector<const IndexedRecord*>(files.size());

@@ -72,32 +72,32 @@ std::vector<FileStat> stat_files(const std::vector<const std::string*>& paths,
 {
   // Directories holding two files or more get a handle (for one file, opening it costs the walk
   // it would save), as many as the limit allows, in the order they are met.
+  struct Directory {
+    std::size_t files = 0;
+    std::size_t handle = k_by_path;
+  };
   std::vector<SplitPath> splits(paths.size());
-  std::unordered_map<std::string_view, std::size_t> files_in;
+  std::vector<Directory*> directory_of(paths.size(), nullptr);
+  std::unordered_map<std::string_view, Directory> by_name;  // its nodes do not move
   for (std::size_t i = 0; i < paths.size(); ++i) {
     splits[i] = split_path(*paths[i]);
     if (!splits[i].whole) {
-      ++files_in[splits[i].directory];
+      directory_of[i] = &by_name[splits[i].directory];
+      ++directory_of[i]->files;
     }
   }
-  std::unordered_map<std::string_view, std::size_t> handle_of;
   std::vector<std::string> directories;
-  for (const auto& split : splits) {
-    if (split.whole || directories.size() >= limits.max_directories) {
-      continue;
-    }
-    if (files_in[split.directory] >= 2 &&
-        handle_of.try_emplace(split.directory, directories.size()).second) {
-      directories.emplace_back(split.directory);
-    }
-  }
   std::vector<std::size_t> handle(paths.size(), k_by_path);
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (!splits[i].whole) {
-      if (auto found = handle_of.find(splits[i].directory); found != handle_of.end()) {
-        handle[i] = found->second;
-      }
+    Directory* directory = directory_of[i];
+    if (directory == nullptr || directory->files < 2) {
+      continue;
     }
+    if (directory->handle == k_by_path && directories.size() < limits.max_directories) {
+      directory->handle = directories.size();
+      directories.emplace_back(splits[i].directory);
+    }
+    handle[i] = directory->handle;
   }
   const DirectoryHandles handles(directories);
   std::vector<FileStat> stats(paths.size());
