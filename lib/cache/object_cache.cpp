@@ -275,11 +275,7 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
       m_store.remove_entry(entry.result);
       continue;
     }
-    m_store.touch_entry(entry.result);
-    m_store.count(entry.result,
-                  {{CacheCounter::hits, 1},
-                   {CacheCounter::saved_ns, stored->compile_ns},
-                   {CacheCounter::saved_bytes, static_cast<std::int64_t>(stored->object.size())}});
+    note_hit(entry.result, *stored);
     return CacheHit{entry.result, std::move(*stored), entry, map};
   }
   if (key) {
@@ -304,12 +300,16 @@ std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record)
     log::info("cache: entry {} holds another object than the record names", key.short_hex());
     return std::nullopt;
   }
-  m_store.touch_entry(key);
-  m_store.count(key,
-                {{CacheCounter::hits, 1},
-                 {CacheCounter::saved_ns, stored->compile_ns},
-                 {CacheCounter::saved_bytes, static_cast<std::int64_t>(stored->object.size())}});
+  note_hit(key, *stored);
   return stored;
+}
+
+void ObjectCache::note_hit(const Digest& key, const CacheEntry& entry)
+{
+  m_store.touch_entry(key);
+  m_store.count(key, {{CacheCounter::hits, 1},
+                      {CacheCounter::saved_ns, entry.compile_ns},
+                      {CacheCounter::saved_bytes, static_cast<std::int64_t>(entry.object.size())}});
 }
 
 StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Record& record,

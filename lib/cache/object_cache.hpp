@@ -91,6 +91,7 @@ public:
                      const std::map<std::string, Digest>& compiled);
 
 private:
+  void note_hit(const Digest& key, const CacheEntry& entry);  // most recently used, counted
   std::optional<Digest> manifest_key(const CompileIdentity& identity, const PathMap& map,
                                      FileHasher& hasher) const;
 
