@@ -68,7 +68,11 @@ std::size_t find_token(std::string_view code, std::string_view keyword)
 // The name after `.entry`, or after `.func` and its optional return-parameter list.
 std::string function_name(std::string_view header, std::string_view keyword)
 {
-  std::size_t at = find_token(header, keyword) + keyword.size();
+  const std::size_t token = find_token(header, keyword);
+  if (token == std::string_view::npos) {
+    return {};  // a header the scanner took for one without the keyword as a whole token
+  }
+  std::size_t at = token + keyword.size();
   const auto skip_blanks = [&] {
     while (at < header.size() && k_blank.find(header[at]) != std::string_view::npos) {
       ++at;

@@ -88,3 +88,44 @@ TEST_CASE("ptx: split_text_lines", "[ptx]")
   CHECK(split_text_lines("a\n\nb") == std::vector<std::string_view>{"a", "", "b"});
   CHECK(split_text_lines("").empty());
 }
+
+TEST_CASE("ptx: a header whose keyword is no whole token has no name, and no exception", "[ptx]")
+{
+  // Found by fuzz_object_digest: function_name took npos for the keyword's place and read past
+  // the header (std::out_of_range, uncaught).
+  const std::string text = "\xff"
+                           "\xff"
+                           ".version 9.0"
+                           "\x0a"
+                           ".11{"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "'.entry"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xe1"
+                           "\xdc"
+                           "\xe1"
+                           ".target";
+  CHECK_NOTHROW(ptx_functions(split_text_lines(text)));
+}
