@@ -93,39 +93,7 @@ TEST_CASE("ptx: a header whose keyword is no whole token has no name, and no exc
 {
   // Found by fuzz_object_digest: function_name took npos for the keyword's place and read past
   // the header (std::out_of_range, uncaught).
-  const std::string text = "\xff"
-                           "\xff"
-                           ".version 9.0"
-                           "\x0a"
-                           ".11{"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "'.entry"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xe1"
-                           "\xdc"
-                           "\xe1"
-                           ".target";
+  const std::string text = std::string("\xff\xff.version 9.0\n.11{") + std::string(3, '\xe1') +
+                           "'.entry" + std::string(22, '\xe1') + "\xdc\xe1.target";
   CHECK_NOTHROW(ptx_functions(split_text_lines(text)));
 }
