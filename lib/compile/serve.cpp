@@ -3,7 +3,7 @@
 #include "compile/build_depfile.hpp"
 #include "compile/console_replay.hpp"
 #include "compile/recording.hpp"
-#include "freshness/input_check.hpp"
+#include "compile/skip.hpp"
 #include "freshness/race_rule.hpp"
 #include "record/record_root.hpp"
 #include "util/clock.hpp"
@@ -79,19 +79,6 @@ bool add_inputs(Record& record, const CacheHit& hit, FileHasher& hasher, std::st
   return true;
 }
 
-// The race guard of a compile, for a hit (freshness/race_rule.hpp): an input written since the
-// lookup began makes the record untrusted and the object older than that start, so that the next
-// build compiles it.
-void guard_against_edits(Record& record, std::int64_t start_ns)
-{
-  if (auto written = first_input_written_since(record.inputs, start_ns)) {
-    record.trusted = false;
-    record.untrusted_reason =
-      fmt::format("{} changed while the object was served from the cache", *written);
-    set_mtime_ns(record.object, start_ns - k_one_second_ns);
-  }
-}
-
 // The fingerprint with the stat stamp of the file now (its content is the fingerprint's).
 FileFingerprint with_stamp_of(FileFingerprint fingerprint, const FileStat& now)
 {
@@ -100,6 +87,18 @@ FileFingerprint with_stamp_of(FileFingerprint fingerprint, const FileStat& now)
   fingerprint.ctime_ns = now.ctime_ns;
   fingerprint.inode = now.inode;
   return fingerprint;
+}
+
+// The race guard of a compile, for a served object (freshness/race_rule.hpp): `written` changed
+// since the lookup began, so the record is untrusted and the object older than that start (its
+// new stamp recorded), so that the next build compiles it.
+void mark_raced(Record& record, const std::string& written, std::int64_t start_ns)
+{
+  record.trusted = false;
+  record.untrusted_reason =
+    fmt::format("{} changed while the object was served from the cache", written);
+  set_mtime_ns(record.object, start_ns - k_one_second_ns);
+  record.output = with_stamp_of(record.output, stat_file(record.object));
 }
 
 void write_depfile_of(const Record& record, const ServeRequest& serve)
@@ -153,17 +152,11 @@ Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedR
                        const ServeRequest& serve, FileHasher& hasher)
 {
   const Record& record = *loaded.record;
-  write_file_atomically(serve.plan.object, entry.object);
+  write_file_atomically(record.object, entry.object);
   const std::string description = served_description(key, entry) + ", the object its record names";
-  std::vector<HistoryEntry> history = record.history;
   if (auto written = first_input_written_since(record.inputs, serve.start_ns)) {
-    // As for a hit (guard_against_edits): untrusted, and the object older than the lookup.
     Record raced = record;
-    raced.trusted = false;
-    raced.untrusted_reason =
-      fmt::format("{} changed while the object was served from the cache", *written);
-    set_mtime_ns(serve.plan.object, serve.start_ns - k_one_second_ns);
-    raced.output = with_stamp_of(record.output, stat_file(serve.plan.object));
+    mark_raced(raced, *written, serve.start_ns);
     add_history(raced,
                 {now_ns(), std::string(outcome_name(OutcomeKind::raced)), raced.untrusted_reason});
     save_record(serve.plan.record_file, raced);
@@ -171,17 +164,10 @@ Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedR
     replay_console(raced);
     return Outcome{OutcomeKind::raced, Cause::input_changed_during_compile, raced.untrusted_reason};
   }
+  std::vector<HistoryEntry> history = record.history;
   add_history(history, {now_ns(), std::string(outcome_name(OutcomeKind::served)), description});
-  const FileFingerprint output = with_stamp_of(record.output, stat_file(serve.plan.object));
-  if (auto inputs = restamped_inputs(record.inputs, hasher, now_ns())) {  // as a skip restamps
-    Record restamped = record;
-    restamped.inputs = std::move(*inputs);
-    restamped.output = output;
-    restamped.history = std::move(history);
-    save_record(serve.plan.record_file, restamped);
-  } else {
-    save_record_note(loaded, output, history);
-  }
+  save_unchanged_record(loaded, with_stamp_of(record.output, stat_file(record.object)),
+                        std::move(history), hasher);
   write_depfile_of(record, serve);
   replay_console(record);
   return Outcome{OutcomeKind::served, Cause::cache_hit, description};
@@ -201,7 +187,9 @@ std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve,
   write_object(record, hit.entry);
   record.start_ns = serve.start_ns;
   record.end_ns = now_ns();
-  guard_against_edits(record, serve.start_ns);
+  if (auto written = first_input_written_since(record.inputs, serve.start_ns)) {
+    mark_raced(record, *written, serve.start_ns);
+  }
   if (serve.previous) {
     record.history = serve.previous->history;
   }
@@ -210,11 +198,6 @@ std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve,
               {record.end_ns,
                std::string(outcome_name(record.trusted ? OutcomeKind::served : OutcomeKind::raced)),
                record.trusted ? description : record.untrusted_reason});
-  if (!record.trusted) {
-    FileStat after = stat_file(record.object);
-    record.output.mtime_ns = after.mtime_ns;
-    record.output.ctime_ns = after.ctime_ns;
-  }
   save_record(serve.plan.record_file, record);
   write_depfile_of(record, serve);
   replay_console(record);

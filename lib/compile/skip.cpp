@@ -104,6 +104,22 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
      fmt::format("{} of {} inputs touched, content unchanged", touched, previous->inputs.size())}};
 }
 
+void save_unchanged_record(const LoadedRecord& loaded, const FileFingerprint& output,
+                           std::vector<HistoryEntry> history, FileHasher& hasher)
+{
+  const Record& record = *loaded.record;
+  auto inputs = restamped_inputs(record.inputs, hasher, now_ns());
+  if (!inputs) {
+    save_record_note(loaded, output, history);
+    return;
+  }
+  Record restamped = record;
+  restamped.inputs = std::move(*inputs);
+  restamped.output = output;
+  restamped.history = std::move(history);
+  save_record(loaded.file, restamped);
+}
+
 void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
                   const CompileRequest& request, const CompilePlan& plan,
                   std::int64_t check_start_ns, FileHasher& hasher)
@@ -125,16 +141,7 @@ void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
   std::vector<HistoryEntry> history = record.history;
   add_history(history,
               {now_ns(), std::string(outcome_name(OutcomeKind::skipped)), decision.why.detail});
-  auto inputs = restamped_inputs(record.inputs, hasher, now_ns());
-  if (!inputs) {
-    save_record_note(previous, output, history);
-  } else {
-    Record restamped = record;
-    restamped.inputs = std::move(*inputs);
-    restamped.output = output;
-    restamped.history = std::move(history);
-    save_record(plan.record_file, restamped);
-  }
+  save_unchanged_record(previous, output, std::move(history), hasher);
   replay_console(record);
   append_event(plan.record_root, {now_ns(), decision.why, saved, plan.object});
 }

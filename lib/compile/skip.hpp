@@ -36,6 +36,12 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
 // changes, as the record's note; inputs touched with their content unchanged get their new stamp
 // (restamp_unchanged_inputs), which writes the whole record once. `hasher`: the one decide_skip
 // used.
+// What an unchanged path changed in its record (a skip, an object restored from the cache): the
+// object's new stamp and the history, saved as the record's note; or, when inputs touched with
+// their content unchanged get their new stamp (restamped_inputs), the whole record, once.
+void save_unchanged_record(const LoadedRecord& loaded, const FileFingerprint& output,
+                           std::vector<HistoryEntry> history, FileHasher& hasher);
+
 void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
                   const CompileRequest& request, const CompilePlan& plan,
                   std::int64_t check_start_ns, FileHasher& hasher);
