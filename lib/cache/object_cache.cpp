@@ -96,8 +96,10 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
     entry.inputs.push_back({map.to_key(input.file.path), input.file.hash,
                             std::string(role_name(input.role)), join_passes(input.passes)});
   }
-  for (const auto& probe : record.missing) {
-    entry.probes.push_back(map.to_key(probe));
+  for (const auto& group : record.probes) {
+    for (const auto& name : group.names) {
+      entry.probes.push_back(map.to_key(probe_path(group, name)));
+    }
   }
   for (DirectoryStamp dir : record.probe_dirs) {
     dir.path = map.to_key(dir.path);
@@ -131,7 +133,7 @@ Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
 
 struct LookupSet {
   std::vector<RecordedInput> inputs;
-  std::vector<std::string> missing;
+  std::vector<ProbeGroup> probes;
   std::vector<DirectoryStamp> probe_dirs;
 };
 
@@ -146,10 +148,12 @@ LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
     recorded.role = role_from_name(input.role).value_or(InputRole::header);
     set.inputs.push_back(std::move(recorded));
   }
-  set.missing.reserve(entry.probes.size());
+  std::vector<std::string> probes;
+  probes.reserve(entry.probes.size());
   for (const auto& probe : entry.probes) {
-    set.missing.push_back(map.to_tree(probe));
+    probes.push_back(map.to_tree(probe));
   }
+  set.probes = group_probes(probes);
   for (DirectoryStamp dir : entry.probe_dirs) {
     dir.path = map.to_tree(dir.path);
     set.probe_dirs.push_back(std::move(dir));
@@ -169,7 +173,7 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
   // the entry has no stat stamps of this tree's files, so every input is judged by its hash (the
   // tree's hash cache makes that a stat where the file is unchanged).
   const LookupSet set = lookup_set_in_tree(entry, map);
-  if (auto changed = first_changed_lookup({set.inputs, set.missing, set.probe_dirs}, hasher)) {
+  if (auto changed = first_changed_lookup({set.inputs, set.probes, set.probe_dirs}, hasher)) {
     return changed->describe();
   }
   for (const auto& lookup : entry.lookups) {

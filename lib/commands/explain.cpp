@@ -132,7 +132,7 @@ void print_record(const ObjectStatus& status, bool all)
   }
   FileHasher hasher;
   print_inputs(record, hasher, all);
-  fmt::print("probes: {} lookups that found nothing are watched\n", record.missing.size());
+  fmt::print("probes: {} lookups that found nothing are watched\n", probe_count(record.probes));
   fmt::print("history (last {} builds: compiled, skipped, raced, marked-stale):\n",
              record.history.size());
   for (const auto& entry : record.history) {

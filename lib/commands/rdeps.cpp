@@ -68,7 +68,7 @@ std::vector<Dependent> find_dependents(const std::vector<ObjectStatus>& objects,
         found.push_back({status.object, std::string(role_name(input.role)), input.passes});
       }
     }
-    for (const auto& probe : status.record->missing) {
+    for (const auto& probe : probe_paths(status.record->probes)) {
       if (matcher.matches(probe)) {
         found.push_back({status.object, "probed", {}});
       }

@@ -288,7 +288,7 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
   record.inputs_from_trace = traced.has_value();
   if (traced) {
     add_traced(candidates, traced->inputs);
-    record.missing.assign(traced->inputs.missing.begin(), traced->inputs.missing.end());
+    record.probes = group_probes({traced->inputs.missing.begin(), traced->inputs.missing.end()});
     if (!traced->complete) {
       distrust.note(record, Cause::trace_incomplete,
                     "the tracer lost events (a path it cannot write, or a line it could not "
@@ -297,7 +297,7 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
   }
   add_command_line_inputs(candidates, in, nvcc_depfile);
   fingerprint_inputs(candidates, record, hasher, distrust);
-  record.probe_dirs = stamp_probe_directories(record.missing, record.start_ns);
+  record.probe_dirs = stamp_probe_directories(record.probes, record.start_ns);
   fingerprint_output(record, hasher);
   digest_output(record);
   record.nvcc_version = nvcc_version_text(in, record);
@@ -343,7 +343,7 @@ Outcome record_compile(const FinishedCompile& compile, Record* recorded)
                         compile.request.depfile.phony_targets);
   }
   log::info("recorded {} ({} inputs, {} probes, {})", plan.object, record.inputs.size(),
-            record.missing.size(), record.trusted ? "trusted" : record.untrusted_reason);
+            probe_count(record.probes), record.trusted ? "trusted" : record.untrusted_reason);
   if (recorded != nullptr) {
     *recorded = record;
   }

@@ -49,9 +49,12 @@ Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
   for (const auto& dep : hit.entry.depfile_prerequisites) {
     record.depfile_prerequisites.push_back(hit.map.text_to_tree(dep));
   }
+  std::vector<std::string> probes;
+  probes.reserve(hit.matched.probes.size());
   for (const auto& probe : hit.matched.probes) {
-    record.missing.push_back(hit.map.to_tree(probe));
+    probes.push_back(hit.map.to_tree(probe));
   }
+  record.probes = group_probes(probes);
   for (DirectoryStamp dir : hit.matched.probe_dirs) {  // the next skip checks them as they are
     dir.path = hit.map.to_tree(dir.path);
     record.probe_dirs.push_back(std::move(dir));

@@ -3,6 +3,7 @@
 #include "util/file_io.hpp"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace nvfresh {
@@ -42,7 +43,7 @@ bool same_directory(const FileStat& now, const DirectoryStamp& stamp)
          now.mtime_ns == stamp.mtime_ns && now.ctime_ns == stamp.ctime_ns;
 }
 
-// Which probes their directory proves absent, with one stat per directory (and none for a
+// Which probe groups their directory proves absent, with one stat per directory (and none for a
 // directory below one that does not resolve to a directory: nothing below it resolves either).
 class ProbeDirectories {
 public:
@@ -52,63 +53,62 @@ public:
     for (const auto& stamp : lookups.probe_dirs) {
       stamps.emplace(stamp.path, &stamp);
     }
-    m_of_probe.reserve(lookups.missing.size());
-    for (const auto& probe : lookups.missing) {
-      const std::string_view dir = probe_directory(probe);
-      m_of_probe.push_back(dir.empty() ? nullptr
-                                       : &m_proof.try_emplace(dir, Proof::none).first->second);
+    std::vector<const ProbeGroup*> groups;
+    groups.reserve(lookups.probes.size());
+    for (const auto& group : lookups.probes) {
+      if (!group.dir.empty()) {
+        groups.push_back(&group);
+      }
     }
-    std::vector<std::string_view> dirs;
-    dirs.reserve(m_proof.size());
-    for (const auto& [dir, proof] : m_proof) {
-      dirs.push_back(dir);
-    }
-    std::sort(dirs.begin(), dirs.end());  // parents first
-    for (std::string_view dir : dirs) {
-      m_proof[dir] = judge(dir, stamps, hasher);
+    std::sort(groups.begin(), groups.end(), [](const ProbeGroup* a, const ProbeGroup* b) {
+      return a->dir < b->dir;  // parents first
+    });
+    m_proof.reserve(groups.size());
+    for (const ProbeGroup* group : groups) {
+      m_proof.emplace(group->dir, judge(*group, stamps, hasher));
     }
   }
 
-  bool proves_absent(size_t probe) const
+  bool proves_absent(const ProbeGroup& group) const
   {
-    return m_of_probe[probe] != nullptr && *m_of_probe[probe] != Proof::none;
+    auto found = m_proof.find(group.dir);
+    return found != m_proof.end() && found->second != Proof::none;
   }
 
 private:
-  enum class Proof { none, no_directory, unchanged };
+  enum class Proof { none, no_directory, unchanged, ancestor_unchanged };
 
-  Proof judge(std::string_view dir,
-              const std::unordered_map<std::string_view, const DirectoryStamp*>& stamps,
-              FileHasher& hasher) const
+  using Stamps = std::unordered_map<std::string_view, const DirectoryStamp*>;
+
+  static bool stamp_holds(std::string_view dir, const Stamps& stamps, FileHasher& hasher)
   {
-    auto parent = m_proof.find(probe_directory(dir));
-    if (parent != m_proof.end() && parent->second == Proof::no_directory) {
+    auto stamp = stamps.find(dir);
+    return stamp != stamps.end() && same_directory(hasher.stat(std::string(dir)), *stamp->second);
+  }
+
+  Proof judge(const ProbeGroup& group, const Stamps& stamps, FileHasher& hasher) const
+  {
+    auto parent = m_proof.find(probe_directory(group.dir));
+    if (parent != m_proof.end() &&
+        (parent->second == Proof::no_directory || parent->second == Proof::ancestor_unchanged)) {
       return Proof::no_directory;
     }
-    const FileStat now = hasher.stat(std::string(dir));
+    if (!group.absent_under.empty() && stamp_holds(group.absent_under, stamps, hasher)) {
+      return Proof::ancestor_unchanged;
+    }
+    const FileStat now = hasher.stat(group.dir);
     if (!now.exists || !now.is_directory) {
       return Proof::no_directory;
     }
-    auto stamp = stamps.find(dir);
+    auto stamp = stamps.find(group.dir);
     return stamp != stamps.end() && same_directory(now, *stamp->second) ? Proof::unchanged
                                                                         : Proof::none;
   }
 
-  std::unordered_map<std::string_view, Proof> m_proof;
-  std::vector<const Proof*> m_of_probe;  // the proof of each probe's directory, by index
+  std::unordered_map<std::string_view, Proof> m_proof;  // by group directory
 };
 
 }  // namespace
-
-std::string_view probe_directory(std::string_view probe)
-{
-  const size_t slash = probe.rfind('/');
-  if (probe.empty() || probe.front() != '/' || slash == std::string_view::npos ||
-      slash + 1 == probe.size()) {
-    return {};
-  }
-  return slash == 0 ? std::string_view("/") : probe.substr(0, slash);
-}
 
 std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHasher& hasher,
                                          LookupCheck mode)
@@ -134,14 +134,19 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
     }
   }
   const ProbeDirectories dirs(lookups, hasher);
-  for (size_t i = 0; i < lookups.missing.size(); ++i) {
-    const std::string& probe = lookups.missing[i];
-    if (dirs.proves_absent(i) || !hasher.stat(probe).exists) {
+  for (const auto& group : lookups.probes) {
+    if (dirs.proves_absent(group)) {
       continue;
     }
-    changes.push_back({Cause::probe_found, probe, "", ""});
-    if (first_only) {
-      return changes;
+    for (const auto& name : group.names) {
+      std::string probe = probe_path(group, name);
+      if (!hasher.stat(probe).exists) {
+        continue;
+      }
+      changes.push_back({Cause::probe_found, std::move(probe), "", ""});
+      if (first_only) {
+        return changes;
+      }
     }
   }
   return changes;
@@ -183,32 +188,59 @@ bool directory_may_vouch(const FileStat& dir, std::int64_t start_ns)
   return dir.exists && dir.is_directory && dir.mtime_ns < limit && dir.ctime_ns < limit;
 }
 
-std::vector<DirectoryStamp> stamp_probe_directories(const std::vector<std::string>& missing,
+std::vector<DirectoryStamp> stamp_probe_directories(std::vector<ProbeGroup>& probes,
                                                     std::int64_t start_ns)
 {
-  // A directory vouches only when every probe in it is absent as an entry (lstat), checked before
-  // the directory's stat: a change in between stamps the directory at or after start_ns.
-  std::unordered_map<std::string_view, bool> all_absent;
-  for (const auto& probe : missing) {
-    const std::string_view dir = probe_directory(probe);
-    if (dir.empty()) {
+  // A directory vouches only when every entry it must lack is absent (lstat), checked before the
+  // directory's stat: a change in between stamps the directory at or after start_ns.
+  std::map<std::string, bool, std::less<>> all_absent;  // directory -> its entries were absent
+  for (const auto& group : probes) {
+    if (group.dir.empty()) {
       continue;
     }
-    auto entry = all_absent.emplace(dir, true).first;
-    if (entry->second && lstat_file(probe).exists) {
-      entry->second = false;
+    auto entry = all_absent.emplace(group.dir, true).first;
+    for (const auto& name : group.names) {
+      if (entry->second && lstat_file(probe_path(group, name)).exists) {
+        entry->second = false;
+      }
+    }
+  }
+  // A directory that does not exist: its nearest existing ancestor may prove it still does not.
+  for (auto& group : probes) {
+    group.absent_under.clear();
+    if (group.dir.empty() || stat_file(group.dir).exists) {
+      continue;
+    }
+    std::string_view child = group.dir;
+    for (std::string_view up = probe_directory(child); !up.empty();
+         child = up, up = probe_directory(child)) {
+      const FileStat ancestor = stat_file(std::string(up));
+      if (!ancestor.exists) {
+        continue;
+      }
+      if (ancestor.is_directory && !lstat_file(std::string(child)).exists) {
+        group.absent_under = std::string(up);
+        all_absent.emplace(group.absent_under, true);
+      }
+      break;
     }
   }
   std::vector<DirectoryStamp> stamps;
   for (const auto& [dir, absent] : all_absent) {
-    const FileStat now = absent ? stat_file(std::string(dir)) : FileStat{};
+    const FileStat now = absent ? stat_file(dir) : FileStat{};
     if (directory_may_vouch(now, start_ns)) {
-      stamps.push_back({std::string(dir), now.inode, now.device, now.mtime_ns, now.ctime_ns});
+      stamps.push_back({dir, now.inode, now.device, now.mtime_ns, now.ctime_ns});
     }
   }
-  std::sort(stamps.begin(), stamps.end(),
-            [](const DirectoryStamp& a, const DirectoryStamp& b) { return a.path < b.path; });
-  return stamps;
+  for (auto& group : probes) {
+    const bool stamped = std::any_of(stamps.begin(), stamps.end(), [&](const DirectoryStamp& s) {
+      return s.path == group.absent_under;
+    });
+    if (!group.absent_under.empty() && !stamped) {
+      group.absent_under.clear();  // it could not vouch: the directory is stat'ed itself
+    }
+  }
+  return stamps;  // sorted: the map's order
 }
 
 }  // namespace nvfresh

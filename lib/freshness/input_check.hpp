@@ -3,13 +3,19 @@
 // nothing: an include candidate in an earlier -I directory, a __has_include) still find nothing?
 //
 // Inputs: the stat stamp (size, mtime, ctime, inode) is a shortcut; otherwise the content hash
-// decides. Probes: a probe needs no stat of its own when its directory proves it,
+// decides. Probes are checked by their directory (record.hpp's ProbeGroup); a group needs no stat
+// of its probes when its directory proves them absent:
 //   - the directory does not resolve to a directory now (stat fails, or it is a file): then no
-//     path inside it resolves either; or
+//     path inside it resolves either;
 //   - the record holds a stamp of the directory (DirectoryStamp) and stat gives the same inode,
 //     device, mtime and ctime: no entry was created, removed or renamed in it since the stamp, and
 //     the stamp was taken only when its probes were absent and the directory had not changed since
-//     before the second the compile started (a directory changed at or after then proves nothing).
+//     before the second the compile started (a directory changed at or after then proves nothing);
+//   - the directory did not exist, and the stamp of the ancestor it names (absent_under) still
+//     holds: the ancestor's entry on the way to it was absent when the stamp was taken, and no
+//     entry was created in the ancestor since, so the directory still does not exist. Checked
+//     before the directory itself, so that an unchanged tree stats the few -I directories, not
+//     the hundreds of "bits/" and "cutlass/" directories below them that nothing ever made.
 // Any other probe is stat'ed itself. So an unchanged tree costs one stat per probe directory, not
 // one per probe.
 #pragma once
@@ -28,11 +34,11 @@ namespace nvfresh {
 // What a record says about its inputs: views into it (or into an object cache entry).
 struct RecordedLookups {
   const std::vector<RecordedInput>& inputs;
-  const std::vector<std::string>& missing;
+  const std::vector<ProbeGroup>& probes;
   const std::vector<DirectoryStamp>& probe_dirs;
   static RecordedLookups of(const Record& record)
   {
-    return {record.inputs, record.missing, record.probe_dirs};
+    return {record.inputs, record.probes, record.probe_dirs};
   }
 };
 
@@ -58,14 +64,12 @@ std::optional<std::vector<RecordedInput>> restamped_inputs(
   const std::vector<RecordedInput>& inputs, FileHasher& hasher, std::int64_t now_ns,
   std::int64_t settle_ns = FileHasher::k_default_settle_ns);
 
-// The directory a probe is looked up in ("/a/b" for "/a/b/c.h", "/" for "/c.h"); "" when the path
-// is not absolute (such a probe is always stat'ed itself).
-std::string_view probe_directory(std::string_view probe);
-
-// When a compile is recorded: a stamp for each directory of `missing` that can vouch for its
-// probes (every probe in it lstat-absent now, the directory's mtime and ctime before the second
-// of start_ns). Directories that do not exist need no stamp.
-std::vector<DirectoryStamp> stamp_probe_directories(const std::vector<std::string>& missing,
+// When a compile is recorded: a stamp for each directory of `probes` that can vouch for them (every
+// probe in it lstat-absent now, the directory's mtime and ctime before the second of start_ns),
+// sorted by path. A group whose directory does not exist gets its nearest existing ancestor as
+// absent_under, with a stamp of that ancestor, when the ancestor's entry on the way down is
+// lstat-absent and the ancestor may vouch (it holds to the same rules as a directory of probes).
+std::vector<DirectoryStamp> stamp_probe_directories(std::vector<ProbeGroup>& probes,
                                                     std::int64_t start_ns);
 
 // The stamp rule on its own: may a directory stat'ed as `dir` vouch for probes of a compile that

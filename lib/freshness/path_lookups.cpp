@@ -51,10 +51,13 @@ std::vector<PathLookup> path_lookups_of(const Record& record)
   std::set<std::string, std::less<>> found;
   std::set<std::string, std::less<>> tools;
   std::set<std::string, std::less<>> names;
-  for (const auto& file : record.missing) {
-    if (auto name = name_in_path_dir(file)) {
-      missing.insert(file);
-      names.emplace(*name);
+  for (const auto& group : record.probes) {
+    if (group.dir.empty() || !dir_set.contains(group.dir)) {
+      continue;
+    }
+    for (const auto& name : group.names) {
+      missing.insert(probe_path(group, name));
+      names.emplace(name);
     }
   }
   for (const auto& input : record.inputs) {

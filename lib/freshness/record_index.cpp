@@ -398,12 +398,11 @@ bool RecordIndex::add(const std::string& record_file, const FileStat& now, const
   }
   make_id_maps();
   std::unordered_set<std::string_view> probe_dirs;
-  for (const auto& probe : record.missing) {
-    const std::string_view dir = probe_directory(probe);
-    if (dir.empty()) {
+  for (const auto& group : record.probes) {
+    if (group.dir.empty()) {
       return false;  // a relative probe: only the full check stats it
     }
-    probe_dirs.insert(dir);
+    probe_dirs.insert(group.dir);
   }
   std::unordered_map<std::string_view, const DirectoryStamp*> stamped;
   for (const auto& stamp : record.probe_dirs) {
@@ -441,9 +440,11 @@ bool RecordIndex::add(const std::string& record_file, const FileStat& now, const
   }
   std::vector<std::string_view> sorted(vouching.begin(), vouching.end());
   std::sort(sorted.begin(), sorted.end());
-  for (const auto& probe : record.missing) {
-    if (!vouching.contains(probe_directory(probe))) {
-      r.absent.push_back(path_id(probe));
+  for (const auto& group : record.probes) {
+    if (!vouching.contains(group.dir)) {
+      for (const auto& name : group.names) {
+        r.absent.push_back(path_id(probe_path(group, name)));
+      }
     }
   }
   for (std::string_view dir : sorted) {

@@ -7,7 +7,7 @@
 //   record    := header body checksum
 //   header    := "nvfresh-record" TAB version                       version = "1"
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
-//                inputs_from input* missing* probe_dir* output component* cache_entry? depfile? dep*
+//                inputs_from input* (probes | missing)* probe_dir* output component* cache_entry? depfile? dep*
 //                times trusted console terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
@@ -22,10 +22,15 @@
 //   input     := "input" TAB role TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB
 //                passes TAB path                 role = source|header|options_file|tool;
 //                                                passes = "-" or comma-separated pass names
-//   missing   := "missing" TAB path                                  a lookup that found nothing
+//   probes    := "probes" TAB dir TAB absent_under TAB name (TAB name)*
+//                                                lookups that found nothing, dir + "/" + name
+//                                                (dir "": each name a whole path); absent_under:
+//                                                "" or an ancestor whose stamp proves dir absent
+//   missing   := "missing" TAB path              one such lookup (read, never written: the
+//                                                records before probes lines; grouped on reading)
 //   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path
 //                                                a directory whose unchanged stat proves that the
-//                                                missing paths in it still find nothing
+//                                                probes in it still find nothing
 //   output    := "output" TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB path
 //   component := "component" TAB name TAB hex32   a normalized digest of one part of the output
 //   cache_entry := "cache_entry" TAB hex32          the object cache's entry holding the output's
@@ -63,7 +68,9 @@
 //                "checksum" TAB hex32 LF              XXH3-128 of every byte before this line
 //
 // Version history: 1 (first format); probe_dir lines added within 1 (optional: a record without
-// them reads as before; a reader older than them finds an unknown line, so unreadable = stale).
+// them reads as before; a reader older than them finds an unknown line, so unreadable = stale);
+// probes lines in place of missing lines within 1 (a skip reads 449 lines of a CUTLASS TU's
+// probes, not 3,874 whole paths; an older reader finds an unknown line: stale).
 #include "record/record.hpp"
 
 #include "util/line_file.hpp"
@@ -75,6 +82,8 @@
 #include <array>
 #include <charconv>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <unordered_map>
 
 namespace nvfresh {
@@ -158,6 +167,67 @@ void add_history(std::vector<HistoryEntry>& history, HistoryEntry entry)
   }
 }
 
+std::string_view probe_directory(std::string_view probe)
+{
+  const size_t slash = probe.rfind('/');
+  if (probe.empty() || probe.front() != '/' || slash == std::string_view::npos ||
+      slash + 1 == probe.size()) {
+    return {};
+  }
+  return slash == 0 ? std::string_view("/") : probe.substr(0, slash);
+}
+
+std::vector<ProbeGroup> group_probes(const std::vector<std::string>& paths)
+{
+  std::map<std::string_view, std::vector<std::string>> by_dir;
+  for (const auto& path : paths) {
+    const std::string_view dir = probe_directory(path);
+    by_dir[dir].push_back(dir.empty() ? path : path.substr(path.rfind('/') + 1));
+  }
+  std::vector<ProbeGroup> groups;
+  groups.reserve(by_dir.size());
+  for (auto& [dir, names] : by_dir) {
+    groups.push_back({std::string(dir), std::move(names), {}});
+  }
+  return groups;
+}
+
+std::string probe_path(const ProbeGroup& group, std::string_view name)
+{
+  if (group.dir.empty()) {
+    return std::string(name);
+  }
+  std::string path;
+  path.reserve(group.dir.size() + 1 + name.size());
+  path += group.dir;
+  if (group.dir != "/") {
+    path += '/';
+  }
+  path += name;
+  return path;
+}
+
+std::vector<std::string> probe_paths(const std::vector<ProbeGroup>& probes)
+{
+  std::vector<std::string> paths;
+  paths.reserve(probe_count(probes));
+  for (const auto& group : probes) {
+    for (const auto& name : group.names) {
+      paths.push_back(probe_path(group, name));
+    }
+  }
+  return paths;
+}
+
+size_t probe_count(const std::vector<ProbeGroup>& probes)
+{
+  size_t count = 0;
+  for (const auto& group : probes) {
+    count += group.names.size();
+  }
+  return count;
+}
+
 std::string serialize_record(const Record& record)
 {
   LineWriter out;
@@ -183,8 +253,8 @@ std::string serialize_record(const Record& record)
     out.line("input", role_name(input.role), f.hash, f.size, f.mtime_ns, f.ctime_ns, f.inode,
              join_passes(input.passes), f.path);
   }
-  for (const auto& path : record.missing) {
-    out.line("missing", path);
+  for (const auto& group : record.probes) {
+    out.line("probes", group.dir, group.absent_under, group.names);
   }
   for (const auto& dir : record.probe_dirs) {
     out.line("probe_dir", dir.inode, dir.device, dir.mtime_ns, dir.ctime_ns, dir.path);
@@ -388,11 +458,6 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
        r.inputs_from_trace = f[1] == "trace";
      }},
     {"input", [](const Fields& f, Record& r) { r.inputs.push_back(to_input(f)); }},
-    {"missing",
-     [](const Fields& f, Record& r) {
-       expect_fields(f, 1);
-       r.missing.push_back(f[1]);
-     }},
     {"probe_dir",
      [](const Fields& f, Record& r) {
        expect_fields(f, 5);
@@ -550,14 +615,39 @@ RecordedInput parse_input_line(std::string_view line)
   return input;
 }
 
-// The other lines a CUTLASS TU's record has thousands of, "missing" and "dep" (one path each):
-// the list they go to, or nullptr for any other line.
-std::vector<std::string>* one_path_line(std::string_view line, Record& record)
+// A "probes" line, from views: a CUTLASS TU's record has hundreds, with thousands of names.
+ProbeGroup parse_probes_line(std::string_view line)
+{
+  ProbeGroup group;
+  std::string_view rest = line.substr(line.find('\t') + 1);  // past the key
+  auto next_field = [&rest]() -> std::string_view {
+    const size_t tab = rest.find('\t');
+    std::string_view field = rest.substr(0, tab);
+    rest = tab == std::string_view::npos ? std::string_view() : rest.substr(tab + 1);
+    return field;
+  };
+  const size_t fields = static_cast<size_t>(std::count(rest.begin(), rest.end(), '\t')) + 1;
+  if (fields < 3) {
+    throw ParseError{"'probes' has no name"};
+  }
+  group.dir = view_field(next_field());
+  group.absent_under = view_field(next_field());
+  group.names.reserve(fields - 2);
+  for (size_t i = 2; i < fields; ++i) {
+    group.names.push_back(view_field(next_field()));
+  }
+  return group;
+}
+
+// The other lines a CUTLASS TU's record has thousands of, "dep" and the older "missing" (one path
+// each): the list they go to, or nullptr for any other line.
+std::vector<std::string>* one_path_line(std::string_view line, Record& record,
+                                        std::vector<std::string>& missing)
 {
   constexpr std::string_view k_missing = "missing\t";
   constexpr std::string_view k_dep = "dep\t";
   if (line.starts_with(k_missing)) {
-    return &record.missing;
+    return &missing;
   }
   return line.starts_with(k_dep) ? &record.depfile_prerequisites : nullptr;
 }
@@ -579,8 +669,10 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
   try {
     std::string_view body = verified_body(text);
     Record record;
+    std::vector<std::string> missing;  // a record written before probes lines
     const auto& handlers = line_handlers();
     constexpr std::string_view k_input_prefix = "input\t";
+    constexpr std::string_view k_probes_prefix = "probes\t";
     while (!body.empty()) {
       size_t end = body.find('\n');
       std::string_view line = body.substr(0, end);
@@ -589,7 +681,12 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
         body.remove_prefix(end + 1);
         continue;
       }
-      if (std::vector<std::string>* list = one_path_line(line, record)) {
+      if (line.starts_with(k_probes_prefix)) {
+        record.probes.push_back(parse_probes_line(line));
+        body.remove_prefix(end + 1);
+        continue;
+      }
+      if (std::vector<std::string>* list = one_path_line(line, record, missing)) {
         list->push_back(single_field(line));
         body.remove_prefix(end + 1);
         continue;
@@ -601,6 +698,11 @@ std::optional<Record> parse_record(const std::string& text, std::string* error)
       }
       handler->second(fields, record);
       body.remove_prefix(end + 1);
+    }
+    if (!missing.empty()) {
+      std::vector<ProbeGroup> grouped = group_probes(missing);
+      record.probes.insert(record.probes.end(), std::make_move_iterator(grouped.begin()),
+                           std::make_move_iterator(grouped.end()));
     }
     return record;
   } catch (const ParseError& failure) {

@@ -46,7 +46,22 @@ struct RecordedInput {
   bool operator==(const RecordedInput&) const = default;
 };
 
-// A directory whose entries vouch for the probes in it (record.missing paths whose parent it is):
+// The lookups that found nothing in one directory (probes: an include candidate in an earlier -I
+// directory, a __has_include, a program in an earlier PATH directory): each dir + "/" + name was
+// absent when the compile ran. A record keeps them by directory because the directory is what a
+// check looks at (freshness/input_check.hpp): one stat for the group, not one per probe.
+struct ProbeGroup {
+  std::string dir;  // absolute ("/" for the root); "" for probes that are not an absolute path
+                    // below a directory (names are then the whole paths, each stat'ed itself)
+  std::vector<std::string> names;  // entry names in dir, in the order the probes were recorded
+  // For a directory that did not exist: an existing ancestor whose entry on the way to dir was
+  // absent (lstat) when its DirectoryStamp was taken. While that stamp holds, no entry was
+  // created in it since, so dir still does not exist ("": none; dir is then stat'ed itself).
+  std::string absent_under;
+  bool operator==(const ProbeGroup&) const = default;
+};
+
+// A directory whose entries vouch for the probes in it (a ProbeGroup of that dir):
 // stamped when the compile's record was written, only when every such probe was absent (lstat:
 // not even a dangling symlink) and the directory had not changed since before the second the
 // compile started. While stat still gives the same inode, device, mtime and ctime, no entry of it
@@ -79,8 +94,8 @@ struct Record {
   Digest signature;                          // hash of the command signature (args, env, cwd)
   std::string nvcc_version;                // e.g. "Cuda compilation tools, release 13.0, V13.0.88"
   std::vector<RecordedInput> inputs;       // every file any pass read, and the tools
-  std::vector<std::string> missing;        // lookups that found nothing (probes)
-  std::vector<DirectoryStamp> probe_dirs;  // directories that vouch for their probes
+  std::vector<ProbeGroup> probes;          // lookups that found nothing, by directory
+  std::vector<DirectoryStamp> probe_dirs;  // directories that vouch for their probes (sorted)
   bool inputs_from_trace = true;           // false: only nvcc's depfile was available
   FileFingerprint output;
   std::string depfile_path;  // where the build asked for a depfile ("" = none)
@@ -118,6 +133,19 @@ constexpr size_t k_record_history_limit = 16;
 // Appends to the record's history, keeping only the newest k_record_history_limit entries.
 void add_history(Record& record, HistoryEntry entry);
 void add_history(std::vector<HistoryEntry>& history, HistoryEntry entry);
+
+// The directory a probe is looked up in ("/a/b" for "/a/b/c.h", "/" for "/c.h"); "" when the path
+// is not absolute or ends in '/' (such a probe is always stat'ed itself).
+std::string_view probe_directory(std::string_view probe);
+
+// Probe paths (absolute, or relative) grouped by the directory they were looked up in: groups
+// sorted by dir, names in their order in `paths`; absent_under left empty.
+std::vector<ProbeGroup> group_probes(const std::vector<std::string>& paths);
+// One probe's whole path.
+std::string probe_path(const ProbeGroup& group, std::string_view name);
+// Every probe's whole path, group by group.
+std::vector<std::string> probe_paths(const std::vector<ProbeGroup>& probes);
+size_t probe_count(const std::vector<ProbeGroup>& probes);
 
 std::string serialize_record(const Record& record);
 

@@ -44,6 +44,16 @@ private:
   void append(const std::string& value) { append_escaped_field(m_text, value); }
   void append(const char* value) { append_escaped_field(m_text, value); }
   void append(bool value) { m_text += value ? '1' : '0'; }
+  // A list: one field per element (at least one; an empty list is one empty field).
+  void append(const std::vector<std::string>& values)
+  {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i != 0) {
+        m_text += '\t';
+      }
+      append_escaped_field(m_text, values[i]);
+    }
+  }
   void append(const Digest& value) { m_text += value.to_hex(); }
   template <typename Number>
   void append(Number value)

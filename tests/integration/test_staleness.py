@@ -61,10 +61,12 @@ FILES = {
         "#endif",
         '#include "linked.h"',
         '#include "sym.h"',
-    ], [("cfg", "CFG_VALUE", "host,dev"), ("opt", "OPT_VALUE", "host"),
+        '#include "sub/part.h"',
+    ], [("cfg", "CFG_VALUE", "host,dev"), ("opt", "OPT_VALUE", "host"), ("part", "PART_VALUE", "host,dev"),
         ("linked", "LINKED_VALUE", "host"), ("sym", "SYM_VALUE", "host")]),
     "inc_early/README": "cfg.h appears here in the shadowing scenario\n",
     "inc_late/cfg.h": '#define CFG_VALUE "late"\n',
+    "include/sub/part.h": '#define PART_VALUE "late"\n',
     "inc_v1/linked.h": '#define LINKED_VALUE "v1"\n',
     "inc_v2/linked.h": '#define LINKED_VALUE "v2"\n',
     "include/sym_a.h": '#define SYM_VALUE "a"\n',
@@ -132,6 +134,16 @@ class Scenarios(project.TreeAssertions):
         project.set_old_mtime(shadow)
         self.build_exactly({LOOKUP})
         self.assert_markers(LOOKUP, {"cfg": "early", "cfg@dev": "early"})
+        self.finish(LOOKUP)
+
+    def test_05b_new_directory_shadows_a_header_in_a_later_include_dir(self):
+        # inc_early/sub did not exist: inc_early's stamp vouched for it (absent_under), and making
+        # the directory with the header changes inc_early
+        self.assert_markers(LOOKUP, {"part": "late"})
+        shadow = harness.write(self.src / "inc_early/sub/part.h", '#define PART_VALUE "early"\n')
+        project.set_old_mtime(shadow)
+        self.build_exactly({LOOKUP})
+        self.assert_markers(LOOKUP, {"part": "early", "part@dev": "early"})
         self.finish(LOOKUP)
 
     def test_06_has_include_turns_true(self):

@@ -58,7 +58,7 @@ int main(int argc, char** argv)
       record.inputs.push_back(
         {header_files[(i * 7 + h) % headers], InputRole::header, {"host", "compute_80"}});
     }
-    record.missing = {fmt::format("{}/include/missing{}.h", dir, i % 50)};
+    record.probes = nvfresh::group_probes({fmt::format("{}/include/missing{}.h", dir, i % 50)});
     record.output = object_files[i];
     record.history.push_back({1, "compiled", "nvcc ran"});
     save_record(record_file_for(dir + "/.nvfresh", record.object), record);

@@ -58,7 +58,7 @@ struct Fixture {
     record.inputs.push_back({*hasher.fingerprint(nvcc).fingerprint, InputRole::tool, {}});
     record.inputs.push_back({*hasher.fingerprint(gcc).fingerprint, InputRole::header, {}});
     record.output = *hasher.fingerprint(object).fingerprint;
-    record.missing = {dir.path("inc0/kernel_forward.h"), dir.path("bin1/gcc")};
+    record.probes = group_probes({dir.path("inc0/kernel_forward.h"), dir.path("bin1/gcc")});
     record.console_mode = "separate";
     record.console_err = "a.cu(1): warning\n";
   }

@@ -23,7 +23,7 @@ struct Fixture {
       {*hasher.fingerprint(header).fingerprint, InputRole::header, {"compute_80"}});
     record.inputs.push_back({*hasher.fingerprint(tool).fingerprint, InputRole::tool, {}});
     record.output = *hasher.fingerprint(object).fingerprint;
-    record.missing = {dir.path("inc0/kernel_forward.h")};
+    record.probes = group_probes({dir.path("inc0/kernel_forward.h")});
     record.env = {{"NVCC_APPEND_FLAGS", "-DX=1"}};
   }
   FreshnessVerdict check(const Environment& env = {{"NVCC_APPEND_FLAGS", "-DX=1"}})

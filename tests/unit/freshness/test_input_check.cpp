@@ -29,10 +29,10 @@ struct Compile {
     const std::string header = dir.write("inc1/cfg.h", "#define TILE 64\n");
     std::filesystem::create_directories(dir.path("inc0"));
     record.inputs.push_back({*hasher.fingerprint(header).fingerprint, InputRole::header, {}});
-    record.missing = {dir.path("inc0/cfg.h"), dir.path("inc0/has_include.h"),
-                      dir.path("gone/cfg.h")};
+    record.probes = group_probes(
+      {dir.path("inc0/cfg.h"), dir.path("inc0/has_include.h"), dir.path("gone/cfg.h")});
   }
-  void stamp() { record.probe_dirs = stamp_probe_directories(record.missing, start_ns); }
+  void stamp() { record.probe_dirs = stamp_probe_directories(record.probes, start_ns); }
   std::vector<StaleReason> changes(LookupCheck mode = LookupCheck::every_change)
   {
     FileHasher hasher;
@@ -134,6 +134,71 @@ TEST_CASE("every way a probe can start to find something is seen", "[input_check
   CHECK(changes[0].path == found);
 }
 
+TEST_CASE("a directory that does not exist is proven absent by its nearest ancestor",
+          "[input_check]")
+{
+  Compile c;
+  c.record.probes = group_probes({c.dir.path("inc0/sub/deeper/cfg.h"), c.dir.path("inc0/sub/a.h")});
+  c.stamp();
+  REQUIRE(c.record.probes.size() == 2);
+  CHECK(c.record.probes[0].absent_under == c.dir.path("inc0"));
+  CHECK(c.record.probes[1].absent_under == c.dir.path("inc0"));
+  CHECK(stamped(c.record, c.dir.path("inc0")));
+  CHECK(c.changes().empty());
+  std::string found;
+  SECTION("the directories appear with the header")
+  {
+    found = c.dir.write("inc0/sub/deeper/cfg.h", "#define TILE 128\n");
+  }
+  SECTION("a directory holding the header is renamed into the ancestor")
+  {
+    c.dir.write("other/deeper/cfg.h", "#define TILE 128\n");
+    std::filesystem::rename(c.dir.path("other"), c.dir.path("inc0/sub"));
+    found = c.dir.path("inc0/sub/deeper/cfg.h");
+  }
+  SECTION("a symlink to a directory holding the header appears")
+  {
+    c.dir.write("other/a.h", "\n");
+    std::filesystem::create_directory_symlink(c.dir.path("other"), c.dir.path("inc0/sub"));
+    found = c.dir.path("inc0/sub/a.h");
+  }
+  SECTION("the ancestor is swapped for another one that holds the header")
+  {
+    c.dir.write("other/sub/a.h", "\n");
+    std::filesystem::rename(c.dir.path("inc0"), c.dir.path("inc0.old"));
+    std::filesystem::rename(c.dir.path("other"), c.dir.path("inc0"));
+    found = c.dir.path("inc0/sub/a.h");
+  }
+  auto changes = c.changes();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].kind == Cause::probe_found);
+  CHECK(changes[0].path == found);
+}
+
+TEST_CASE("an ancestor vouches for an absent directory only as a probe directory would",
+          "[input_check]")
+{
+  Compile c;
+  std::string probe = c.dir.path("inc0/sub/cfg.h");
+  SECTION("a dangling symlink stands where the directory would be")
+  {
+    std::filesystem::create_directory_symlink(c.dir.path("nowhere"), c.dir.path("inc0/sub"));
+  }
+  SECTION("the ancestor changed in the compile's second")
+  {
+    c.start_ns = now_ns();
+  }
+  SECTION("the nearest existing ancestor is a file")
+  {
+    probe = c.dir.path("inc1/cfg.h/sub/cfg.h");
+  }
+  c.record.probes = group_probes({probe});
+  c.stamp();
+  REQUIRE(c.record.probes.size() == 1);
+  CHECK(c.record.probes[0].absent_under.empty());
+  CHECK(c.changes().empty());  // the directory is stat'ed itself, and does not resolve
+}
+
 TEST_CASE("a directory that changed in the compile's second is no proof", "[input_check]")
 {
   Compile c;
@@ -221,8 +286,8 @@ TEST_CASE("touched inputs with their content unchanged get their new stamp once 
 TEST_CASE("a directory below one that does not exist holds nothing", "[input_check]")
 {
   Compile c;
-  c.record.missing = {c.dir.path("gone/cfg.h"), c.dir.path("gone/sub/cfg.h"),
-                      c.dir.path("gone/sub/deeper/cfg.h")};
+  c.record.probes = group_probes(
+    {c.dir.path("gone/cfg.h"), c.dir.path("gone/sub/cfg.h"), c.dir.path("gone/sub/deeper/cfg.h")});
   c.stamp();
   CHECK(c.changes().empty());
   c.dir.write("gone/sub/deeper/cfg.h", "\n");

@@ -23,7 +23,7 @@ TEST_CASE("path_lookups_of reads PATH walks back from probes and the file found"
   Record record;
   record.working_dir = "/work";
   record.env["PATH"] = "/a:/b:/c";
-  record.missing = {"/a/gcc", "/b/gcc", "/a/as", "/b/as", "/c/as", "/a/ld"};
+  record.probes = group_probes({"/a/gcc", "/b/gcc", "/a/as", "/b/as", "/c/as", "/a/ld"});
   record.inputs = {input_at("/c/gcc"), input_at("/b/header_in_a_bin_dir.h"), input_at("/a/first")};
   auto lookups = path_lookups_of(record);
   std::map<std::string, std::string> by_name;

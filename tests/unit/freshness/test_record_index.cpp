@@ -41,10 +41,10 @@ struct Tree {
     record.source = dir.path("src/k.cu");
     record.output = *hasher.fingerprint(object).fingerprint;
     record.inputs.push_back({*hasher.fingerprint(header).fingerprint, InputRole::header, {}});
-    record.missing = {dir.path("src/first/k.h"), dir.path("src/gone/k.h"),
-                      dir.path("src/unstamped/k.h")};
-    record.probe_dirs =
-      stamp_probe_directories({dir.path("src/first/k.h")}, now_ns() + 5 * k_second);
+    record.probes = group_probes(
+      {dir.path("src/first/k.h"), dir.path("src/gone/k.h"), dir.path("src/unstamped/k.h")});
+    std::vector<ProbeGroup> first = group_probes({dir.path("src/first/k.h")});
+    record.probe_dirs = stamp_probe_directories(first, now_ns() + 5 * k_second);
     record.env = env;
   }
 
@@ -128,7 +128,7 @@ TEST_CASE("record index: only trusted, traced, settled records with absolute pro
   }
   SECTION("a relative probe")
   {
-    tree.record.missing.push_back("relative.h");
+    tree.record.probes.push_back({"", {"relative.h"}, ""});
     CHECK_FALSE(index.add(tree.record_file, file, tree.record, tree.later_ns, k_settle));
   }
   SECTION("a record file written less than the settle time ago")
@@ -212,7 +212,7 @@ TEST_CASE("record index: PATH matters for a compile that found programs on it", 
   const std::string gcc = tree.dir.write("bin2/gcc", "#!/bin/sh\n");
   FileHasher hasher;
   tree.record.inputs.push_back({*hasher.fingerprint(gcc).fingerprint, InputRole::tool, {}});
-  tree.record.missing.push_back(bin1 + "/gcc");
+  tree.record.probes.push_back({bin1, {"gcc"}, ""});
   tree.record.env["PATH"] = bin1 + ":" + bin2;
   tree.env["PATH"] = bin1 + ":" + bin2;
   tree.indexed();

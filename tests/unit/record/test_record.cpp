@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace nvfresh;
 
 namespace {
@@ -25,7 +27,9 @@ Record sample_record()
                            {"compute_80", "host"}});
   record.inputs.push_back(
     {{"/cuda/nvvm/bin/cicc", hash_bytes("cicc"), 30, 7, 8, 9}, InputRole::tool, {}});
-  record.missing = {"/src/include/cfg.h"};
+  record.probes = group_probes({"/src/include/cfg.h", "/src/include/has\ttab.h", "/root.h",
+                                "relative/cfg.h", "/src/include/bits/x.h"});
+  record.probes.back().absent_under = "/src/include";
   record.probe_dirs = {
     {"/src/include", 77, 2049, 1'700'000'000'000'000'000, 1'700'000'000'100'000'000}};
   record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
@@ -61,6 +65,46 @@ TEST_CASE("a record survives serialization unchanged", "[record]")
   REQUIRE(parsed.has_value());
   REQUIRE(*parsed == record);
   REQUIRE(text.rfind("nvfresh-record\t1\n", 0) == 0);
+}
+
+TEST_CASE("probes are kept by the directory they were looked up in", "[record]")
+{
+  const std::vector<std::string> paths = {"/a/b/y.h", "rel/x.h", "/a/b/x.h", "/top.h",
+                                          "/a/b.h",   "/a/b/",   "/a//c.h"};
+  auto groups = group_probes(paths);
+  REQUIRE(groups.size() == 5);
+  CHECK(groups[0] == ProbeGroup{"", {"rel/x.h", "/a/b/"}, ""});  // not below a directory
+  CHECK(groups[1] == ProbeGroup{"/", {"top.h"}, ""});
+  CHECK(groups[2] == ProbeGroup{"/a", {"b.h"}, ""});
+  CHECK(groups[3] == ProbeGroup{"/a/", {"c.h"}, ""});
+  CHECK(groups[4] == ProbeGroup{"/a/b", {"y.h", "x.h"}, ""});  // in the order they came
+  CHECK(probe_count(groups) == paths.size());
+  std::vector<std::string> back = probe_paths(groups);
+  std::vector<std::string> sorted_paths = paths;
+  std::sort(back.begin(), back.end());
+  std::sort(sorted_paths.begin(), sorted_paths.end());
+  CHECK(back == sorted_paths);  // every path spelled as it was
+}
+
+TEST_CASE("a record written with one missing line per probe reads as probe groups", "[record]")
+{
+  Record record = sample_record();
+  record.probes = group_probes({"/src/include/cfg.h", "/src/include/b.h", "/usr/include/c.h"});
+  std::string text = serialize_record(record);
+  const size_t start = text.find("probes\t");
+  const size_t end = text.find("probe_dir\t");
+  REQUIRE(start != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::string old_text = text.substr(0, start) +
+                         "missing\t/src/include/cfg.h\nmissing\t/src/include/b.h\n"
+                         "missing\t/usr/include/c.h\n" +
+                         text.substr(end, text.rfind("checksum\t") - end);
+  old_text += "checksum\t" + hash_bytes(old_text).to_hex() + "\n";
+  std::string error;
+  auto parsed = parse_record(old_text, &error);
+  INFO(error);
+  REQUIRE(parsed);
+  CHECK(*parsed == record);
 }
 
 TEST_CASE("history keeps the newest entries up to the limit", "[record]")

@@ -65,8 +65,8 @@ TEST_CASE("records are stored compressed; plain-text records of earlier versions
   Record record;
   record.object = "/build/big.o";
   for (int i = 0; i < 400; ++i) {
-    record.missing.push_back("/usr/local/cuda/include/some/long/include/directory/header_" +
-                             std::to_string(i) + ".h");
+    record.depfile_prerequisites.push_back(
+      "/usr/local/cuda/include/some/long/include/directory/header_" + std::to_string(i) + ".h");
   }
   const std::string text = serialize_record(record);
   std::string file = record_file_for(dir.path(".nvfresh"), record.object);
@@ -76,7 +76,7 @@ TEST_CASE("records are stored compressed; plain-text records of earlier versions
   CHECK(stored.compare(0, 4, "\x50\x2A\x4D\x18") == 0);         // the head, a zstd skippable frame
   CHECK(stored.find("\x28\xB5\x2F\xFD") != std::string::npos);  // then one zstd frame
   REQUIRE(load_record(file).record);
-  CHECK(load_record(file).record->missing.size() == 400);
+  CHECK(load_record(file).record->depfile_prerequisites.size() == 400);
 
   nvfresh::write_file_atomically(file, text);  // as nvfresh 0.1 wrote it
   REQUIRE(load_record(file).record);
@@ -107,7 +107,7 @@ TEST_CASE("a torn record still names its object through its head; a forged head 
   record.object = "/build/CMakeFiles/t.dir/src/tu2.cu.o";
   record.source = "/src/tu2.cu";
   for (int i = 0; i < 50; ++i) {
-    record.missing.push_back("/usr/include/h" + std::to_string(i) + ".h");
+    record.depfile_prerequisites.push_back("/usr/include/h" + std::to_string(i) + ".h");
   }
   std::string file = record_file_for(dir.path(".nvfresh"), record.object);
   save_record(file, record);
@@ -165,7 +165,7 @@ TEST_CASE("a skip's note changes the output stamp and the history, nothing else"
   test::TempDir dir;
   Record record;
   record.object = "/build/a.o";
-  record.missing = std::vector<std::string>(300, "/src/include/cfg.h");
+  record.depfile_prerequisites = std::vector<std::string>(300, "/src/include/cfg.h");
   record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
   record.history = {{1, "compiled", "nvcc ran"}};
   std::string file = record_file_for(dir.path(".nvfresh"), record.object);
