@@ -14,6 +14,8 @@
 #include <stdexcept>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -232,10 +234,41 @@ bool exchange_into_place(const std::string& temp, const std::string& path)
   return false;
 }
 
+// The signals a build tool stops a build with (Ctrl-C through ninja or make, a CI timeout) held
+// back while a file is written and put in place: one that came in between the temporary file's
+// creation and its rename would end the process there and leave "<path>.nvfresh-tmp.*" in the
+// build tree (test_faults f06 saw a link record's). A held signal is delivered, and ends the
+// process, as soon as the write is done or undone.
+class TerminatingSignalsHeld {
+public:
+  TerminatingSignalsHeld()
+  {
+    sigset_t held;
+    sigemptyset(&held);
+    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      sigaddset(&held, signal_number);
+    }
+    m_held = ::pthread_sigmask(SIG_BLOCK, &held, &m_previous) == 0;
+  }
+  ~TerminatingSignalsHeld()
+  {
+    if (m_held) {
+      ::pthread_sigmask(SIG_SETMASK, &m_previous, nullptr);
+    }
+  }
+  TerminatingSignalsHeld(const TerminatingSignalsHeld&) = delete;
+  TerminatingSignalsHeld& operator=(const TerminatingSignalsHeld&) = delete;
+
+private:
+  sigset_t m_previous{};
+  bool m_held = false;
+};
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view content)
 {
+  const TerminatingSignalsHeld held;
   static std::atomic<unsigned> counter{0};
   std::string temp = fmt::format("{}.nvfresh-tmp.{}.{}", path, ::getpid(), counter++);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

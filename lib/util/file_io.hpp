@@ -70,7 +70,9 @@ private:
 };
 
 // Writes to "<path>.nvfresh-tmp.<pid>.<n>" and renames over path. Throws FileWriteError naming
-// path (not its temporary) on failure; the temp file is removed.
+// path (not its temporary) on failure; the temp file is removed. SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT are held while it runs (delivered when it is done), so that a stopped build never leaves
+// the temporary file behind.
 void write_file_atomically(const std::string& path, std::string_view content);
 
 // Creates dir and its missing parents; throws FileWriteError on failure.
