@@ -137,6 +137,21 @@ struct LookupSet {
   std::vector<DirectoryStamp> probe_dirs;
 };
 
+}  // namespace
+
+std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
+                                             const PathMap& map)
+{
+  std::vector<std::string> probes;
+  probes.reserve(probe_keys.size());
+  for (const auto& probe : probe_keys) {
+    probes.push_back(map.to_tree(probe));
+  }
+  return group_probes(probes);
+}
+
+namespace {
+
 LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
 {
   LookupSet set;
@@ -148,12 +163,7 @@ LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
     recorded.role = role_from_name(input.role).value_or(InputRole::header);
     set.inputs.push_back(std::move(recorded));
   }
-  std::vector<std::string> probes;
-  probes.reserve(entry.probes.size());
-  for (const auto& probe : entry.probes) {
-    probes.push_back(map.to_tree(probe));
-  }
-  set.probes = group_probes(probes);
+  set.probes = probe_groups_in_tree(entry.probes, map);
   for (DirectoryStamp dir : entry.probe_dirs) {
     dir.path = map.to_tree(dir.path);
     set.probe_dirs.push_back(std::move(dir));

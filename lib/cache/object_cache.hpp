@@ -45,6 +45,10 @@ struct CacheHit {
   PathMap map;
 };
 
+// A manifest's probes (key paths) as this tree spells them, by directory (record.hpp).
+std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
+                                             const PathMap& map);
+
 struct StoreOutcome {
   bool stored = false;
   bool no_space = false;      // below the free-space floor, or the disk filled up while writing

@@ -76,7 +76,7 @@ public:
   }
 
 private:
-  enum class Proof { none, no_directory, unchanged, ancestor_unchanged };
+  enum class Proof { none, no_directory, unchanged };
 
   using Stamps = std::unordered_map<std::string_view, const DirectoryStamp*>;
 
@@ -89,12 +89,11 @@ private:
   Proof judge(const ProbeGroup& group, const Stamps& stamps, FileHasher& hasher) const
   {
     auto parent = m_proof.find(probe_directory(group.dir));
-    if (parent != m_proof.end() &&
-        (parent->second == Proof::no_directory || parent->second == Proof::ancestor_unchanged)) {
+    if (parent != m_proof.end() && parent->second == Proof::no_directory) {
       return Proof::no_directory;
     }
     if (!group.absent_under.empty() && stamp_holds(group.absent_under, stamps, hasher)) {
-      return Proof::ancestor_unchanged;
+      return Proof::no_directory;  // its ancestor proves it still does not exist
     }
     const FileStat now = hasher.stat(group.dir);
     if (!now.exists || !now.is_directory) {
@@ -232,11 +231,14 @@ std::vector<DirectoryStamp> stamp_probe_directories(std::vector<ProbeGroup>& pro
       stamps.push_back({dir, now.inode, now.device, now.mtime_ns, now.ctime_ns});
     }
   }
+  auto stamped = [&stamps](const std::string& dir) {
+    auto found = std::lower_bound(
+      stamps.begin(), stamps.end(), dir,
+      [](const DirectoryStamp& stamp, const std::string& path) { return stamp.path < path; });
+    return found != stamps.end() && found->path == dir;
+  };
   for (auto& group : probes) {
-    const bool stamped = std::any_of(stamps.begin(), stamps.end(), [&](const DirectoryStamp& s) {
-      return s.path == group.absent_under;
-    });
-    if (!group.absent_under.empty() && !stamped) {
+    if (!group.absent_under.empty() && !stamped(group.absent_under)) {
       group.absent_under.clear();  // it could not vouch: the directory is stat'ed itself
     }
   }
