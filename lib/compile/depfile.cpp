@@ -1,9 +1,10 @@
 // Make-syntax dependency files; see depfile.hpp for the accepted grammar and the written layout.
 #include "compile/depfile.hpp"
 
+#include "util/string_hash.hpp"
+
 #include <algorithm>
 #include <cstddef>
-#include <unordered_set>
 
 namespace nvfresh {
 namespace {
@@ -360,7 +361,9 @@ std::string format_depfile(std::string_view target, const std::vector<std::strin
                            bool phony_targets)
 {
   std::vector<std::string_view> unique;  // first occurrence of each, in order
-  std::unordered_set<std::string_view> seen;
+  StringViewSet seen;
+  seen.reserve(prerequisites.size());
+  unique.reserve(prerequisites.size());
   for (const std::string& prerequisite : prerequisites) {
     if (seen.insert(prerequisite).second) {
       unique.push_back(prerequisite);

@@ -8,10 +8,10 @@
 
 #include "record/record.hpp"
 #include "util/file_io.hpp"
+#include "util/string_hash.hpp"
 
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace nvfresh {
@@ -68,7 +68,7 @@ private:
     FileStat stat;
     Digest hash;
   };
-  using DiskCache = std::unordered_map<std::string, CacheEntry>;
+  using DiskCache = StringMap<CacheEntry>;
   struct Prehashed {
     std::optional<Digest> hash;
     FileStat after;
@@ -85,10 +85,10 @@ private:
   bool m_cache_loaded = false;
   DiskCache m_disk_cache;    // the tree's file
   DiskCache m_shared_cache;  // the shared file
-  std::unordered_map<std::string, FingerprintResult> m_memo;
-  std::unordered_map<std::string, FileStat> m_stat_memo;
-  std::unordered_map<std::string, FileFingerprint> m_seeds;
-  std::unordered_map<std::string, Prehashed> m_prehashed;
+  StringMap<FingerprintResult> m_memo;
+  StringMap<FileStat> m_stat_memo;
+  StringMap<FileFingerprint> m_seeds;
+  StringMap<Prehashed> m_prehashed;
 };
 
 }  // namespace nvfresh

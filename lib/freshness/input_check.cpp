@@ -1,10 +1,10 @@
 #include "freshness/input_check.hpp"
 
 #include "util/file_io.hpp"
+#include "util/string_hash.hpp"
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 namespace nvfresh {
 
@@ -46,10 +46,12 @@ bool same_directory(const FileStat& now, const DirectoryStamp& stamp)
 // Which probe groups their directory proves absent, with one stat per directory (and none for a
 // directory below one that does not resolve to a directory: nothing below it resolves either).
 class ProbeDirectories {
+  using Stamps = StringViewMap<const DirectoryStamp*>;
+
 public:
   ProbeDirectories(const RecordedLookups& lookups, FileHasher& hasher)
   {
-    std::unordered_map<std::string_view, const DirectoryStamp*> stamps;
+    Stamps stamps;
     for (const auto& stamp : lookups.probe_dirs) {
       stamps.emplace(stamp.path, &stamp);
     }
@@ -78,8 +80,6 @@ public:
 private:
   enum class Proof { none, no_directory, unchanged };
 
-  using Stamps = std::unordered_map<std::string_view, const DirectoryStamp*>;
-
   static bool stamp_holds(std::string_view dir, const Stamps& stamps, FileHasher& hasher)
   {
     auto stamp = stamps.find(dir);
@@ -104,7 +104,7 @@ private:
                                                                         : Proof::none;
   }
 
-  std::unordered_map<std::string_view, Proof> m_proof;  // by group directory
+  StringViewMap<Proof> m_proof;  // by group directory
 };
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
-#include <unordered_set>
 
 namespace nvfresh {
 
@@ -155,7 +154,7 @@ std::string directory_key(const IndexedDirectory& d)
 
 // The id of `value` in `values` (its position), added at the end the first time its key is seen.
 template <typename T>
-std::uint32_t interned(std::unordered_map<std::string, std::uint32_t>& ids, std::vector<T>& values,
+std::uint32_t interned(StringMap<std::uint32_t>& ids, std::vector<T>& values,
                        const std::string& key, const T& value)
 {
   auto [found, inserted] = ids.try_emplace(key, static_cast<std::uint32_t>(values.size()));
@@ -397,20 +396,20 @@ bool RecordIndex::add(const std::string& record_file, const FileStat& now, const
     return false;
   }
   make_id_maps();
-  std::unordered_set<std::string_view> probe_dirs;
+  StringViewSet probe_dirs;
   for (const auto& group : record.probes) {
     if (group.dir.empty()) {
       return false;  // a relative probe: only the full check stats it
     }
     probe_dirs.insert(group.dir);
   }
-  std::unordered_map<std::string_view, const DirectoryStamp*> stamped;
+  StringViewMap<const DirectoryStamp*> stamped;
   for (const auto& stamp : record.probe_dirs) {
     stamped.emplace(stamp.path, &stamp);
   }
   // A directory that neither has a stamp nor fails to resolve now cannot vouch: its probes are
   // kept one by one (the full check stats them so too).
-  std::unordered_set<std::string_view> vouching;
+  StringViewSet vouching;
   for (std::string_view dir : probe_dirs) {
     const bool has_stamp = stamped.contains(dir);
     const FileStat dir_now = has_stamp ? FileStat{} : stat_file(std::string(dir));

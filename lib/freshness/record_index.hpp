@@ -34,11 +34,11 @@
 #include "record/record.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
+#include "util/string_hash.hpp"
 
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace nvfresh {
@@ -120,13 +120,13 @@ private:
   std::uint32_t directory_id(const IndexedDirectory& dir);
 
   std::vector<std::string> m_paths;
-  std::unordered_map<std::string, std::uint32_t> m_path_ids;
+  StringMap<std::uint32_t> m_path_ids;
   std::vector<IndexedStamp> m_stamps;
-  std::unordered_map<std::string, std::uint32_t> m_stamp_ids;  // by their bytes
+  StringMap<std::uint32_t> m_stamp_ids;  // by their bytes
   std::vector<IndexedDirectory> m_dirs;
-  std::unordered_map<std::string, std::uint32_t> m_dir_ids;  // by their bytes
+  StringMap<std::uint32_t> m_dir_ids;  // by their bytes
   std::vector<IndexedRecord> m_records;
-  std::unordered_map<std::string, size_t> m_by_file;
+  StringMap<size_t> m_by_file;
   std::vector<bool> m_kept;  // per record: looked up or added since read
   bool m_added = false;
   bool m_id_maps = false;

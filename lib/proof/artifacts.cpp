@@ -5,6 +5,7 @@
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
+#include "util/string_hash.hpp"
 #include "util/time_format.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +16,6 @@
 #include <map>
 #include <set>
 #include <string_view>
-#include <unordered_map>
 
 namespace nvfresh {
 
@@ -38,7 +38,7 @@ constexpr IssueName k_issue_names[] = {
 
 // A tree's objects by path: views of ObjectStatus::object, which outlive it (10k of them: as a
 // std::map of copies, building and freeing it was a tenth of sync's instructions).
-using ObjectIndex = std::unordered_map<std::string_view, const ObjectStatus*>;
+using ObjectIndex = StringViewMap<const ObjectStatus*>;
 
 bool is_shared_library(const std::string& path)
 {

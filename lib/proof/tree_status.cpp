@@ -7,11 +7,11 @@
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/parallel.hpp"
+#include "util/string_hash.hpp"
 
 #include <filesystem>
 #include <map>
 #include <string_view>
-#include <unordered_map>
 
 namespace nvfresh {
 
@@ -136,8 +136,7 @@ ObjectStatus unrecorded(const CompileEdge& compile, const std::string& record_fi
 // Every compile of the build graph whose object has no usable record, as "stale: no record" (when
 // the object exists); the compiles that have one lend their names where the record had none.
 void add_unrecorded(const TreeScope& scope, const std::vector<CompileEdge>& compiles,
-                    const std::unordered_map<std::string_view, size_t>& by_record_file,
-                    TreeObjects& tree)
+                    const StringViewMap<size_t>& by_record_file, TreeObjects& tree)
 {
   for (const auto& compile : compiles) {
     const std::string file =
@@ -194,7 +193,7 @@ TreeObjects judge_tree_objects(const TreeScope& scope, FreshnessChecker& checker
   const std::int64_t judged_ns = now_ns();
   TreeObjects tree;
   tree.objects.reserve(files.size());
-  std::unordered_map<std::string_view, size_t> by_record_file;  // views of `files`
+  StringViewMap<size_t> by_record_file;  // views of `files`
   by_record_file.reserve(files.size());
   std::vector<std::pair<size_t, size_t>> to_index;  // (file, object): added after the loop, which
                                                     // holds pointers into the index's entries

@@ -1,9 +1,9 @@
 #include "util/batch_stat.hpp"
 
 #include "util/parallel.hpp"
+#include "util/string_hash.hpp"
 
 #include <string_view>
-#include <unordered_map>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -78,7 +78,7 @@ std::vector<FileStat> stat_files(const std::vector<const std::string*>& paths,
   };
   std::vector<SplitPath> splits(paths.size());
   std::vector<Directory*> directory_of(paths.size(), nullptr);
-  std::unordered_map<std::string_view, Directory> by_name;  // its nodes do not move
+  StringViewMap<Directory> by_name;  // its nodes do not move
   for (std::size_t i = 0; i < paths.size(); ++i) {
     splits[i] = split_path(*paths[i]);
     if (!splits[i].whole) {
