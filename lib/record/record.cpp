@@ -559,6 +559,9 @@ std::string_view verified_body(std::string_view text)
 // line (the path), same grammar and checks as the generic path.
 std::string view_field(std::string_view text)
 {
+  if (text.find('\\') == std::string_view::npos) {
+    return std::string(text);  // nothing escaped: the copy, without unescape_field's optional
+  }
   auto plain = unescape_field(text);
   if (!plain) {
     throw ParseError{"bad escape sequence"};
@@ -620,20 +623,24 @@ ProbeGroup parse_probes_line(std::string_view line)
 {
   ProbeGroup group;
   std::string_view rest = line.substr(line.find('\t') + 1);  // past the key
-  auto next_field = [&rest]() -> std::string_view {
+  bool more = true;                                          // a field is left, maybe empty
+  auto next_field = [&rest, &more]() -> std::string_view {
     const size_t tab = rest.find('\t');
     std::string_view field = rest.substr(0, tab);
-    rest = tab == std::string_view::npos ? std::string_view() : rest.substr(tab + 1);
+    more = tab != std::string_view::npos;
+    rest = more ? rest.substr(tab + 1) : std::string_view();
     return field;
   };
-  const size_t fields = static_cast<size_t>(std::count(rest.begin(), rest.end(), '\t')) + 1;
-  if (fields < 3) {
+  // The fields are taken as they come: counting the tabs first was a byte loop over the line
+  // (0.8 M instructions of a CUTLASS TU's skip, more than the names' copies).
+  group.dir = view_field(next_field());
+  if (more) {
+    group.absent_under = view_field(next_field());
+  }
+  if (!more) {
     throw ParseError{"'probes' has no name"};
   }
-  group.dir = view_field(next_field());
-  group.absent_under = view_field(next_field());
-  group.names.reserve(fields - 2);
-  for (size_t i = 2; i < fields; ++i) {
+  while (more) {
     group.names.push_back(view_field(next_field()));
   }
   return group;

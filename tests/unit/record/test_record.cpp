@@ -107,6 +107,58 @@ TEST_CASE("a record written with one missing line per probe reads as probe group
   CHECK(*parsed == record);
 }
 
+namespace {
+
+// The record's text with `probes_lines` in place of its probes lines, checksummed again.
+std::string with_probes_lines(const Record& record, const std::string& probes_lines)
+{
+  std::string text = serialize_record(record);
+  const size_t start = text.find("probes\t");
+  const size_t end = text.find("probe_dir\t");
+  REQUIRE(start != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::string edited =
+    text.substr(0, start) + probes_lines + text.substr(end, text.rfind("checksum\t") - end);
+  edited += "checksum\t" + hash_bytes(edited).to_hex() + "\n";
+  return edited;
+}
+
+}  // namespace
+
+TEST_CASE("a probes line keeps every field it has, an empty last name too", "[record]")
+{
+  struct Case {
+    std::string line;
+    ProbeGroup group;
+  };
+  const std::vector<Case> cases = {
+    {"probes\t/inc\t/\ta.h\t\n", {"/inc", {"a.h", ""}, "/"}},
+    {"probes\t/inc\t\t\n", {"/inc", {""}, ""}},
+    {"probes\t/inc\t\tb\\th\tc.h\n", {"/inc", {"b\th", "c.h"}, ""}},
+  };
+  Record record = sample_record();
+  record.probes = group_probes({"/src/include/cfg.h"});
+  for (const auto& [line, group] : cases) {
+    std::string error;
+    auto parsed = parse_record(with_probes_lines(record, line), &error);
+    INFO(line << error);
+    REQUIRE(parsed);
+    CHECK(parsed->probes == std::vector<ProbeGroup>{group});
+  }
+}
+
+TEST_CASE("a probes line without a name does not parse", "[record]")
+{
+  Record record = sample_record();
+  record.probes = group_probes({"/src/include/cfg.h"});
+  for (const char* line : {"probes\t/inc\t\n", "probes\t/inc\n", "probes\t/inc\tb\\x\ta.h\n"}) {
+    std::string error;
+    INFO(line);
+    CHECK_FALSE(parse_record(with_probes_lines(record, line), &error));
+    CHECK_FALSE(error.empty());
+  }
+}
+
 TEST_CASE("history keeps the newest entries up to the limit", "[record]")
 {
   Record record;
