@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 
 using namespace nvfresh;
 
@@ -156,6 +157,39 @@ TEST_CASE("a probes line without a name does not parse", "[record]")
     INFO(line);
     CHECK_FALSE(parse_record(with_probes_lines(record, line), &error));
     CHECK_FALSE(error.empty());
+  }
+}
+
+TEST_CASE("an input line's numbers read back at their limits, and nothing else does", "[record]")
+{
+  Record record = sample_record();
+  constexpr auto k_min = std::numeric_limits<std::int64_t>::min();
+  constexpr auto k_max = std::numeric_limits<std::int64_t>::max();
+  constexpr auto k_umax = std::numeric_limits<std::uint64_t>::max();
+  record.inputs[0].file.size = k_umax;                      // 20 digits
+  record.inputs[0].file.mtime_ns = k_min;                   // '-' and 19 digits
+  record.inputs[0].file.ctime_ns = -1;                      // the short way, negative
+  record.inputs[0].file.inode = 9'999'999'999'999'999'999;  // 19 digits, the most it sums unchecked
+  record.inputs[1].file.mtime_ns = k_max;                   // 19 digits at the signed limit
+  record.inputs[1].file.ctime_ns = 0;
+  auto parsed = parse_record(serialize_record(record));
+  REQUIRE(parsed);
+  CHECK(*parsed == record);
+
+  const std::string text = serialize_record(sample_record());
+  const std::string line = "\t10\t1\t2\t3\t";  // the first input's size, mtime, ctime, inode
+  REQUIRE(text.find(line) != std::string::npos);
+  for (const char* fields :
+       {"\t-10\t1\t2\t3\t", "\t+10\t1\t2\t3\t", "\t10\t1x\t2\t3\t", "\t10\t--1\t2\t3\t",
+        "\t10\t-\t2\t3\t", "\t\t1\t2\t3\t", "\t10\t1\t2\t18446744073709551616\t",
+        "\t10\t9223372036854775808\t2\t3\t"}) {
+    std::string edited = text;
+    edited.replace(edited.find(line), line.size(), fields);
+    const size_t checksum = edited.rfind("checksum\t");
+    edited = edited.substr(0, checksum);
+    edited += "checksum\t" + hash_bytes(edited).to_hex() + "\n";
+    INFO(fields);
+    CHECK_FALSE(parse_record(edited));
   }
 }
 
