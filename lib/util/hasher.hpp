@@ -33,6 +33,7 @@ public:
   Digest digest() const;
 
 private:
+  bool m_avx2;  // m_state is xxh3_avx2's (util/xxh3_avx2.hpp), else the library's
   void* m_state;
 };
 
