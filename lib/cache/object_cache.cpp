@@ -96,10 +96,8 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
     entry.inputs.push_back({map.to_key(input.file.path), input.file.hash,
                             std::string(role_name(input.role)), join_passes(input.passes)});
   }
-  for (const auto& group : record.probes) {
-    for (const auto& name : group.names) {
-      entry.probes.push_back(map.to_key(probe_path(group, name)));
-    }
+  for (const auto& probe : probe_paths(record.probes)) {
+    entry.probes.push_back(map.to_key(probe));
   }
   for (DirectoryStamp dir : record.probe_dirs) {
     dir.path = map.to_key(dir.path);

@@ -80,10 +80,10 @@ public:
 private:
   enum class Proof { none, no_directory, unchanged };
 
-  static bool stamp_holds(std::string_view dir, const Stamps& stamps, FileHasher& hasher)
+  static bool stamp_holds(const std::string& dir, const Stamps& stamps, FileHasher& hasher)
   {
     auto stamp = stamps.find(dir);
-    return stamp != stamps.end() && same_directory(hasher.stat(std::string(dir)), *stamp->second);
+    return stamp != stamps.end() && same_directory(hasher.stat(dir), *stamp->second);
   }
 
   Proof judge(const ProbeGroup& group, const Stamps& stamps, FileHasher& hasher) const

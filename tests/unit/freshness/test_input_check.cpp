@@ -40,6 +40,15 @@ struct Compile {
   }
 };
 
+// The check finds one change: the probe `found` now resolves.
+void require_only_probe_found(Compile& c, const std::string& found)
+{
+  auto changes = c.changes();
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].kind == Cause::probe_found);
+  CHECK(changes[0].path == found);
+}
+
 bool stamped(const Record& record, const std::string& dir)
 {
   for (const auto& stamp : record.probe_dirs) {
@@ -128,10 +137,7 @@ TEST_CASE("every way a probe can start to find something is seen", "[input_check
     std::filesystem::create_directory_symlink(c.dir.path("other"), c.dir.path("inc0"));
     found = c.dir.path("inc0/cfg.h");
   }
-  auto changes = c.changes();
-  REQUIRE(changes.size() == 1);
-  CHECK(changes[0].kind == Cause::probe_found);
-  CHECK(changes[0].path == found);
+  require_only_probe_found(c, found);
 }
 
 TEST_CASE("a directory that does not exist is proven absent by its nearest ancestor",
@@ -169,10 +175,7 @@ TEST_CASE("a directory that does not exist is proven absent by its nearest ances
     std::filesystem::rename(c.dir.path("other"), c.dir.path("inc0"));
     found = c.dir.path("inc0/sub/a.h");
   }
-  auto changes = c.changes();
-  REQUIRE(changes.size() == 1);
-  CHECK(changes[0].kind == Cause::probe_found);
-  CHECK(changes[0].path == found);
+  require_only_probe_found(c, found);
 }
 
 TEST_CASE("an ancestor vouches for an absent directory only as a probe directory would",
