@@ -74,6 +74,7 @@
 #include "record/record.hpp"
 
 #include "util/line_file.hpp"
+#include "util/parallel.hpp"
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
@@ -671,19 +672,6 @@ ProbeGroup parse_probes_line(std::string_view line)
   return group;
 }
 
-// The other lines a CUTLASS TU's record has thousands of, "dep" and the older "missing" (one path
-// each): the list they go to, or nullptr for any other line.
-std::vector<std::string>* one_path_line(std::string_view line, Record& record,
-                                        std::vector<std::string>& missing)
-{
-  constexpr std::string_view k_missing = "missing\t";
-  constexpr std::string_view k_dep = "dep\t";
-  if (line.starts_with(k_missing)) {
-    return &missing;
-  }
-  return line.starts_with(k_dep) ? &record.depfile_prerequisites : nullptr;
-}
-
 // The one field after the key of such a line.
 std::string single_field(std::string_view line)
 {
@@ -694,42 +682,166 @@ std::string single_field(std::string_view line)
   return view_field(field);
 }
 
+// One line that failed to parse: where it starts in the body, and why.
+struct LineError {
+  size_t offset = 0;
+  std::string message;
+};
+
+// A piece of the body, whole lines, parsed on its own thread: the lines a big record has
+// thousands of (input, probes, dep, missing) parsed, the others left for the one pass, in order,
+// that fills the rest of the record.
+struct BodyPiece {
+  std::string_view text;
+  size_t offset = 0;  // of text in the body
+  std::vector<RecordedInput> inputs;
+  std::vector<ProbeGroup> probes;
+  std::vector<std::string> deps;
+  std::vector<std::string> missing;
+  std::vector<std::pair<size_t, std::string_view>> other_lines;  // (offset in the body, line)
+  std::optional<LineError> error;  // the piece's first line that failed; no line after it is read
+};
+
+// A piece is worth a thread from this size on (a CUTLASS TU's record is 358 KB of text).
+constexpr size_t k_min_piece_bytes = 64 * 1024;
+
+// The body cut at line ends into at most `threads` pieces of about the same size (one piece for a
+// small body).
+std::vector<BodyPiece> split_body(std::string_view body, size_t threads)
+{
+  const size_t count =
+    std::clamp<size_t>(body.size() / k_min_piece_bytes, 1, std::max<size_t>(threads, 1));
+  std::vector<BodyPiece> pieces(count);
+  size_t begin = 0;
+  for (size_t i = 0; i < count; ++i) {
+    size_t end = body.size();
+    if (i + 1 < count) {
+      const size_t newline = body.find('\n', std::max(begin, body.size() / count * (i + 1)));
+      end = newline == std::string_view::npos ? body.size() : newline + 1;
+    }
+    pieces[i].text = body.substr(begin, end - begin);
+    pieces[i].offset = begin;
+    begin = end;
+  }
+  return pieces;
+}
+
+void parse_bulky_lines(BodyPiece& piece)
+{
+  constexpr std::string_view k_input_prefix = "input\t";
+  constexpr std::string_view k_probes_prefix = "probes\t";
+  constexpr std::string_view k_missing_prefix = "missing\t";
+  constexpr std::string_view k_dep_prefix = "dep\t";
+  std::string_view rest = piece.text;
+  size_t offset = piece.offset;
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');  // every body line ends in one (the checksum line follows)
+    const std::string_view line = rest.substr(0, end);
+    try {
+      if (line.starts_with(k_input_prefix)) {
+        piece.inputs.push_back(parse_input_line(line));
+      } else if (line.starts_with(k_probes_prefix)) {
+        piece.probes.push_back(parse_probes_line(line));
+      } else if (line.starts_with(k_dep_prefix)) {
+        piece.deps.push_back(single_field(line));
+      } else if (line.starts_with(k_missing_prefix)) {
+        piece.missing.push_back(single_field(line));
+      } else {
+        piece.other_lines.emplace_back(offset, line);
+      }
+    } catch (const ParseError& failure) {
+      piece.error = LineError{offset, failure.message};
+      return;
+    }
+    rest.remove_prefix(end + 1);
+    offset += end + 1;
+  }
+}
+
+template <typename T>
+void append_moved(std::vector<T>& to, std::vector<T>& from)
+{
+  if (to.empty()) {
+    to = std::move(from);
+    return;
+  }
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+// The pieces' bulky lines into the record, in the body's order; the first failed line of all
+// pieces, if any.
+std::optional<LineError> gather_pieces(std::vector<BodyPiece>& pieces, Record& record,
+                                       std::vector<std::string>& missing)
+{
+  size_t inputs = 0;
+  size_t deps = 0;
+  for (const BodyPiece& piece : pieces) {
+    inputs += piece.inputs.size();
+    deps += piece.deps.size();
+  }
+  if (pieces.size() > 1) {
+    record.inputs.reserve(inputs);
+    record.depfile_prerequisites.reserve(deps);
+  }
+  for (BodyPiece& piece : pieces) {
+    if (piece.error) {
+      return piece.error;  // pieces are in order, and each stopped at its first failed line
+    }
+    append_moved(record.inputs, piece.inputs);
+    append_moved(record.probes, piece.probes);
+    append_moved(record.depfile_prerequisites, piece.deps);
+    append_moved(missing, piece.missing);
+  }
+  return std::nullopt;
+}
+
+// The other lines, in the body's order, up to the first failed bulky line (`bulky_error`): the
+// first of them that fails, if any (it comes before that one).
+std::optional<LineError> parse_other_lines(const std::vector<BodyPiece>& pieces, Record& record,
+                                           const std::optional<LineError>& bulky_error)
+{
+  const auto& handlers = line_handlers();
+  for (const BodyPiece& piece : pieces) {
+    for (const auto& [offset, line] : piece.other_lines) {
+      if (bulky_error && offset > bulky_error->offset) {
+        return std::nullopt;
+      }
+      try {
+        auto fields = split_line(line);
+        auto handler = handlers.find(fields[0]);
+        if (handler == handlers.end()) {
+          throw ParseError{fmt::format("unknown line '{}'", fields[0])};
+        }
+        handler->second(fields, record);
+      } catch (const ParseError& failure) {
+        return LineError{offset, failure.message};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<Record> parse_record(const std::string& text, std::string* error)
+std::optional<Record> parse_record(const std::string& text, std::string* error, size_t threads)
 {
   try {
     std::string_view body = verified_body(text);
+    std::vector<BodyPiece> pieces = split_body(body, threads);
+    if (pieces.size() > 1) {
+      for_each_index_on_threads(pieces.size(), 1, pieces.size(),
+                                [&pieces](size_t i) { parse_bulky_lines(pieces[i]); });
+    } else {
+      parse_bulky_lines(pieces.front());
+    }
     Record record;
     std::vector<std::string> missing;  // a record written before probes lines
-    const auto& handlers = line_handlers();
-    constexpr std::string_view k_input_prefix = "input\t";
-    constexpr std::string_view k_probes_prefix = "probes\t";
-    while (!body.empty()) {
-      size_t end = body.find('\n');
-      std::string_view line = body.substr(0, end);
-      if (line.substr(0, k_input_prefix.size()) == k_input_prefix) {
-        record.inputs.push_back(parse_input_line(line));
-        body.remove_prefix(end + 1);
-        continue;
-      }
-      if (line.starts_with(k_probes_prefix)) {
-        record.probes.push_back(parse_probes_line(line));
-        body.remove_prefix(end + 1);
-        continue;
-      }
-      if (std::vector<std::string>* list = one_path_line(line, record, missing)) {
-        list->push_back(single_field(line));
-        body.remove_prefix(end + 1);
-        continue;
-      }
-      auto fields = split_line(line);
-      auto handler = handlers.find(fields[0]);
-      if (handler == handlers.end()) {
-        throw ParseError{fmt::format("unknown line '{}'", fields[0])};
-      }
-      handler->second(fields, record);
-      body.remove_prefix(end + 1);
+    std::optional<LineError> first_error = gather_pieces(pieces, record, missing);
+    if (std::optional<LineError> other = parse_other_lines(pieces, record, first_error)) {
+      first_error = other;
+    }
+    if (first_error) {
+      throw ParseError{first_error->message};
     }
     if (!missing.empty()) {
       std::vector<ProbeGroup> grouped = group_probes(missing);

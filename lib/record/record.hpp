@@ -185,7 +185,11 @@ void apply_record_note(Record& record, std::string_view text, const RecordNote& 
 
 // nullopt when the text is not a complete, intact record of this format version; *error then says
 // what is wrong ("checksum mismatch", "format version 0, expected 1", ...). Never throws.
-std::optional<Record> parse_record(const std::string& text, std::string* error = nullptr);
+// threads > 1: a big record's lines are parsed in pieces on up to that many threads (the unchanged
+// path of one compile, whose critical path the parse is); the result, and the error named, are the
+// same as on one.
+std::optional<Record> parse_record(const std::string& text, std::string* error = nullptr,
+                                   size_t threads = 1);
 
 std::string_view role_name(InputRole role);
 std::optional<InputRole> role_from_name(std::string_view name);

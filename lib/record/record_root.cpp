@@ -122,7 +122,7 @@ std::string record_file_for(const std::string& record_root, const std::string& c
   return records_dir(record_root) + "/" + name + "-" + key + ".rec";
 }
 
-LoadedRecord load_record(const std::string& record_file, bool keep_stored)
+LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_t parse_threads)
 {
   LoadedRecord loaded;
   loaded.file = record_file;
@@ -144,7 +144,7 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored)
     loaded.error = why_unreadable(record_file, errno);
   }
   if (text) {
-    loaded.record = parse_record(*text, &loaded.error);
+    loaded.record = parse_record(*text, &loaded.error, parse_threads);
   }
   if (loaded.record && keep_stored && has_compressed_text(loaded.stored)) {
     loaded.text_checksum = record_text_checksum(*text);

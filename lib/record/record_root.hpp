@@ -60,8 +60,9 @@ struct LoadedRecord {
 };
 
 // The record with its note applied (record.hpp, RecordNote). keep_stored: also keep the file's
-// bytes in LoadedRecord::stored.
-LoadedRecord load_record(const std::string& record_file, bool keep_stored = false);
+// bytes in LoadedRecord::stored. parse_threads: as parse_record's threads.
+LoadedRecord load_record(const std::string& record_file, bool keep_stored = false,
+                         size_t parse_threads = 1);
 void save_record(const std::string& record_file, const Record& record);  // atomic; throws
 
 // What a skip changes (the output's stamp, the history) saved as the note of the loaded record's

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -246,5 +248,87 @@ TEST_CASE("damaged records are unreadable, never an exception", "[record]")
   {
     REQUIRE_FALSE(parse_record("hello\n", &error).has_value());
     REQUIRE(error == "not an nvfresh record");
+  }
+}
+
+namespace {
+
+// A record the size of a CUTLASS TU's (1600 inputs, 400 probe groups, 1600 deps: over 300 KB of
+// text), so that a parse on threads cuts it into several pieces.
+Record big_record()
+{
+  Record record = sample_record();
+  std::vector<std::string> probes;
+  for (int i = 0; i < 1600; ++i) {
+    record.inputs.push_back(
+      {{fmt::format("/src/include/cutlass/gemm/warp/header_{:04}.h", i),
+        hash_bytes(std::to_string(i)), 1000U + i, 2000 + i, 3000 + i, 4000U + i},
+       InputRole::header,
+       {"compute_80", "host", "sm_80"}});
+    record.depfile_prerequisites.push_back(
+      fmt::format("/src/include/cutlass/gemm/warp/header_{:04}.h", i));
+    probes.push_back(fmt::format("/src/include/dir_{:03}/name_{:04}.h", i % 400, i));
+  }
+  record.probes = group_probes(probes);
+  return record;
+}
+
+// `text` with `line` put in place of the line that starts at `at`, checksummed again.
+std::string with_line_replaced(const std::string& text, size_t at, const std::string& line)
+{
+  const size_t end = text.find('\n', at) + 1;
+  std::string edited = text.substr(0, at) + line + text.substr(end, text.rfind("checksum\t") - end);
+  edited += "checksum\t" + hash_bytes(edited).to_hex() + "\n";
+  return edited;
+}
+
+}  // namespace
+
+TEST_CASE("a big record parsed on threads is the record parsed on one", "[record]")
+{
+  const Record record = big_record();
+  const std::string text = serialize_record(record);
+  REQUIRE(text.size() > 4 * 64 * 1024);  // four pieces and more
+  for (size_t threads : {size_t{1}, size_t{2}, size_t{4}, size_t{16}}) {
+    std::string error;
+    auto parsed = parse_record(text, &error, threads);
+    INFO(threads << " " << error);
+    REQUIRE(parsed);
+    CHECK(*parsed == record);
+  }
+}
+
+TEST_CASE("a big record's first bad line is the error named, on threads as on one", "[record]")
+{
+  const std::string text = serialize_record(big_record());
+  const size_t late_input = text.rfind("input\t");
+  const size_t late_dep = text.rfind("dep\t");
+  const size_t early_probes = text.find("probes\t");
+  const size_t times = text.find("times\t");
+  const size_t cwd = text.find("cwd\t");  // before the inputs
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+    // a bulky line in a late piece, and an other line after it: the bulky one is named
+    {with_line_replaced(with_line_replaced(text, times, "times\tx\t1\n"), late_dep, "dep\ta\tb\n"),
+     "'dep' has too many fields"},
+    // an other line before a bad bulky line of a later piece: the other one is named
+    {with_line_replaced(with_line_replaced(text, late_input, "input\tjunk\n"), cwd, "cwd\ta\tb\n"),
+     "'cwd' has 2 fields, expected 1"},
+    {with_line_replaced(text, early_probes, "probes\t/dir\n"), "'probes' has no name"},
+    {with_line_replaced(text, times, "unknown_key\t1\n"), "unknown line 'unknown_key'"},
+  };
+  for (const auto& [damaged, expected] : cases) {
+    std::string one_thread_error;
+    REQUIRE_FALSE(parse_record(damaged, &one_thread_error, 1));
+    for (size_t threads : {size_t{2}, size_t{4}}) {
+      std::string error;
+      REQUIRE_FALSE(parse_record(damaged, &error, threads));
+      CHECK(error == one_thread_error);
+    }
+    INFO(one_thread_error);
+    CHECK(one_thread_error.find(expected) != std::string::npos);
   }
 }
