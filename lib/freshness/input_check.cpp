@@ -119,6 +119,16 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
   for (const auto& input : lookups.inputs) {
     paths.push_back(&input.file.path);
   }
+  // With them, on the same threads, the directories that vouch for the probes (ProbeDirectories
+  // stats each of them next): one per group, many groups under one absent_under ancestor.
+  StringViewSet vouching;
+  vouching.reserve(lookups.probes.size());
+  for (const auto& group : lookups.probes) {
+    const std::string& directory = group.absent_under.empty() ? group.dir : group.absent_under;
+    if (!directory.empty() && vouching.insert(directory).second) {
+      paths.push_back(&directory);
+    }
+  }
   hasher.stat_ahead(paths);
   std::vector<const std::string*> touched;  // their content decides: hashed ahead, in parallel
   for (const auto& input : lookups.inputs) {
