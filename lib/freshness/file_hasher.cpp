@@ -154,7 +154,11 @@ void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
 
 void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
 {
-  std::vector<const std::string*> wanted;
+  struct Wanted {
+    const std::string* path;
+    std::uint64_t size;
+  };
+  std::vector<Wanted> wanted;
   for (const std::string* path : paths) {
     auto known = m_stat_memo.find(*path);
     if (known == m_stat_memo.end() || m_memo.contains(*path) || m_prehashed.contains(*path)) {
@@ -163,17 +167,31 @@ void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
     const FileStat& s = known->second;
     auto seed = m_seeds.find(*path);
     const bool seeded = seed != m_seeds.end() && seed->second.same_stamp_as(s);
-    if (s.exists && s.is_regular && s.size < k_cached_size_threshold && !seeded) {
-      wanted.push_back(path);
+    if (!s.exists || !s.is_regular || seeded) {
+      continue;
     }
+    if (s.size >= k_cached_size_threshold) {
+      // fingerprint() takes a big file's hash from the cache when its stamp is there: hashed
+      // ahead only when it is not (a CUTLASS TU with every header touched has two of 1 MB).
+      if (!m_cache_loaded) {
+        load_cache();
+      }
+      if (cached_hash(*path, s)) {
+        continue;
+      }
+    }
+    wanted.push_back({path, s.size});
   }
+  // The biggest first: the threads take files one by one, so the long ones do not come last.
+  std::stable_sort(wanted.begin(), wanted.end(),
+                   [](const Wanted& a, const Wanted& b) { return a.size > b.size; });
   std::vector<Prehashed> hashed(wanted.size());
   for_each_index_on_threads(wanted.size(), k_paths_per_hash_thread, k_max_threads, [&](size_t i) {
-    hashed[i].hash = hash_file(*wanted[i]);
-    hashed[i].after = stat_file(*wanted[i]);
+    hashed[i].hash = hash_file(*wanted[i].path);
+    hashed[i].after = stat_file(*wanted[i].path);
   });
   for (size_t i = 0; i < wanted.size(); ++i) {
-    m_prehashed.emplace(*wanted[i], hashed[i]);
+    m_prehashed.emplace(*wanted[i].path, hashed[i]);
   }
 }
 

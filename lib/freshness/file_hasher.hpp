@@ -44,8 +44,9 @@ public:
   static constexpr size_t k_paths_per_stat_thread = 256;
 
   // Hashes ahead, on several threads, the files of `paths` that fingerprint() would read: stat'ed
-  // already, regular, below the shared cache's size threshold, neither fingerprinted nor seeded
-  // with their stamp. Each worker hashes a file, then stats it again; fingerprint()'s first attempt
+  // already, regular, neither fingerprinted nor seeded with their stamp, nor (at or above the
+  // cache's size threshold) in the hash cache with it; the biggest first. Each worker hashes a
+  // file, then stats it again; fingerprint()'s first attempt
   // takes that pair, after the memoized stat: the order it would have made them in itself (stat,
   // hash, stat). A skip of a CUTLASS TU with every header touched reads 12 MB of headers.
   void hash_ahead(const std::vector<const std::string*>& paths);
