@@ -6,6 +6,7 @@
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <random>
@@ -309,6 +310,32 @@ TEST_CASE("format_depfile: phony rules like -MP", "[depfile]")
         "a.o : a.cu \\\n    b.h \\\n    c\\ d.h\n\nb.h:\n\nc\\ d.h:\n");
   // A '%' would turn the phony rule into a pattern rule in make: no phony rule for it.
   CHECK(nvfresh::format_depfile("a.o", {"a.cu", "p%c.h"}, true) == "a.o : a.cu \\\n    p%c.h\n");
+}
+
+TEST_CASE("format_depfile: many paths, repeated and escaped, each once in its first place",
+          "[depfile]")
+{
+  // More paths than the dedupe table's first size, short escaped ones among them (their escaped
+  // spellings are kept while more are added).
+  Paths prerequisites;
+  Paths expected_order;
+  for (int i = 0; i < 300; ++i) {
+    const std::string path = i % 3 == 0 ? fmt::format("d {}.h", i) : fmt::format("inc/h{}.h", i);
+    prerequisites.push_back(path);
+    expected_order.push_back(path);
+    if (i % 4 == 0) {
+      prerequisites.push_back(expected_order[static_cast<size_t>(i / 2)]);  // seen before
+    }
+  }
+  for (const bool phony : {false, true}) {
+    const std::string text = nvfresh::format_depfile("obj/a.o", prerequisites, phony);
+    const auto depfile = parse_ok(text);
+    CHECK(depfile.prerequisites == expected_order);
+    CHECK(text.find("d\\ 3.h \\\n") != std::string::npos);
+    if (phony) {
+      CHECK(text.find("\nd\\ 297.h:\n") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("round trip: writer -> parser gives the same list", "[depfile][roundtrip]")
