@@ -50,9 +50,11 @@
 //   checksum  := "checksum" TAB hex32 LF                             XXH3-128 of every byte
 //                                                                    before this line
 //
-// A record file holds this text as one zstd frame, after a head (a zstd skippable frame, stored as
-// it is; util/compressed_file.hpp) that names the object again, so that a record torn after its
-// first bytes still says which object it described:
+// A record file holds this text as zstd: one frame, or for a big text (128 KB and more) up to four,
+// cut at line ends, that a reader decompresses on as many threads (`zstd -dc` gives the text whole
+// either way). They come after a head (a zstd skippable frame, stored as it is;
+// util/compressed_file.hpp) that names the object again, so that a record torn after its first
+// bytes still says which object it described:
 //
 //   head      := "nvfresh-record-head" TAB "1" LF "object" TAB path LF "source" TAB path LF
 //                "checksum" TAB hex32 LF              XXH3-128 of every byte before this line
@@ -70,7 +72,9 @@
 // Version history: 1 (first format); probe_dir lines added within 1 (optional: a record without
 // them reads as before; a reader older than them finds an unknown line, so unreadable = stale);
 // probes lines in place of missing lines within 1 (a skip reads 449 lines of a CUTLASS TU's
-// probes, not 3,874 whole paths; an older reader finds an unknown line: stale).
+// probes, not 3,874 whole paths; an older reader finds an unknown line: stale); a big text in
+// several zstd frames within 1 (an older reader decompresses the first frame only: unreadable,
+// stale).
 #include "record/record.hpp"
 
 #include "util/line_file.hpp"
@@ -703,7 +707,7 @@ struct BodyPiece {
 };
 
 // A piece is worth a thread from this size on (a CUTLASS TU's record is 358 KB of text).
-constexpr size_t k_min_piece_bytes = 64 * 1024;
+constexpr size_t k_min_piece_bytes = size_t{64} * 1024;
 
 // The body cut at line ends into at most `threads` pieces of about the same size (one piece for a
 // small body).

@@ -1,6 +1,7 @@
 #include "util/compressed_file.hpp"
 
 #include "util/file_io.hpp"
+#include "util/parallel.hpp"
 
 #include <fmt/format.h>
 #include <zstd.h>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <vector>
 
 namespace nvfresh {
 
@@ -44,12 +46,6 @@ std::optional<std::string_view> head_frame(std::string_view bytes)
   return bytes.substr(k_skippable_header, size);
 }
 
-bool is_zstd_frame(const std::string& bytes)
-{
-  return bytes.size() >= sizeof k_zstd_magic &&
-         std::memcmp(bytes.data(), k_zstd_magic, sizeof k_zstd_magic) == 0;
-}
-
 void append_skippable(std::string& out, std::uint32_t magic, std::string_view content)
 {
   const auto size = static_cast<std::uint32_t>(content.size());
@@ -58,23 +54,131 @@ void append_skippable(std::string& out, std::uint32_t magic, std::string_view co
   out.append(content);
 }
 
-// Where the compressed frame of `bytes` ends (after the head); nullopt when there is none.
+// A text cut into at most `frames` pieces of about the same size, each ending at a line end where
+// there is one, none below k_min_frame_text (one piece for a small text, or an empty one).
+constexpr std::size_t k_min_frame_text = std::size_t{64} * 1024;
+
+std::vector<std::string_view> text_pieces(std::string_view text, std::size_t frames)
+{
+  const std::size_t count =
+    std::clamp<std::size_t>(text.size() / k_min_frame_text, 1, std::max<std::size_t>(frames, 1));
+  std::vector<std::string_view> pieces;
+  std::size_t begin = 0;
+  for (std::size_t i = 1; i <= count && begin < text.size(); ++i) {
+    std::size_t end = text.size();
+    if (i < count) {
+      const std::size_t newline = text.find('\n', std::max(begin, text.size() / count * i));
+      end = newline == std::string_view::npos ? text.size() : newline + 1;
+    }
+    pieces.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  if (pieces.empty()) {
+    pieces.emplace_back();  // an empty text is one empty frame
+  }
+  return pieces;
+}
+
+bool starts_with_zstd_magic(std::string_view bytes)
+{
+  return bytes.size() >= sizeof k_zstd_magic &&
+         std::memcmp(bytes.data(), k_zstd_magic, sizeof k_zstd_magic) == 0;
+}
+
+// Where the text starts: after the head, when there is one.
+std::size_t text_start(std::string_view bytes)
+{
+  auto head = head_frame(bytes);
+  return head ? k_skippable_header + head->size() : 0;
+}
+
+// One zstd frame of a file's text.
+struct TextFrame {
+  std::size_t offset = 0;  // in the file's bytes
+  std::size_t size = 0;    // compressed
+  unsigned long long content = ZSTD_CONTENTSIZE_UNKNOWN;
+};
+
+// The complete zstd frames that follow one another from `start` (a text written in several frames
+// has one per piece); it stops at the first that is not one (a note, the end, a torn frame).
+std::vector<TextFrame> text_frames(std::string_view bytes, std::size_t start)
+{
+  std::vector<TextFrame> frames;
+  while (starts_with_zstd_magic(bytes.substr(start))) {
+    const std::size_t size =
+      ZSTD_findFrameCompressedSize(bytes.data() + start, bytes.size() - start);
+    if (ZSTD_isError(size) != 0) {
+      break;
+    }
+    frames.push_back({start, size, ZSTD_getFrameContentSize(bytes.data() + start, size)});
+    start += size;
+  }
+  return frames;
+}
+
+// Where the compressed text of `bytes` ends (after the head); nullopt when there is none.
 std::optional<std::size_t> text_frame_end(std::string_view bytes)
 {
-  std::size_t start = 0;
-  if (auto head = head_frame(bytes)) {
-    start = k_skippable_header + head->size();
-  }
-  const std::string_view frame = bytes.substr(start);
-  if (frame.size() < sizeof k_zstd_magic ||
-      std::memcmp(frame.data(), k_zstd_magic, sizeof k_zstd_magic) != 0) {
+  const auto frames = text_frames(bytes, text_start(bytes));
+  if (frames.empty()) {
     return std::nullopt;
   }
-  const size_t size = ZSTD_findFrameCompressedSize(frame.data(), frame.size());
-  if (ZSTD_isError(size) != 0) {
-    return std::nullopt;
+  return frames.back().offset + frames.back().size;
+}
+
+ZSTD_DCtx& thread_context()
+{
+  // One context per thread: check loads thousands of records on several threads.
+  thread_local std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(),
+                                                                            &ZSTD_freeDCtx);
+  if (!context) {
+    throw std::bad_alloc();
   }
-  return start + size;
+  return *context;
+}
+
+// A text of several frames whose sizes they all state, each decompressed into its place of one
+// buffer, on up to `threads` threads. What follows the frames must be skippable frames (a note).
+std::string decompress_frames(std::string_view bytes, const std::vector<TextFrame>& frames,
+                              const std::string& what, unsigned long long max_text,
+                              std::size_t threads)
+{
+  std::vector<std::size_t> offsets;
+  unsigned long long total = 0;
+  for (const TextFrame& frame : frames) {
+    offsets.push_back(static_cast<std::size_t>(total));
+    total += frame.content;
+    if (total > max_text) {
+      throw CompressedFileError(fmt::format("{} claims {} bytes of text: corrupt", what, total));
+    }
+  }
+  std::size_t rest = frames.back().offset + frames.back().size;
+  while (rest < bytes.size()) {
+    const std::size_t size = ZSTD_findFrameCompressedSize(bytes.data() + rest, bytes.size() - rest);
+    if (starts_with_zstd_magic(bytes.substr(rest))) {
+      throw CompressedFileError(
+        fmt::format("{} does not decompress (a frame is torn): truncated or corrupt", what));
+    }
+    if (ZSTD_isError(size) != 0) {
+      throw CompressedFileError(fmt::format("{} has bytes after its text: corrupt", what));
+    }
+    rest += size;
+  }
+  std::string text(static_cast<std::size_t>(total), '\0');
+  std::vector<std::size_t> results(frames.size(), 0);
+  for_each_index_on_threads(frames.size(), 1, threads, [&](std::size_t i) {
+    const std::size_t capacity = static_cast<std::size_t>(frames[i].content);
+    results[i] = ZSTD_decompressDCtx(&thread_context(), text.data() + offsets[i], capacity,
+                                     bytes.data() + frames[i].offset, frames[i].size);
+  });
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (ZSTD_isError(results[i]) != 0 || results[i] != frames[i].content) {
+      throw CompressedFileError(
+        fmt::format("{} does not decompress ({}): truncated or corrupt", what,
+                    ZSTD_isError(results[i]) != 0 ? ZSTD_getErrorName(results[i]) : "short"));
+    }
+  }
+  return text;
 }
 
 }  // namespace
@@ -113,20 +217,29 @@ void write_compressed_file_note(const std::string& path, std::string_view stored
   write_file_atomically(path, packed);
 }
 
-void write_compressed_file(const std::string& path, std::string_view text, std::string_view head)
+void write_compressed_file(const std::string& path, std::string_view text, std::string_view head,
+                           std::size_t frames)
 {
   std::string packed;
   if (!head.empty()) {
     append_skippable(packed, k_skippable_magic, head.substr(0, k_max_head));
   }
-  const std::size_t start = packed.size();
-  packed.resize(start + ZSTD_compressBound(text.size()));
-  const size_t size =
-    ZSTD_compress(packed.data() + start, packed.size() - start, text.data(), text.size(), k_level);
-  if (ZSTD_isError(size) != 0) {
-    throw std::runtime_error(fmt::format("cannot compress {}: {}", path, ZSTD_getErrorName(size)));
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+  if (!context) {
+    throw std::bad_alloc();
   }
-  packed.resize(start + size);
+  for (std::string_view piece : text_pieces(text, frames)) {
+    const std::size_t start = packed.size();
+    packed.resize(start + ZSTD_compressBound(piece.size()));
+    const size_t size =
+      ZSTD_compressCCtx(context.get(), packed.data() + start, packed.size() - start, piece.data(),
+                        piece.size(), k_level);
+    if (ZSTD_isError(size) != 0) {
+      throw std::runtime_error(
+        fmt::format("cannot compress {}: {}", path, ZSTD_getErrorName(size)));
+    }
+    packed.resize(start + size);
+  }
   write_file_atomically(path, packed);
 }
 
@@ -141,24 +254,25 @@ std::optional<std::string> read_compressed_file_head(const std::string& path)
 }
 
 std::string decompress_if_compressed(std::string bytes, const std::string& what,
-                                     unsigned long long max_text)
+                                     unsigned long long max_text, std::size_t threads)
 {
-  if (auto head = head_frame(bytes)) {
-    bytes.erase(0, k_skippable_header + head->size());
-    if (!is_zstd_frame(bytes)) {
-      throw CompressedFileError(
-        fmt::format("{} has a head but no compressed text: truncated", what));
-    }
+  const std::size_t start = text_start(bytes);
+  if (start > 0 && !starts_with_zstd_magic(std::string_view(bytes).substr(start))) {
+    throw CompressedFileError(fmt::format("{} has a head but no compressed text: truncated", what));
   }
-  if (!is_zstd_frame(bytes)) {
+  if (!starts_with_zstd_magic(std::string_view(bytes).substr(start))) {
     return bytes;
   }
-  // One context per thread: check loads thousands of records on several threads.
-  thread_local std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> context(ZSTD_createDCtx(),
-                                                                            &ZSTD_freeDCtx);
-  if (!context) {
-    throw std::bad_alloc();
+  const std::vector<TextFrame> frames = text_frames(bytes, start);
+  const bool sizes_known =
+    !frames.empty() && std::all_of(frames.begin(), frames.end(), [](const TextFrame& frame) {
+      return frame.content != ZSTD_CONTENTSIZE_UNKNOWN && frame.content != ZSTD_CONTENTSIZE_ERROR;
+    });
+  if (frames.size() > 1 && sizes_known) {
+    return decompress_frames(bytes, frames, what, max_text, threads);
   }
+  bytes.erase(0, start);
+  ZSTD_DCtx* context = &thread_context();
   const unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR && size > max_text) {
     throw CompressedFileError(fmt::format("{} claims {} bytes of text: corrupt", what, size));
@@ -166,7 +280,7 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR) {
     std::string text(size, '\0');  // the frames nvfresh writes: their size is known, one pass
     const size_t got =
-      ZSTD_decompressDCtx(context.get(), text.data(), text.size(), bytes.data(), bytes.size());
+      ZSTD_decompressDCtx(context, text.data(), text.size(), bytes.data(), bytes.size());
     if (ZSTD_isError(got) != 0 || got != size) {
       throw CompressedFileError(
         fmt::format("{} does not decompress ({}): truncated or corrupt", what,
@@ -176,14 +290,14 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
   }
   // Streamed, so that a frame without its content size (the zstd tool writing from a pipe) reads
   // as well as the ones nvfresh writes.
-  ZSTD_DCtx_reset(context.get(), ZSTD_reset_session_only);
+  ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
   std::string text;
   std::string chunk(ZSTD_DStreamOutSize(), '\0');
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
   size_t remaining = 1;
   while (in.pos < in.size && remaining != 0) {
     ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
-    remaining = ZSTD_decompressStream(context.get(), &out, &in);
+    remaining = ZSTD_decompressStream(context, &out, &in);
     if (ZSTD_isError(remaining) != 0) {
       throw CompressedFileError(fmt::format("{} does not decompress ({}): truncated or corrupt",
                                             what, ZSTD_getErrorName(remaining)));
@@ -208,7 +322,7 @@ std::optional<std::string> try_read_compressed_file(const std::string& path,
   if (!bytes) {
     return std::nullopt;
   }
-  return decompress_if_compressed(std::move(*bytes), path, max_text);
+  return decompress_if_compressed(std::move(*bytes), path, max_text, 1);
 }
 
 }  // namespace nvfresh

@@ -1,8 +1,10 @@
-// Files nvfresh keeps for itself (records, link records), stored as one zstd frame: a CUTLASS TU's
-// record is 590 KB of text and about a seventh of that compressed. Plain-text files, as earlier
+// Files nvfresh keeps for itself (records, link records), stored as zstd frames (one, or one per
+// piece of a big text): a CUTLASS TU's record is 358 KB of text and about a sixth of that
+// compressed. Plain-text files, as earlier
 // nvfresh versions wrote them, are read as they are.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -18,8 +20,11 @@ public:
 // Compresses `text` and writes it atomically (write_file_atomically). Throws on failure. A non-empty
 // `head` goes before the compressed frame, in a zstd skippable frame of its own, uncompressed: the
 // first bytes of the file, readable with read_compressed_file_head when the rest is torn.
+// frames > 1: a text of 128 KB and more is cut at line ends into up to that many pieces (64 KB at
+// least), one zstd frame each, which a reader decompresses on as many threads; `zstd -dc` gives
+// the text whole, as from one frame.
 void write_compressed_file(const std::string& path, std::string_view text,
-                           std::string_view head = {});
+                           std::string_view head = {}, std::size_t frames = 1);
 
 // The head written with the file (nullopt when the file has none or cannot be read); reads only the
 // file's first bytes.
@@ -33,9 +38,11 @@ inline constexpr unsigned long long k_default_max_text = 256ULL << 20;  // a CUT
 std::optional<std::string> try_read_compressed_file(
   const std::string& path, unsigned long long max_text = k_default_max_text);
 
-// The same for bytes already in memory.
+// The same for bytes already in memory. A text in several frames (each stating its size) is
+// decompressed on up to `threads` threads.
 std::string decompress_if_compressed(std::string bytes, const std::string& what,
-                                     unsigned long long max_text = k_default_max_text);
+                                     unsigned long long max_text = k_default_max_text,
+                                     std::size_t threads = 1);
 
 // A note: a small text after the compressed frame, in a skippable frame of its own (uncompressed),
 // that a reader applies to the text (records: what a skip changed). Rewriting it leaves the head

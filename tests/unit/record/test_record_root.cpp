@@ -226,3 +226,100 @@ TEST_CASE("record notes parse only when intact", "[record]")
   changed[text.find("skipped")] = 'S';
   CHECK_FALSE(parse_record_note(changed));
 }
+
+namespace {
+
+// A record of about 400 KB of text: written as several zstd frames.
+Record big_record()
+{
+  Record record;
+  record.object = "/build/CMakeFiles/fmha.dir/fmha.cu.o";
+  record.source = "/src/fmha.cu";
+  record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
+  for (int i = 0; i < 4000; ++i) {
+    record.depfile_prerequisites.push_back(
+      "/usr/local/cuda/include/cutlass/gemm/warp/long/directory/header_" + std::to_string(i) +
+      ".h");
+  }
+  return record;
+}
+
+// The zstd frames of a record file (after its head), as libzstd walks them.
+size_t zstd_frames_of(const std::string& stored)
+{
+  // the head frame: magic, then its size (< 64 KB: two bytes of it)
+  const size_t head =
+    8 + static_cast<unsigned char>(stored[4]) + (static_cast<unsigned char>(stored[5]) << 8);
+  size_t frames = 0;
+  for (size_t at = head; at < stored.size() && stored.compare(at, 4, "\x28\xB5\x2F\xFD") == 0;
+       ++frames) {
+    const size_t size = ZSTD_findFrameCompressedSize(stored.data() + at, stored.size() - at);
+    REQUIRE_FALSE(ZSTD_isError(size));
+    at += size;
+  }
+  return frames;
+}
+
+}  // namespace
+
+TEST_CASE("a big record is several zstd frames, read whole by zstd and on threads by nvfresh",
+          "[record_store]")
+{
+  test::TempDir dir;
+  const Record record = big_record();
+  const std::string text = serialize_record(record);
+  REQUIRE(text.size() > 4 * 64 * 1024);
+  std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  CHECK(zstd_frames_of(stored) == 4);
+
+  // libzstd (and with it `zstd -dc`) gives the text of the frames one after the other: the text.
+  const size_t head =
+    8 + static_cast<unsigned char>(stored[4]) + (static_cast<unsigned char>(stored[5]) << 8);
+  std::string whole(text.size() + 16, '\0');
+  const size_t got =
+    ZSTD_decompress(whole.data(), whole.size(), stored.data() + head, stored.size() - head);
+  REQUIRE_FALSE(ZSTD_isError(got));
+  whole.resize(got);
+  CHECK(whole == text);
+
+  for (size_t threads : {size_t{1}, size_t{4}}) {
+    CHECK(decompress_if_compressed(stored, file, k_default_max_text, threads) == text);
+    CHECK(load_record(file, false, threads).record == record);
+  }
+
+  SECTION("a note after the frames applies")
+  {
+    LoadedRecord loaded = load_record(file, /*keep_stored=*/true, 4);
+    FileFingerprint output = record.output;
+    output.mtime_ns = 77;
+    save_record_note(loaded, output, {{2, "skipped", "unchanged"}});
+    CHECK(*try_read_compressed_file(file) == text);
+    auto noted = load_record(file, false, 4);
+    REQUIRE(noted.record);
+    CHECK(noted.record->output.mtime_ns == 77);
+  }
+  SECTION("torn in its last frame: unreadable, its head still names the object")
+  {
+    write_file_atomically(file, stored.substr(0, stored.size() - 100));
+    auto torn = load_record(file, false, 4);
+    CHECK_FALSE(torn.record);
+    CHECK_THAT(torn.error, Catch::Contains("truncated or corrupt"));
+    REQUIRE(torn.head);
+    CHECK(torn.head->object == record.object);
+  }
+  SECTION("bytes after the frames that are no frame: unreadable")
+  {
+    write_file_atomically(file, stored + "garbage!");
+    CHECK_FALSE(load_record(file, false, 4).record);
+    CHECK_FALSE(load_record(file, false, 1).record);
+  }
+  SECTION("a frame damaged inside: unreadable")
+  {
+    std::string damaged = stored;
+    damaged[damaged.size() / 2] ^= 0x55;
+    write_file_atomically(file, damaged);
+    CHECK_FALSE(load_record(file, false, 4).record);
+  }
+}
