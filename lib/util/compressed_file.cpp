@@ -25,6 +25,8 @@ constexpr std::size_t k_skippable_header = 8;            // magic, u32 content s
 constexpr std::uint32_t k_max_head = 60 * 1024;
 constexpr std::uint32_t k_note_magic = 0x184D2A51;  // the second skippable magic
 constexpr std::uint32_t k_max_note = 1024 * 1024;
+// The most text allocated at once from what a file's frames claim (records: a few MB).
+constexpr unsigned long long k_one_shot_text = 64ULL << 20;
 
 std::uint32_t load_u32(std::string_view bytes, std::size_t at)
 {
@@ -268,7 +270,14 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
     !frames.empty() && std::all_of(frames.begin(), frames.end(), [](const TextFrame& frame) {
       return frame.content != ZSTD_CONTENTSIZE_UNKNOWN && frame.content != ZSTD_CONTENTSIZE_ERROR;
     });
-  if (frames.size() > 1 && sizes_known) {
+  unsigned long long claimed = 0;
+  for (const TextFrame& frame : frames) {
+    claimed += sizes_known ? frame.content : 0;
+  }
+  // What the frames claim is allocated at once only up to k_one_shot_text: a damaged frame may
+  // claim gigabytes, which the stream below allocates only as they come (and stops at max_text).
+  const bool one_shot = sizes_known && claimed <= std::min(max_text, k_one_shot_text);
+  if (frames.size() > 1 && one_shot) {
     return decompress_frames(bytes, frames, what, max_text, threads);
   }
   bytes.erase(0, start);
@@ -277,7 +286,7 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR && size > max_text) {
     throw CompressedFileError(fmt::format("{} claims {} bytes of text: corrupt", what, size));
   }
-  if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR) {
+  if (frames.size() == 1 && one_shot) {
     std::string text(size, '\0');  // the frames nvfresh writes: their size is known, one pass
     const size_t got =
       ZSTD_decompressDCtx(context, text.data(), text.size(), bytes.data(), bytes.size());
@@ -288,14 +297,16 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
     }
     return text;
   }
-  // Streamed, so that a frame without its content size (the zstd tool writing from a pipe) reads
-  // as well as the ones nvfresh writes.
+  // Streamed, frame after frame (and past a note, a skippable frame), so that a frame without its
+  // content size (the zstd tool writing from a pipe) reads as well as the ones nvfresh writes, and
+  // a claim past k_one_shot_text costs only what really decompresses.
   ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
   std::string text;
   std::string chunk(ZSTD_DStreamOutSize(), '\0');
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-  size_t remaining = 1;
-  while (in.pos < in.size && remaining != 0) {
+  size_t remaining = 0;
+  bool output_full = false;  // then the decoder may hold more to flush, with no input left
+  while (in.pos < in.size || output_full) {
     ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
     remaining = ZSTD_decompressStream(context, &out, &in);
     if (ZSTD_isError(remaining) != 0) {
@@ -307,10 +318,11 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
       throw CompressedFileError(
         fmt::format("{} decompresses to more than {} bytes: corrupt", what, max_text));
     }
+    output_full = out.pos == out.size;
   }
-  if (remaining != 0 || in.pos != in.size) {
+  if (remaining != 0) {
     throw CompressedFileError(
-      fmt::format("{} is not one complete zstd frame: truncated or corrupt", what));
+      fmt::format("{} ends inside a zstd frame: truncated or corrupt", what));
   }
   return text;
 }

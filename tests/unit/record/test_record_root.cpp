@@ -323,3 +323,30 @@ TEST_CASE("a big record is several zstd frames, read whole by zstd and on thread
     CHECK_FALSE(load_record(file, false, 4).record);
   }
 }
+
+TEST_CASE("frames without their sizes, a note after them: streamed frame after frame",
+          "[record_store]")
+{
+  // What the zstd tool writes from a pipe (no content size), twice, then a skippable frame.
+  auto unsized_frame = [](const std::string& text) {
+    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
+    ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
+    std::string out(ZSTD_compressBound(text.size()) + 64, '\0');
+    ZSTD_outBuffer output{out.data(), out.size(), 0};
+    ZSTD_inBuffer input{text.data(), text.size(), 0};
+    REQUIRE(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end) == 0);
+    out.resize(output.pos);
+    REQUIRE(ZSTD_getFrameContentSize(out.data(), out.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
+    return out;
+  };
+  std::string first(300 * 1024, 'a');
+  std::string second = "second piece\n";
+  const std::string note = std::string("\x51\x2A\x4D\x18\x03\x00\x00\x00", 8) + "abc";
+  const std::string bytes = unsized_frame(first) + unsized_frame(second) + note;
+  CHECK(decompress_if_compressed(bytes, "x") == first + second);
+  CHECK_THROWS_AS(decompress_if_compressed(bytes.substr(0, bytes.size() - note.size() - 3), "x"),
+                  CompressedFileError);
+  CHECK_THROWS_AS(decompress_if_compressed(bytes + "junk", "x"), CompressedFileError);
+  // a bound on the text holds while streaming
+  CHECK_THROWS_AS(decompress_if_compressed(bytes, "x", 100 * 1024), CompressedFileError);
+}
