@@ -25,8 +25,9 @@ constexpr std::size_t k_skippable_header = 8;            // magic, u32 content s
 constexpr std::uint32_t k_max_head = 60 * 1024;
 constexpr std::uint32_t k_note_magic = 0x184D2A51;  // the second skippable magic
 constexpr std::uint32_t k_max_note = 1024 * 1024;
-// The most text allocated at once from what a file's frames claim (records: a few MB).
-constexpr unsigned long long k_one_shot_text = 64ULL << 20;
+// zstd's largest block: each block of a frame (3 bytes of header, 1 of content at least)
+// decompresses to this much at most, which bounds what a frame of n bytes can hold.
+constexpr unsigned long long k_zstd_block_max = 128 * 1024;
 
 std::uint32_t load_u32(std::string_view bytes, std::size_t at)
 {
@@ -270,14 +271,14 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
     !frames.empty() && std::all_of(frames.begin(), frames.end(), [](const TextFrame& frame) {
       return frame.content != ZSTD_CONTENTSIZE_UNKNOWN && frame.content != ZSTD_CONTENTSIZE_ERROR;
     });
-  unsigned long long claimed = 0;
+  // A damaged frame may claim gigabytes; what its blocks cannot hold is not allocated.
   for (const TextFrame& frame : frames) {
-    claimed += sizes_known ? frame.content : 0;
+    if (sizes_known && frame.content > (frame.size / 4 + 1) * k_zstd_block_max) {
+      throw CompressedFileError(fmt::format("{} claims {} bytes of text in a frame of {}: corrupt",
+                                            what, frame.content, frame.size));
+    }
   }
-  // What the frames claim is allocated at once only up to k_one_shot_text: a damaged frame may
-  // claim gigabytes, which the stream below allocates only as they come (and stops at max_text).
-  const bool one_shot = sizes_known && claimed <= std::min(max_text, k_one_shot_text);
-  if (frames.size() > 1 && one_shot) {
+  if (frames.size() > 1 && sizes_known) {
     return decompress_frames(bytes, frames, what, max_text, threads);
   }
   bytes.erase(0, start);
@@ -286,7 +287,7 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != ZSTD_CONTENTSIZE_ERROR && size > max_text) {
     throw CompressedFileError(fmt::format("{} claims {} bytes of text: corrupt", what, size));
   }
-  if (frames.size() == 1 && one_shot) {
+  if (frames.size() == 1 && sizes_known) {
     std::string text(size, '\0');  // the frames nvfresh writes: their size is known, one pass
     const size_t got =
       ZSTD_decompressDCtx(context, text.data(), text.size(), bytes.data(), bytes.size());
@@ -299,7 +300,7 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
   }
   // Streamed, frame after frame (and past a note, a skippable frame), so that a frame without its
   // content size (the zstd tool writing from a pipe) reads as well as the ones nvfresh writes, and
-  // a claim past k_one_shot_text costs only what really decompresses.
+  // a torn one costs only what really decompresses.
   ZSTD_DCtx_reset(context, ZSTD_reset_session_only);
   std::string text;
   std::string chunk(ZSTD_DStreamOutSize(), '\0');

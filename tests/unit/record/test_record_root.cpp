@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <filesystem>
 
 #include <sys/stat.h>
@@ -349,4 +350,22 @@ TEST_CASE("frames without their sizes, a note after them: streamed frame after f
   CHECK_THROWS_AS(decompress_if_compressed(bytes + "junk", "x"), CompressedFileError);
   // a bound on the text holds while streaming
   CHECK_THROWS_AS(decompress_if_compressed(bytes, "x", 100 * 1024), CompressedFileError);
+}
+
+TEST_CASE("a frame that claims more than its blocks can hold is corrupt, not allocated",
+          "[record_store]")
+{
+  // "abc" in a frame whose header then claims 3 GB (an 8-byte size field in place of its 1-byte
+  // one): its one block decompresses to 128 KB at most.
+  std::string frame(ZSTD_compressBound(3), '\0');
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), "abc", 3, 1));
+  REQUIRE(static_cast<unsigned char>(frame[4]) == 0x20);  // single segment, 1-byte size
+  std::string claimed = frame.substr(0, 4) + '\xE0';      // single segment, 8-byte size
+  const std::uint64_t size = 3'000'000'000ULL;
+  claimed.append(reinterpret_cast<const char*>(&size), sizeof size);
+  claimed += frame.substr(6);
+  REQUIRE(ZSTD_getFrameContentSize(claimed.data(), claimed.size()) == size);
+  CHECK_THROWS_WITH(decompress_if_compressed(claimed, "x", 8ULL << 30),
+                    Catch::Contains("claims 3000000000 bytes"));
+  CHECK(decompress_if_compressed(frame, "x") == "abc");
 }
