@@ -27,7 +27,7 @@ constexpr std::uint32_t k_note_magic = 0x184D2A51;  // the second skippable magi
 constexpr std::uint32_t k_max_note = 1024 * 1024;
 // zstd's largest block: each block of a frame (3 bytes of header, 1 of content at least)
 // decompresses to this much at most, which bounds what a frame of n bytes can hold.
-constexpr unsigned long long k_zstd_block_max = 128 * 1024;
+constexpr unsigned long long k_zstd_block_max = 128ULL * 1024;
 
 std::uint32_t load_u32(std::string_view bytes, std::size_t at)
 {
