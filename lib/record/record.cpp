@@ -335,9 +335,9 @@ std::string record_text_checksum(std::string_view text)
   return line.starts_with(k_checksum) ? std::string(line.substr(k_checksum.size())) : "";
 }
 
-void apply_record_note(Record& record, std::string_view text, const RecordNote& note)
+void apply_record_note(Record& record, std::string_view text_checksum, const RecordNote& note)
 {
-  if (!note.base.empty() && note.base == record_text_checksum(text)) {
+  if (!note.base.empty() && note.base == text_checksum) {
     record.output = note.output;
     record.history = note.history;
   }

@@ -180,8 +180,9 @@ std::optional<RecordNote> parse_record_note(std::string_view text);
 // The checksum a record text ends with (its last line); "" when it has none.
 std::string record_text_checksum(std::string_view text);
 
-// The record with the note applied, when the note names this text; else the record unchanged.
-void apply_record_note(Record& record, std::string_view text, const RecordNote& note);
+// The record with the note applied, when the note names its text (the checksum that text ends
+// with: record_text_checksum); else the record unchanged.
+void apply_record_note(Record& record, std::string_view text_checksum, const RecordNote& note);
 
 // nullopt when the text is not a complete, intact record of this format version; *error then says
 // what is wrong ("checksum mismatch", "format version 0, expected 1", ...). Never throws.

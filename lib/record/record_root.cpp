@@ -1,5 +1,6 @@
 #include "record/record_root.hpp"
 
+#include "record/record_image.hpp"
 #include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
@@ -127,6 +128,35 @@ std::string record_file_for(const std::string& record_root, const std::string& c
   return records_dir(record_root) + "/" + name + "-" + key + ".rec";
 }
 
+namespace {
+
+// The record from the image its file holds (record_image.hpp), with the note applied: false when
+// the file has no usable image (its text is then read).
+bool load_record_image(LoadedRecord& loaded, std::string& bytes, bool keep_stored)
+{
+  const auto image_bytes = compressed_file_image(bytes);
+  if (!image_bytes) {
+    return false;
+  }
+  std::optional<RecordImage> image = parse_record_image(*image_bytes);
+  if (!image) {
+    return false;
+  }
+  loaded.record = std::move(image->record);
+  if (auto note = compressed_file_note(bytes)) {
+    if (auto parsed = parse_record_note(*note)) {
+      apply_record_note(*loaded.record, image->text_checksum, *parsed);
+    }
+  }
+  if (keep_stored) {
+    loaded.text_checksum = std::move(image->text_checksum);
+    loaded.stored = std::move(bytes);
+  }
+  return true;
+}
+
+}  // namespace
+
 LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_t parse_threads)
 {
   LoadedRecord loaded;
@@ -135,6 +165,9 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
   std::optional<std::string> note;
   try {
     auto bytes = try_read_file(record_file);
+    if (bytes && load_record_image(loaded, *bytes, keep_stored)) {
+      return loaded;
+    }
     if (bytes) {
       note = compressed_file_note(*bytes);
       if (keep_stored) {
@@ -152,12 +185,13 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
   if (text) {
     loaded.record = parse_record(*text, &loaded.error, parse_threads);
   }
+  const std::string checksum = loaded.record ? record_text_checksum(*text) : std::string();
   if (loaded.record && keep_stored && has_compressed_text(loaded.stored)) {
-    loaded.text_checksum = record_text_checksum(*text);
+    loaded.text_checksum = checksum;
   }
   if (loaded.record && note) {
     if (auto parsed = parse_record_note(*note)) {
-      apply_record_note(*loaded.record, *text, *parsed);
+      apply_record_note(*loaded.record, checksum, *parsed);
     }
   }
   if (!loaded.record) {
@@ -169,15 +203,17 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
 
 void save_record(const std::string& record_file, const Record& record)
 {
-  write_record_file(record_file, serialize_record(record),
-                    serialize_record_head({record.object, record.source}));
+  const std::string text = serialize_record(record);
+  write_record_file(record_file, text, serialize_record_head({record.object, record.source}),
+                    serialize_record_image(record, record_text_checksum(text)));
 }
 
-void write_record_file(const std::string& file, std::string_view text, std::string_view head)
+void write_record_file(const std::string& file, std::string_view text, std::string_view head,
+                       std::string_view image)
 {
   try {
     make_directories(fs::path(file).parent_path().string());
-    write_compressed_file(file, text, head, k_record_frames);
+    write_compressed_file(file, text, head, k_record_frames, image);
   } catch (const FileWriteError& error) {
     throw error.with_advice("free space there, or point NVFRESH_RECORD_DIR at a disk with room; "
                             "see nvfresh space");

@@ -59,8 +59,9 @@ struct LoadedRecord {
     head;  // when record is empty: the object it named, if its head is intact
 };
 
-// The record with its note applied (record.hpp, RecordNote). keep_stored: also keep the file's
-// bytes in LoadedRecord::stored. parse_threads: as parse_record's threads.
+// The record with its note applied (record.hpp, RecordNote): from the file's image when it has an
+// intact one made with its text (record_image.hpp), else parsed from the text. keep_stored: also
+// keep the file's bytes in LoadedRecord::stored. parse_threads: as parse_record's threads.
 LoadedRecord load_record(const std::string& record_file, bool keep_stored = false,
                          size_t parse_threads = 1);
 void save_record(const std::string& record_file, const Record& record);  // atomic; throws
@@ -73,10 +74,11 @@ void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
 void remove_record(const std::string& record_file);  // no error if absent
 
 // Writes one of nvfresh's files under a record root (a record, a link record), compressed and
-// atomically with its head (write_compressed_file), creating its directory. Throws
+// atomically with its head and image (write_compressed_file), creating its directory. Throws
 // FileWriteError; on a full disk its message names the file system and says what to do (free space
 // there, or NVFRESH_RECORD_DIR).
-void write_record_file(const std::string& file, std::string_view text, std::string_view head = {});
+void write_record_file(const std::string& file, std::string_view text, std::string_view head = {},
+                       std::string_view image = {});
 
 std::vector<std::string> list_record_files(const std::string& record_root);
 

@@ -4,6 +4,8 @@
 #include "util/parallel.hpp"
 
 #include <fmt/format.h>
+#include <lz4.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -25,6 +27,13 @@ constexpr std::size_t k_skippable_header = 8;            // magic, u32 content s
 constexpr std::uint32_t k_max_head = 60 * 1024;
 constexpr std::uint32_t k_note_magic = 0x184D2A51;  // the second skippable magic
 constexpr std::uint32_t k_max_note = 1024 * 1024;
+constexpr std::uint32_t k_image_magic = 0x184D2A52;  // the third skippable magic
+// An image's frame: the XXH3-64 of the text frames' bytes it was made with, then of the rest: the
+// image's size (u32) and the image as one LZ4 block (a CUTLASS TU's: 94 KB, 58 KB as LZ4, read
+// back at 8 GB/s).
+constexpr std::size_t k_image_hashes = 16;
+constexpr std::size_t k_image_prefix = k_image_hashes + 4;
+constexpr std::uint32_t k_max_image = 256U << 20;
 // zstd's largest block: each block of a frame (3 bytes of header, 1 of content at least)
 // decompresses to this much at most, which bounds what a frame of n bytes can hold.
 constexpr unsigned long long k_zstd_block_max = 128ULL * 1024;
@@ -129,6 +138,49 @@ std::optional<std::size_t> text_frame_end(std::string_view bytes)
   return frames.back().offset + frames.back().size;
 }
 
+// The content of the skippable frame with `magic` at `at` in `bytes` (bounded by `max`), or nullopt.
+std::optional<std::string_view> skippable_at(std::string_view bytes, std::size_t at,
+                                             std::uint32_t magic, std::uint32_t max)
+{
+  const std::string_view rest = bytes.substr(std::min(at, bytes.size()));
+  if (rest.size() < k_skippable_header || load_u32(rest, 0) != magic) {
+    return std::nullopt;
+  }
+  const std::uint32_t size = load_u32(rest, 4);
+  if (size > max || rest.size() - k_skippable_header < size) {
+    return std::nullopt;
+  }
+  return rest.substr(k_skippable_header, size);
+}
+
+// Where a note goes: after the text frames and the image frame that follows them, if one does.
+std::optional<std::size_t> note_start(std::string_view bytes)
+{
+  const auto end = text_frame_end(bytes);
+  if (!end) {
+    return std::nullopt;
+  }
+  const auto image = skippable_at(bytes, *end, k_image_magic, UINT32_MAX);
+  return image ? *end + k_skippable_header + image->size() : *end;
+}
+
+// The note that ends `bytes` at `at` (nullopt when other bytes are there, or none).
+std::optional<std::string_view> note_frame(std::string_view bytes, std::size_t at)
+{
+  const auto note = skippable_at(bytes, at, k_note_magic, k_max_note);
+  if (!note || at + k_skippable_header + note->size() != bytes.size()) {
+    return std::nullopt;
+  }
+  return note;
+}
+
+std::uint64_t load_u64(std::string_view bytes, std::size_t at)
+{
+  std::uint64_t value = 0;
+  std::memcpy(&value, bytes.data() + at, sizeof value);
+  return value;
+}
+
 ZSTD_DCtx& thread_context()
 {
   // One context per thread: check loads thousands of records on several threads.
@@ -193,25 +245,18 @@ bool has_compressed_text(std::string_view bytes)
 
 std::optional<std::string> compressed_file_note(std::string_view bytes)
 {
-  const auto end = text_frame_end(bytes);
-  if (!end) {
+  const auto start = note_start(bytes);
+  if (!start) {
     return std::nullopt;
   }
-  const std::string_view rest = bytes.substr(*end);
-  if (rest.size() < k_skippable_header || load_u32(rest, 0) != k_note_magic) {
-    return std::nullopt;
-  }
-  const std::uint32_t size = load_u32(rest, 4);
-  if (size > k_max_note || rest.size() - k_skippable_header != size) {
-    return std::nullopt;
-  }
-  return std::string(rest.substr(k_skippable_header));
+  const auto note = note_frame(bytes, *start);
+  return note ? std::optional<std::string>(std::string(*note)) : std::nullopt;
 }
 
 void write_compressed_file_note(const std::string& path, std::string_view stored,
                                 std::string_view note)
 {
-  const auto end = text_frame_end(stored);
+  const auto end = note_start(stored);
   if (!end || note.size() > k_max_note) {
     throw std::runtime_error(fmt::format("cannot add a note to {}: not a compressed file", path));
   }
@@ -220,8 +265,42 @@ void write_compressed_file_note(const std::string& path, std::string_view stored
   write_file_atomically(path, packed);
 }
 
+std::optional<std::string> compressed_file_image(std::string_view bytes)
+{
+  const std::size_t start = text_start(bytes);
+  const auto end = text_frame_end(bytes);
+  if (!end) {
+    return std::nullopt;
+  }
+  const auto frame = skippable_at(bytes, *end, k_image_magic, UINT32_MAX);
+  if (!frame || frame->size() < k_image_prefix) {
+    return std::nullopt;
+  }
+  const std::size_t after = *end + k_skippable_header + frame->size();
+  if (after != bytes.size() && !note_frame(bytes, after)) {
+    return std::nullopt;  // bytes after it that are no note: read as the text is (unreadable)
+  }
+  const std::string_view hashed = frame->substr(k_image_hashes);
+  if (load_u64(*frame, 0) != XXH3_64bits(bytes.data() + start, *end - start) ||
+      load_u64(*frame, 8) != XXH3_64bits(hashed.data(), hashed.size())) {
+    return std::nullopt;
+  }
+  const std::uint32_t size = load_u32(*frame, k_image_hashes);
+  const std::string_view block = frame->substr(k_image_prefix);
+  if (size > k_max_image || block.size() > static_cast<std::size_t>(INT32_MAX)) {
+    return std::nullopt;
+  }
+  std::string image(size, '\0');
+  const int got = LZ4_decompress_safe(block.data(), image.data(), static_cast<int>(block.size()),
+                                      static_cast<int>(size));
+  if (got < 0 || static_cast<std::uint32_t>(got) != size) {
+    return std::nullopt;
+  }
+  return image;
+}
+
 void write_compressed_file(const std::string& path, std::string_view text, std::string_view head,
-                           std::size_t frames)
+                           std::size_t frames, std::string_view image)
 {
   std::string packed;
   if (!head.empty()) {
@@ -242,6 +321,25 @@ void write_compressed_file(const std::string& path, std::string_view text, std::
         fmt::format("cannot compress {}: {}", path, ZSTD_getErrorName(size)));
     }
     packed.resize(start + size);
+  }
+  if (!image.empty() && image.size() <= k_max_image) {
+    std::string content(k_image_prefix, '\0');
+    const auto size = static_cast<std::uint32_t>(image.size());
+    std::memcpy(content.data() + k_image_hashes, &size, sizeof size);
+    content.resize(k_image_prefix +
+                   static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(size))));
+    const int packed_size =
+      LZ4_compress_default(image.data(), content.data() + k_image_prefix, static_cast<int>(size),
+                           static_cast<int>(content.size() - k_image_prefix));
+    if (packed_size > 0) {
+      content.resize(k_image_prefix + static_cast<std::size_t>(packed_size));
+      const std::size_t start = text_start(packed);
+      const std::uint64_t hashes[] = {
+        XXH3_64bits(packed.data() + start, packed.size() - start),
+        XXH3_64bits(content.data() + k_image_hashes, content.size() - k_image_hashes)};
+      std::memcpy(content.data(), hashes, sizeof hashes);
+      append_skippable(packed, k_image_magic, content);
+    }
   }
   write_file_atomically(path, packed);
 }

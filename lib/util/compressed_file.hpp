@@ -22,9 +22,18 @@ public:
 // first bytes of the file, readable with read_compressed_file_head when the rest is torn.
 // frames > 1: a text of 128 KB and more is cut at line ends into up to that many pieces (64 KB at
 // least), one zstd frame each, which a reader decompresses on as many threads; `zstd -dc` gives
-// the text whole, as from one frame.
+// the text whole, as from one frame. A non-empty `image` (a binary form of the text that a reader
+// loads faster: record/record_image.hpp) goes after the frames, in a skippable frame of its own with
+// the XXH3-64 of the frames' bytes and of itself, LZ4-compressed (an image of up to 256 MB; a
+// bigger one is not written).
 void write_compressed_file(const std::string& path, std::string_view text,
-                           std::string_view head = {}, std::size_t frames = 1);
+                           std::string_view head = {}, std::size_t frames = 1,
+                           std::string_view image = {});
+
+// The image written with the file's text; nullopt when it has none, or when the image or the text
+// frames are not byte for byte the ones it was written with (a text changed or damaged since is
+// read from its frames, as without an image).
+std::optional<std::string> compressed_file_image(std::string_view bytes);
 
 // The head written with the file (nullopt when the file has none or cannot be read); reads only the
 // file's first bytes.
@@ -45,8 +54,8 @@ std::string decompress_if_compressed(std::string bytes, const std::string& what,
                                      std::size_t threads = 1);
 
 // A note: a small text after the compressed frame, in a skippable frame of its own (uncompressed),
-// that a reader applies to the text (records: what a skip changed). Rewriting it leaves the head
-// and the compressed frame byte for byte as they were, so a large text is neither serialized nor
+// that a reader applies to the text (records: what a skip changed). Rewriting it leaves the head,
+// the compressed frames and the image byte for byte as they were, so a large text is neither serialized nor
 // compressed again. Readers that know no note skip it, as zstd does.
 //
 // Whether `bytes` hold a compressed text frame (after any head): a file a note can be added to.

@@ -1,12 +1,14 @@
-// libFuzzer target for lib/record/record.cpp and the record loader (record/record_root.cpp): a
-// record file as `check` and the next compile read it (a head frame, a zstd frame, or plain text).
+// libFuzzer target for lib/record/record.cpp, record_image.cpp and the record loader
+// (record/record_root.cpp): a record file as `check` and the next compile read it (a head frame,
+// zstd frames and an image, or plain text), and the same bytes as an image.
 // load_record must never crash or throw; a record it accepts must survive serialize_record ->
-// parse_record (the second parse succeeds and serializes to the same text), and so must a head it
-// reads. Plain text is also parsed once more sealed with its checksum (fuzz_support.hpp), so that
+// parse_record (the second parse succeeds and serializes to the same text) and its image must read
+// back as itself, and so must a head it reads. An image parse_record_image accepts must too. Plain text is also parsed once more sealed with its checksum (fuzz_support.hpp), so that
 // mutations reach the lines behind the checksum.
 // Seeds: tests/fuzz/corpus/record (record bodies of nvcc 13.0 compiles, and whole record files).
 #include "fuzz_support.hpp"
 #include "record/record.hpp"
+#include "record/record_image.hpp"
 #include "record/record_root.hpp"
 
 #include <optional>
@@ -29,6 +31,18 @@ void check_round_trip(const std::string& text)
   }
   if (nvfresh::serialize_record(*again) != written) {
     nvfresh::fuzz::fail("serialize(parse(serialize(record))) must equal serialize(record)");
+  }
+}
+
+void check_image(const nvfresh::Record& record, std::string_view text_checksum)
+{
+  const std::string image = nvfresh::serialize_record_image(record, text_checksum);
+  if (image.empty()) {
+    return;  // a record whose text does not read back as itself has none
+  }
+  const auto read = nvfresh::parse_record_image(image);
+  if (!read || read->record != record || read->text_checksum != text_checksum) {
+    nvfresh::fuzz::fail("parse_record_image(serialize_record_image(record)) must be the record");
   }
 }
 
@@ -56,7 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string file = nvfresh::fuzz::ScratchDir::get().write("object.o-fuzz.rec", bytes);
   const nvfresh::LoadedRecord loaded = nvfresh::load_record(file);
   if (loaded.record) {
-    check_round_trip(nvfresh::serialize_record(*loaded.record));
+    const std::string text = nvfresh::serialize_record(*loaded.record);
+    check_round_trip(text);
+    check_image(*loaded.record, nvfresh::record_text_checksum(text));
+  }
+  if (const auto image = nvfresh::parse_record_image(bytes)) {
+    check_image(image->record, image->text_checksum);
   }
   check_head(loaded.head);
   if (is_plain_text(bytes)) {

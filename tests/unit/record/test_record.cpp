@@ -1,4 +1,5 @@
 #include "record/record.hpp"
+#include "record/record_image.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -330,5 +331,82 @@ TEST_CASE("a big record's first bad line is the error named, on threads as on on
     }
     INFO(one_thread_error);
     CHECK(one_thread_error.find(expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("a record's image reads back as the record, with the checksum of its text", "[record]")
+{
+  for (const Record& record : {sample_record(), big_record(), Record{}}) {
+    const std::string text = serialize_record(record);
+    const std::string image = serialize_record_image(record, record_text_checksum(text));
+    REQUIRE_FALSE(image.empty());
+    auto read = parse_record_image(image);
+    REQUIRE(read);
+    CHECK(read->record == record);
+    CHECK(read->text_checksum == record_text_checksum(text));
+    CHECK(read->record == *parse_record(text));  // the image and the text say the same
+  }
+}
+
+TEST_CASE("an image keeps every number at its limits", "[record]")
+{
+  constexpr auto k_min = std::numeric_limits<std::int64_t>::min();
+  constexpr auto k_max = std::numeric_limits<std::int64_t>::max();
+  constexpr auto k_umax = std::numeric_limits<std::uint64_t>::max();
+  Record record = sample_record();
+  // times that jump between the limits from one input to the next, sizes and inodes at theirs
+  for (std::int64_t time : {k_min, k_max, std::int64_t{0}, k_min, std::int64_t{-1}, k_max}) {
+    record.inputs.push_back(
+      {{"/i/" + std::to_string(time), hash_bytes("x"), k_umax, time, -time - 1, k_umax},
+       InputRole::header,
+       {}});
+  }
+  record.start_ns = k_min;
+  record.end_ns = k_max;
+  auto read = parse_record_image(serialize_record_image(record, "x"));
+  REQUIRE(read);
+  CHECK(read->record == record);
+}
+
+TEST_CASE("an image is much smaller than the text, its paths written once", "[record]")
+{
+  const Record record = big_record();
+  const std::string text = serialize_record(record);
+  // every dep is an input's path: written as the input's number
+  CHECK(serialize_record_image(record, "x").size() * 2 < text.size());
+}
+
+TEST_CASE("what the text drops, the image drops: it reads back as the text does", "[record]")
+{
+  Record record = sample_record();
+  record.depfile_path.clear();  // no depfile line: its target and -MP are not kept either
+  const std::string text = serialize_record(record);
+  auto read = parse_record_image(serialize_record_image(record, record_text_checksum(text)));
+  REQUIRE(read);
+  CHECK(read->record == *parse_record(text));
+  CHECK(read->record.depfile_target.empty());
+  CHECK_FALSE(read->record.depfile_phony);
+
+  // A probe group without names has no text line that parses: such a record has no image.
+  record.probes.push_back(ProbeGroup{"/empty", {}, ""});
+  CHECK(serialize_record_image(record, "x").empty());
+}
+
+TEST_CASE("a damaged image is not an image, never an exception", "[record]")
+{
+  const std::string image = serialize_record_image(sample_record(), "checksum");
+  for (size_t length = 0; length < image.size(); ++length) {
+    INFO(length);
+    REQUIRE_FALSE(parse_record_image(std::string_view(image).substr(0, length)));
+  }
+  CHECK_FALSE(parse_record_image(image + "x"));
+  std::string other_version = image;
+  other_version[image.find("image") + 5] = 2;  // the version after the magic
+  CHECK_FALSE(parse_record_image(other_version));
+  // Flipped bytes give another record or none, never a crash (the frame's checksum catches them).
+  for (size_t at = 0; at < image.size(); ++at) {
+    std::string damaged = image;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0xFF);
+    (void)parse_record_image(damaged);
   }
 }

@@ -1,3 +1,4 @@
+#include "record/record_image.hpp"
 #include "record/record_root.hpp"
 #include "temp_dir.hpp"
 #include "util/compressed_file.hpp"
@@ -245,20 +246,34 @@ Record big_record()
   return record;
 }
 
-// The zstd frames of a record file (after its head), as libzstd walks them.
-size_t zstd_frames_of(const std::string& stored)
+// Where a record file's head frame ends: magic, then its size (< 64 KB: two bytes of it).
+size_t head_end_of(const std::string& stored)
 {
-  // the head frame: magic, then its size (< 64 KB: two bytes of it)
-  const size_t head =
-    8 + static_cast<unsigned char>(stored[4]) + (static_cast<unsigned char>(stored[5]) << 8);
-  size_t frames = 0;
-  for (size_t at = head; at < stored.size() && stored.compare(at, 4, "\x28\xB5\x2F\xFD") == 0;
-       ++frames) {
+  return 8 + static_cast<unsigned char>(stored[4]) + (static_cast<unsigned char>(stored[5]) << 8);
+}
+
+struct TextFrames {
+  size_t count = 0;
+  size_t end = 0;  // where the last one ends
+};
+
+// The zstd frames of a record file (after its head), as libzstd walks them.
+TextFrames text_frames_of(const std::string& stored)
+{
+  TextFrames frames;
+  size_t at = head_end_of(stored);
+  for (; at < stored.size() && stored.compare(at, 4, "\x28\xB5\x2F\xFD") == 0; ++frames.count) {
     const size_t size = ZSTD_findFrameCompressedSize(stored.data() + at, stored.size() - at);
     REQUIRE_FALSE(ZSTD_isError(size));
     at += size;
   }
+  frames.end = at;
   return frames;
+}
+
+size_t zstd_frames_of(const std::string& stored)
+{
+  return text_frames_of(stored).count;
 }
 
 }  // namespace
@@ -303,7 +318,7 @@ TEST_CASE("a big record is several zstd frames, read whole by zstd and on thread
   }
   SECTION("torn in its last frame: unreadable, its head still names the object")
   {
-    write_file_atomically(file, stored.substr(0, stored.size() - 100));
+    write_file_atomically(file, stored.substr(0, text_frames_of(stored).end - 100));
     auto torn = load_record(file, false, 4);
     CHECK_FALSE(torn.record);
     CHECK_THAT(torn.error, Catch::Contains("truncated or corrupt"));
@@ -316,12 +331,83 @@ TEST_CASE("a big record is several zstd frames, read whole by zstd and on thread
     CHECK_FALSE(load_record(file, false, 4).record);
     CHECK_FALSE(load_record(file, false, 1).record);
   }
-  SECTION("a frame damaged inside: unreadable")
+  SECTION("a frame damaged inside: unreadable, although its image is intact")
   {
     std::string damaged = stored;
-    damaged[damaged.size() / 2] ^= 0x55;
+    damaged[(head_end_of(stored) + text_frames_of(stored).end) / 2] ^= 0x55;
     write_file_atomically(file, damaged);
     CHECK_FALSE(load_record(file, false, 4).record);
+  }
+}
+
+TEST_CASE("a record file holds its image after the text, read in place of the text",
+          "[record_store]")
+{
+  test::TempDir dir;
+  const Record record = big_record();
+  const std::string text = serialize_record(record);
+  const std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string stored = nvfresh::read_file(file);
+  const TextFrames frames = text_frames_of(stored);
+  REQUIRE(frames.end < stored.size());  // the image's frame follows the text's
+  const auto image = compressed_file_image(stored);
+  REQUIRE(image);
+  CHECK(*image == serialize_record_image(record, record_text_checksum(text)));
+  CHECK(*try_read_compressed_file(file) == text);  // zstd -dc: the text, as without an image
+
+  // What the loader returns comes from the image: written with another record's image, the file
+  // reads as that record (nvfresh writes both from one Record; this only shows which is read).
+  Record other = record;
+  other.object = "/elsewhere/other.o";
+  write_compressed_file(file, text, serialize_record_head({record.object, record.source}), 4,
+                        serialize_record_image(other, record_text_checksum(text)));
+  CHECK(load_record(file).record == other);
+
+  SECTION("an image damaged in one byte is not used: the text is read")
+  {
+    std::string damaged = stored;
+    damaged[(frames.end + stored.size()) / 2] ^= 0x55;
+    CHECK_FALSE(compressed_file_image(damaged));
+    write_file_atomically(file, damaged);
+    CHECK(load_record(file).record == record);
+  }
+  SECTION("text frames other than those the image was made with: the image is not used")
+  {
+    Record changed = record;
+    changed.working_dir = "/changed";
+    save_record(file, changed);
+    std::string rewritten = read_file(file);
+    // the changed text's frames, then the image of the original record
+    rewritten = rewritten.substr(0, text_frames_of(rewritten).end) + stored.substr(frames.end);
+    CHECK_FALSE(compressed_file_image(rewritten));
+    write_file_atomically(file, rewritten);
+    CHECK(load_record(file).record == changed);
+  }
+  SECTION("a note after the image applies to the record read from the image; the image stays")
+  {
+    LoadedRecord loaded = load_record(file, /*keep_stored=*/true);
+    REQUIRE(loaded.record == other);
+    CHECK(loaded.text_checksum == record_text_checksum(text));
+    FileFingerprint output = other.output;
+    output.mtime_ns = 99;
+    save_record_note(loaded, output, {{3, "skipped", "unchanged"}});
+    const std::string noted = read_file(file);
+    CHECK(compressed_file_image(noted));
+    CHECK(*try_read_compressed_file(file) == text);
+    auto again = load_record(file);
+    REQUIRE(again.record);
+    CHECK(again.record->object == other.object);
+    CHECK(again.record->output.mtime_ns == 99);
+    CHECK(again.record->history == std::vector<HistoryEntry>{{3, "skipped", "unchanged"}});
+  }
+  SECTION("a small record has an image too")
+  {
+    Record small;
+    small.object = "/b/a.o";
+    save_record(file, small);
+    CHECK(compressed_file_image(read_file(file)));
+    CHECK(load_record(file).record == small);
   }
 }
 
