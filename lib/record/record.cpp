@@ -63,7 +63,11 @@
 // is "unreadable", which every caller treats as "stale", never as an error. Lines after the
 // checksum line are not allowed (a torn or appended file is unreadable).
 //
-// A note (a skippable frame after the compressed text; util/compressed_file.hpp) holds what later
+// The text frames are followed by the record's image (record_image.hpp: the same record in binary,
+// in a skippable frame), which readers use in place of the text while it is intact and made with
+// these frames.
+//
+// A note (a skippable frame after the compressed text and the image; util/compressed_file.hpp) holds what later
 // skips changed, and applies only to the text whose checksum it names:
 //
 //   note      := "nvfresh-record-note" TAB "1" LF "base" TAB hex32 LF output history*
@@ -74,7 +78,8 @@
 // probes lines in place of missing lines within 1 (a skip reads 449 lines of a CUTLASS TU's
 // probes, not 3,874 whole paths; an older reader finds an unknown line: stale); a big text in
 // several zstd frames within 1 (an older reader decompresses the first frame only: unreadable,
-// stale).
+// stale); the image within 1 (an older reader skips it as zstd does, and finds no note after the
+// text: the object's stamp as the compile left it, so the object reads as modified: stale).
 #include "record/record.hpp"
 
 #include "util/line_file.hpp"
