@@ -45,17 +45,25 @@ std::uint32_t load_u32(std::string_view bytes, std::size_t at)
   return value;
 }
 
+// The content of the skippable frame with `magic` at `at` in `bytes` (bounded by `max`), or nullopt.
+std::optional<std::string_view> skippable_at(std::string_view bytes, std::size_t at,
+                                             std::uint32_t magic, std::uint32_t max)
+{
+  const std::string_view rest = bytes.substr(std::min(at, bytes.size()));
+  if (rest.size() < k_skippable_header || load_u32(rest, 0) != magic) {
+    return std::nullopt;
+  }
+  const std::uint32_t size = load_u32(rest, 4);
+  if (size > max || rest.size() - k_skippable_header < size) {
+    return std::nullopt;
+  }
+  return rest.substr(k_skippable_header, size);
+}
+
 // The head's bytes when `bytes` starts with nvfresh's skippable frame, else nullopt.
 std::optional<std::string_view> head_frame(std::string_view bytes)
 {
-  if (bytes.size() < k_skippable_header || load_u32(bytes, 0) != k_skippable_magic) {
-    return std::nullopt;
-  }
-  const std::uint32_t size = load_u32(bytes, 4);
-  if (size > k_max_head || bytes.size() - k_skippable_header < size) {
-    return std::nullopt;
-  }
-  return bytes.substr(k_skippable_header, size);
+  return skippable_at(bytes, 0, k_skippable_magic, k_max_head);
 }
 
 void append_skippable(std::string& out, std::uint32_t magic, std::string_view content)
@@ -138,30 +146,26 @@ std::optional<std::size_t> text_frame_end(std::string_view bytes)
   return frames.back().offset + frames.back().size;
 }
 
-// The content of the skippable frame with `magic` at `at` in `bytes` (bounded by `max`), or nullopt.
-std::optional<std::string_view> skippable_at(std::string_view bytes, std::size_t at,
-                                             std::uint32_t magic, std::uint32_t max)
-{
-  const std::string_view rest = bytes.substr(std::min(at, bytes.size()));
-  if (rest.size() < k_skippable_header || load_u32(rest, 0) != magic) {
-    return std::nullopt;
-  }
-  const std::uint32_t size = load_u32(rest, 4);
-  if (size > max || rest.size() - k_skippable_header < size) {
-    return std::nullopt;
-  }
-  return rest.substr(k_skippable_header, size);
-}
+// What follows a file's text frames: the image frame right after them, if there is one, and where
+// a note goes (after the image).
+struct TextTail {
+  std::size_t text_end = 0;
+  std::optional<std::string_view> image_frame;  // its content
+  std::size_t note_start = 0;
+};
 
-// Where a note goes: after the text frames and the image frame that follows them, if one does.
-std::optional<std::size_t> note_start(std::string_view bytes)
+// nullopt when `bytes` have no compressed text.
+std::optional<TextTail> text_tail(std::string_view bytes)
 {
   const auto end = text_frame_end(bytes);
   if (!end) {
     return std::nullopt;
   }
-  const auto image = skippable_at(bytes, *end, k_image_magic, UINT32_MAX);
-  return image ? *end + k_skippable_header + image->size() : *end;
+  TextTail tail{*end, skippable_at(bytes, *end, k_image_magic, UINT32_MAX), *end};
+  if (tail.image_frame) {
+    tail.note_start += k_skippable_header + tail.image_frame->size();
+  }
+  return tail;
 }
 
 // The note that ends `bytes` at `at` (nullopt when other bytes are there, or none).
@@ -245,48 +249,44 @@ bool has_compressed_text(std::string_view bytes)
 
 std::optional<std::string> compressed_file_note(std::string_view bytes)
 {
-  const auto start = note_start(bytes);
-  if (!start) {
+  const auto tail = text_tail(bytes);
+  if (!tail) {
     return std::nullopt;
   }
-  const auto note = note_frame(bytes, *start);
+  const auto note = note_frame(bytes, tail->note_start);
   return note ? std::optional<std::string>(std::string(*note)) : std::nullopt;
 }
 
 void write_compressed_file_note(const std::string& path, std::string_view stored,
                                 std::string_view note)
 {
-  const auto end = note_start(stored);
-  if (!end || note.size() > k_max_note) {
+  const auto tail = text_tail(stored);
+  if (!tail || note.size() > k_max_note) {
     throw std::runtime_error(fmt::format("cannot add a note to {}: not a compressed file", path));
   }
-  std::string packed(stored.substr(0, *end));
+  std::string packed(stored.substr(0, tail->note_start));
   append_skippable(packed, k_note_magic, note);
   write_file_atomically(path, packed);
 }
 
 std::optional<std::string> compressed_file_image(std::string_view bytes)
 {
-  const std::size_t start = text_start(bytes);
-  const auto end = text_frame_end(bytes);
-  if (!end) {
+  const auto tail = text_tail(bytes);
+  if (!tail || !tail->image_frame || tail->image_frame->size() < k_image_prefix) {
     return std::nullopt;
   }
-  const auto frame = skippable_at(bytes, *end, k_image_magic, UINT32_MAX);
-  if (!frame || frame->size() < k_image_prefix) {
-    return std::nullopt;
-  }
-  const std::size_t after = *end + k_skippable_header + frame->size();
-  if (after != bytes.size() && !note_frame(bytes, after)) {
+  if (tail->note_start != bytes.size() && !note_frame(bytes, tail->note_start)) {
     return std::nullopt;  // bytes after it that are no note: read as the text is (unreadable)
   }
-  const std::string_view hashed = frame->substr(k_image_hashes);
-  if (load_u64(*frame, 0) != XXH3_64bits(bytes.data() + start, *end - start) ||
-      load_u64(*frame, 8) != XXH3_64bits(hashed.data(), hashed.size())) {
+  const std::string_view frame = *tail->image_frame;
+  const std::size_t start = text_start(bytes);
+  const std::string_view hashed = frame.substr(k_image_hashes);
+  if (load_u64(frame, 0) != XXH3_64bits(bytes.data() + start, tail->text_end - start) ||
+      load_u64(frame, 8) != XXH3_64bits(hashed.data(), hashed.size())) {
     return std::nullopt;
   }
-  const std::uint32_t size = load_u32(*frame, k_image_hashes);
-  const std::string_view block = frame->substr(k_image_prefix);
+  const std::uint32_t size = load_u32(frame, k_image_hashes);
+  const std::string_view block = frame.substr(k_image_prefix);
   if (size > k_max_image || block.size() > static_cast<std::size_t>(INT32_MAX)) {
     return std::nullopt;
   }
