@@ -23,6 +23,7 @@ and `nvfresh check` answers sensibly. Rows marked Bn are the bugs of
 | B17 | NVFRESH_TRACE_LIB not a shared library                       | one nvfresh: line, no ld.so lines, object built       |
 | B18 | nvcc killed by SIGKILL                                       | rc 137; stats: killed by signal 9                     |
 | B19 | unknown options to subcommands                               | exit 2                                                |
+| B20 | a record's image damaged; its text frames damaged, image not | a skip (the text read); no skip: compiled or served   |
 | bug5| explain /abs/path/obj.o from outside the build tree          | the object's own tree is explained                    |
 | F1  | the record dir on a full tmpfs                               | objects built, "not recorded"; check 1; then records  |
 | F2  | the object on a full tmpfs                                   | what plain nvcc gives, then one line naming the tmpfs |
@@ -405,6 +406,31 @@ def temporaries_blanked(text):
     return re.sub(rb"/cc[A-Za-z0-9]{6}\.", b"/ccXXXXXX.", project.TMPXFT_RE.sub(b"tmpxft", text))
 
 
+SKIPPABLE_IMAGE = (0x184D2A52).to_bytes(4, "little")
+SKIPPABLE_NOTE = (0x184D2A51).to_bytes(4, "little")
+
+
+def image_frame_span(data):
+    """(start, end) of a record file's image frame (a skippable frame after the zstd text frames,
+    then at most a note to the end of the file), or (None, None)."""
+    at = data.find(SKIPPABLE_IMAGE)
+    while at >= 0:
+        end = at + 8 + int.from_bytes(data[at + 4:at + 8], "little")
+        rest = data[end:]
+        note_ends_file = (rest[:4] == SKIPPABLE_NOTE and
+                          len(rest) == 8 + int.from_bytes(rest[4:8], "little"))
+        if end <= len(data) and (not rest or note_ends_file):
+            return at, end
+        at = data.find(SKIPPABLE_IMAGE, at + 1)
+    return None, None
+
+
+def last_event(build_dir, object_name):
+    """The outcome of the last compile of `object_name` in the tree's events.log."""
+    lines = (Path(build_dir) / ".nvfresh" / "events.log").read_text(errors="replace").splitlines()
+    return [line.split("\t")[1] for line in lines if line.split("\t")[4].endswith(object_name)][-1]
+
+
 def record_inputs(record):
     return [line.split("\t")[-1] for line in harness.read_record_text(record).splitlines()
             if line.startswith("input\t")]
@@ -456,6 +482,29 @@ class BuildTrees(harness.unittest.TestCase):
         hidden_edit(self.work / "p3" / "src" / "common.h", "V3")
         self.assertEqual(tree.build().compiled, set(TUS))
         self.assert_marks(tree, "V3")
+        self.assertEqual(tree.check().returncode, 0, tree.check().stdout.decode())
+
+    def test_b20_a_records_image_speaks_only_for_its_own_text(self):
+        tree = self.tree()
+        source = self.work / "p3" / "src" / "tu2.cu"
+        record = next(p for p in (tree.build_dir / ".nvfresh" / "records").glob("tu2*.rec"))
+
+        def rebuild_tu2(damage):
+            data = bytearray(record.read_bytes())
+            start, end = image_frame_span(bytes(data))
+            self.assertIsNotNone(start, "a record nvfresh wrote has an image after its text")
+            data[damage(start, end)] ^= 0x55
+            record.write_bytes(bytes(data))
+            time.sleep(1.1)
+            source.touch()
+            self.assertIn("tu2.cu.o", tree.build().compiled)  # ninja ran the command again
+            return last_event(tree.build_dir, "tu2.cu.o")
+
+        # A byte of the image's LZ4 block: the image is not used, the intact text decides.
+        self.assertEqual(rebuild_tu2(lambda start, end: end - 8), "skipped")
+        # A byte of the text's zstd frames, the image intact: the record is unreadable, so no skip;
+        # nvcc runs, or the object cache serves the object after comparing every input.
+        self.assertIn(rebuild_tu2(lambda start, end: (start + 200) // 2), {"compiled", "served"})
         self.assertEqual(tree.check().returncode, 0, tree.check().stdout.decode())
 
     def test_b07_objects_without_records_are_stale_and_rebuilt(self):
