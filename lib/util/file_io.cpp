@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -70,6 +71,24 @@ void write_all(int fd, std::string_view content, const std::string& path)
 
 }  // namespace
 
+bool pwrite_all(int fd, std::string_view content, std::uint64_t offset)
+{
+  while (!content.empty()) {
+    const ssize_t written =
+      ::pwrite(fd, content.data(), content.size(), static_cast<off_t>(offset));
+    if (written < 0 && errno == EINTR) {
+      continue;
+    }
+    if (written <= 0) {
+      errno = written == 0 ? EIO : errno;
+      return false;
+    }
+    content.remove_prefix(static_cast<size_t>(written));
+    offset += static_cast<std::uint64_t>(written);
+  }
+  return true;
+}
+
 bool FileStat::same_content_stamp(const FileStat& other) const
 {
   return exists == other.exists && size == other.size && mtime_ns == other.mtime_ns &&
@@ -124,13 +143,15 @@ FileWriteError FileWriteError::with_advice(const std::string& advice) const
   return FileWriteError(m_path, m_error, fmt::format("{}: {}", what(), advice));
 }
 
-int open_regular_file(const std::string& path)
+namespace {
+
+// open_regular_file, with the file's stat when it opened.
+int open_regular_file_stat(const std::string& path, struct stat& st)
 {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     return -1;
   }
-  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     errno = EINVAL;
@@ -139,18 +160,29 @@ int open_regular_file(const std::string& path)
   return fd;
 }
 
+}  // namespace
+
+int open_regular_file(const std::string& path)
+{
+  struct stat st {};
+  return open_regular_file_stat(path, st);
+}
+
 bool read_chunks(int fd, const std::function<bool(std::string_view)>& consume)
 {
-  static thread_local char buffer[1 << 17];
+  // On the heap, not thread_local: a thread_local array is part of every thread's static TLS,
+  // which pthread_create zeroes (32 pages each for the stat threads of a skip, which read nothing).
+  constexpr size_t k_chunk = size_t{1} << 17;
+  const std::unique_ptr<char[]> buffer(new char[k_chunk]);
   for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    ssize_t n = ::read(fd, buffer.get(), k_chunk);
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n < 0) {
       return false;
     }
-    if (n == 0 || !consume(std::string_view(buffer, static_cast<size_t>(n)))) {
+    if (n == 0 || !consume(std::string_view(buffer.get(), static_cast<size_t>(n)))) {
       return true;
     }
   }
@@ -158,22 +190,48 @@ bool read_chunks(int fd, const std::function<bool(std::string_view)>& consume)
 
 namespace {
 
+// Reads straight into the string, sized by fstat (a record: no copy through a buffer, no pages
+// faulted in twice); a file that grew since is read on in chunks, to max_bytes.
 std::optional<std::string> read_bounded(const std::string& path, std::uint64_t max_bytes,
-                                        bool fail_when_longer)
+                                        bool fail_when_longer, FileStat* read_from)
 {
-  int fd = open_regular_file(path);
+  struct stat st {};
+  int fd = open_regular_file_stat(path, st);
   if (fd < 0) {
     return std::nullopt;
   }
-  std::string content;
+  if (read_from != nullptr) {
+    *read_from = from_stat(st);
+  }
+  std::string content(
+    static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_bytes)),
+    '\0');
+  size_t filled = 0;
+  bool ok = true;
+  bool at_end = false;  // the file ended before its stated size (it shrank)
+  while (filled < content.size()) {
+    const ssize_t n = ::read(fd, content.data() + filled, content.size() - filled);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      ok = n == 0;
+      at_end = true;
+      break;
+    }
+    filled += static_cast<size_t>(n);
+  }
+  content.resize(filled);
   bool too_long = false;
-  bool ok = read_chunks(fd, [&](std::string_view chunk) {
-    const std::uint64_t room = max_bytes - content.size();
-    content.append(
-      chunk.substr(0, static_cast<size_t>(std::min<std::uint64_t>(room, chunk.size()))));
-    too_long = chunk.size() > room;
-    return !too_long;
-  });
+  if (ok && !at_end) {
+    ok = read_chunks(fd, [&](std::string_view chunk) {
+      const std::uint64_t room = max_bytes - content.size();
+      content.append(
+        chunk.substr(0, static_cast<size_t>(std::min<std::uint64_t>(room, chunk.size()))));
+      too_long = chunk.size() > room;
+      return !too_long;
+    });
+  }
   int error = errno;
   ::close(fd);
   if (!ok || (too_long && fail_when_longer)) {
@@ -185,14 +243,15 @@ std::optional<std::string> read_bounded(const std::string& path, std::uint64_t m
 
 }  // namespace
 
-std::optional<std::string> try_read_file(const std::string& path, std::uint64_t max_bytes)
+std::optional<std::string> try_read_file(const std::string& path, std::uint64_t max_bytes,
+                                         FileStat* read_from)
 {
-  return read_bounded(path, max_bytes, true);
+  return read_bounded(path, max_bytes, true, read_from);
 }
 
 std::optional<std::string> try_read_file_prefix(const std::string& path, std::uint64_t max_bytes)
 {
-  return read_bounded(path, max_bytes, false);
+  return read_bounded(path, max_bytes, false, nullptr);
 }
 
 std::string read_file(const std::string& path, std::uint64_t max_bytes)

@@ -35,8 +35,10 @@ FileStat stat_file_at(int directory_fd, const char* name);
 // most max_bytes of it. try_read_file gives nullopt and sets errno on failure (EINVAL: not a
 // regular file, EFBIG: larger than max_bytes); read_file throws std::runtime_error saying which.
 inline constexpr std::uint64_t k_default_read_limit = 256ULL << 20;  // 256 MiB
+// `read_from`, when given, gets the stat of the file that was read (its inode, its size then).
 std::optional<std::string> try_read_file(const std::string& path,
-                                         std::uint64_t max_bytes = k_default_read_limit);
+                                         std::uint64_t max_bytes = k_default_read_limit,
+                                         FileStat* read_from = nullptr);
 std::string read_file(const std::string& path, std::uint64_t max_bytes = k_default_read_limit);
 
 // The first max_bytes of a regular file (less when it is shorter); nullopt as try_read_file.
@@ -68,6 +70,10 @@ private:
   std::string m_path;
   int m_error;
 };
+
+// Writes all of `content` at `offset` of fd (pwrite, retried on EINTR and short writes); false with
+// errno set when a write fails.
+bool pwrite_all(int fd, std::string_view content, std::uint64_t offset);
 
 // Writes to "<path>.nvfresh-tmp.<pid>.<n>" and renames over path. Throws FileWriteError naming
 // path (not its temporary) on failure; the temp file is removed. SIGINT, SIGTERM, SIGHUP and
