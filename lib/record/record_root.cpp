@@ -164,7 +164,8 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
   std::optional<std::string> text;
   std::optional<std::string> note;
   try {
-    auto bytes = try_read_file(record_file);
+    auto bytes =
+      try_read_file(record_file, k_default_read_limit, keep_stored ? &loaded.stored_from : nullptr);
     if (bytes && load_record_image(loaded, *bytes, keep_stored)) {
       return loaded;
     }
@@ -234,7 +235,8 @@ void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
     return;
   }
   write_compressed_file_note(loaded.file, loaded.stored,
-                             serialize_record_note({loaded.text_checksum, output, history}));
+                             serialize_record_note({loaded.text_checksum, output, history}),
+                             loaded.stored_from);
 }
 
 void remove_record(const std::string& record_file)

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "record/record.hpp"
+#include "util/file_io.hpp"
 
 #include <optional>
 #include <string>
@@ -53,6 +54,7 @@ struct LoadedRecord {
   std::string file;
   std::string stored;         // the file's bytes, when load_record was asked to keep them
   std::string text_checksum;  // then, for a compressed record: the checksum its text ends with
+  FileStat stored_from;       // then, the file they were read from (its inode: save_record_note)
   std::optional<Record> record;
   std::string error;  // why record is empty: "missing", or what parse_record said
   std::optional<RecordHead>
@@ -67,8 +69,9 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored = fals
 void save_record(const std::string& record_file, const Record& record);  // atomic; throws
 
 // What a skip changes (the output's stamp, the history) saved as the note of the loaded record's
-// file: the record's text is not written again, nothing else can change. Without kept bytes of a
-// compressed record, the record is saved whole with them. Atomic; throws.
+// file: the record's text is not written again, nothing else can change; the note alone is written
+// over the old one while the file is the one loaded (write_compressed_file_note). Without kept
+// bytes of a compressed record, the record is saved whole (atomically) with them. Throws.
 void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
                       const std::vector<HistoryEntry>& history);
 void remove_record(const std::string& record_file);  // no error if absent

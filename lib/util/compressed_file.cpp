@@ -8,6 +8,10 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -178,6 +182,14 @@ std::optional<std::string_view> note_frame(std::string_view bytes, std::size_t a
   return note;
 }
 
+// Whether `rest` (not empty) starts with the note's magic, or with as much of it as it holds.
+bool begins_as_note(std::string_view rest)
+{
+  const std::uint32_t magic = k_note_magic;
+  const std::size_t compared = std::min<std::size_t>(rest.size(), sizeof magic);
+  return std::memcmp(rest.data(), &magic, compared) == 0;
+}
+
 std::uint64_t load_u64(std::string_view bytes, std::size_t at)
 {
   std::uint64_t value = 0;
@@ -240,6 +252,36 @@ std::string decompress_frames(std::string_view bytes, const std::vector<TextFram
   return text;
 }
 
+// The note frame written over the old one at `note_start`, the file cut after it: true when done,
+// false (nothing written) when `path` is no longer the file `read_from` describes. Throws when a
+// write fails (the note may then be torn: readers find none).
+bool overwrite_note(const std::string& path, const FileStat& read_from, std::size_t note_start,
+                    std::string_view frame)
+{
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  struct stat st {};
+  const bool same_file = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+                         static_cast<std::uint64_t>(st.st_ino) == read_from.inode &&
+                         static_cast<std::uint64_t>(st.st_dev) == read_from.device &&
+                         static_cast<std::uint64_t>(st.st_size) >= note_start;
+  if (!same_file) {
+    ::close(fd);
+    return false;
+  }
+  const std::size_t end = note_start + frame.size();
+  const bool written =
+    pwrite_all(fd, frame, note_start) && (static_cast<std::uint64_t>(st.st_size) <= end ||
+                                          ::ftruncate(fd, static_cast<off_t>(end)) == 0);
+  const int error = errno;
+  if (::close(fd) != 0 || !written) {
+    throw FileWriteError(path, written ? errno : error);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool has_compressed_text(std::string_view bytes)
@@ -258,14 +300,19 @@ std::optional<std::string> compressed_file_note(std::string_view bytes)
 }
 
 void write_compressed_file_note(const std::string& path, std::string_view stored,
-                                std::string_view note)
+                                std::string_view note, const FileStat& read_from)
 {
   const auto tail = text_tail(stored);
   if (!tail || note.size() > k_max_note) {
     throw std::runtime_error(fmt::format("cannot add a note to {}: not a compressed file", path));
   }
+  std::string frame;
+  append_skippable(frame, k_note_magic, note);
+  if (read_from.inode != 0 && overwrite_note(path, read_from, tail->note_start, frame)) {
+    return;
+  }
   std::string packed(stored.substr(0, tail->note_start));
-  append_skippable(packed, k_note_magic, note);
+  packed += frame;
   write_file_atomically(path, packed);
 }
 
@@ -275,8 +322,12 @@ std::optional<std::string> compressed_file_image(std::string_view bytes)
   if (!tail || !tail->image_frame || tail->image_frame->size() < k_image_prefix) {
     return std::nullopt;
   }
-  if (tail->note_start != bytes.size() && !note_frame(bytes, tail->note_start)) {
-    return std::nullopt;  // bytes after it that are no note: read as the text is (unreadable)
+  // Bytes after it that begin as a note does but are no whole note are one torn while it was
+  // written over the old one (write_compressed_file_note): the image stands, without a note
+  // (compressed_file_note: none). Other bytes there: read as the text is (unreadable).
+  if (tail->note_start != bytes.size() && !note_frame(bytes, tail->note_start) &&
+      !begins_as_note(bytes.substr(tail->note_start))) {
+    return std::nullopt;
   }
   const std::string_view frame = *tail->image_frame;
   const std::size_t start = text_start(bytes);

@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
 #include <zstd.h>
 
 #include <filesystem>
@@ -210,10 +211,93 @@ TEST_CASE("a skip's note changes the output stamp and the history, nothing else"
     Record other = record;
     other.object = "/build/b.o";
     save_record(file, other);
-    const std::string other_bytes = load_record(file, true).stored;
-    write_compressed_file_note(file, other_bytes,
-                               serialize_record_note({loaded.text_checksum, output, history}));
+    const LoadedRecord other_loaded = load_record(file, true);
+    write_compressed_file_note(file, other_loaded.stored,
+                               serialize_record_note({loaded.text_checksum, output, history}),
+                               other_loaded.stored_from);
     CHECK(load_record(file).record == other);
+  }
+}
+
+TEST_CASE("a skip's note is written over the old one, in the file it was loaded from",
+          "[record_store]")
+{
+  test::TempDir dir;
+  Record record;
+  record.object = "/build/a.o";
+  record.depfile_prerequisites = std::vector<std::string>(300, "/src/include/cfg.h");
+  record.output = {record.object, hash_bytes("obj"), 100, 11, 12, 13};
+  record.history = {{1, "compiled", std::string(600, 'n')}};
+  const std::string file = record_file_for(dir.path(".nvfresh"), record.object);
+  save_record(file, record);
+  const std::string written = *try_read_file(file);
+  const FileStat before = stat_file(file);
+  FileFingerprint output = record.output;
+  output.mtime_ns = 77;
+
+  SECTION("the same inode, its bytes before the note untouched, a shorter note cuts the file")
+  {
+    std::vector<HistoryEntry> history = {{1, "compiled", std::string(600, 'n')},
+                                         {2, "skipped", "x"}};
+    save_record_note(load_record(file, true), output, history);
+    const std::string long_note = *try_read_file(file);
+    CHECK(stat_file(file).inode == before.inode);
+    CHECK(long_note.compare(0, written.size() - 8, written, 0, written.size() - 8) == 0);
+    history = {{2, "skipped", "x"}};
+    save_record_note(load_record(file, true), output, history);
+    CHECK(stat_file(file).inode == before.inode);
+    CHECK(stat_file(file).size < long_note.size());
+    Record expected = record;
+    expected.output = output;
+    expected.history = history;
+    CHECK(load_record(file).record == expected);
+  }
+  SECTION("a record replaced since it was loaded is not written into: the loaded one is saved")
+  {
+    const LoadedRecord loaded = load_record(file, true);
+    Record other = record;
+    other.object = "/build/other.o";
+    save_record(file, other);
+    const FileStat replaced = stat_file(file);
+    save_record_note(loaded, output, {{2, "skipped", "x"}});
+    CHECK(stat_file(file).inode != replaced.inode);
+    REQUIRE(load_record(file).record);
+    CHECK(load_record(file).record->object == record.object);
+    CHECK(load_record(file).record->output == output);
+  }
+  SECTION("a record with a second name (a hard link) is not written through it")
+  {
+    const std::string twin = dir.path("twin.rec");
+    REQUIRE(::link(file.c_str(), twin.c_str()) == 0);
+    save_record_note(load_record(file, true), output, {{2, "skipped", "x"}});
+    CHECK(*try_read_file(twin) == written);
+    CHECK(load_record(file).record->output == output);
+  }
+  SECTION("a note cut at any byte, or written over a longer one, is no note: the record reads as "
+          "it was written")
+  {
+    FileFingerprint long_output = output;
+    long_output.mtime_ns = 66;
+    save_record_note(load_record(file, true), long_output,
+                     {{1, "compiled", std::string(600, 'n')}, {2, "skipped", "x"}});
+    const std::string long_note = *try_read_file(file);
+    save_record_note(load_record(file, true), output, {{2, "skipped", "x"}});
+    const std::string noted = *try_read_file(file);
+    REQUIRE(noted.size() > written.size());
+    for (size_t cut = written.size(); cut < noted.size(); cut += 7) {
+      write_file_atomically(file, noted.substr(0, cut));
+      const LoadedRecord reread = load_record(file);
+      REQUIRE(reread.record);
+      CHECK(reread.record->output == record.output);
+    }
+    for (size_t cut = written.size(); cut <= noted.size(); cut += 7) {
+      std::string torn = noted.substr(0, cut) + long_note.substr(cut);  // not cut short yet
+      write_file_atomically(file, torn);
+      const LoadedRecord reread = load_record(file);
+      REQUIRE(reread.record);
+      const std::int64_t mtime = reread.record->output.mtime_ns;
+      CHECK((mtime == record.output.mtime_ns || (cut == written.size() && mtime == 66)));
+    }
   }
 }
 
