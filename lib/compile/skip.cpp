@@ -141,7 +141,11 @@ void perform_skip(const LoadedRecord& previous, const SkipDecision& decision,
   std::vector<HistoryEntry> history = record.history;
   add_history(history,
               {now_ns(), std::string(outcome_name(OutcomeKind::skipped)), decision.why.detail});
-  save_unchanged_record(previous, output, std::move(history), hasher);
+  if (decision.why.cause == Cause::unchanged) {
+    save_record_note(previous, output, history);  // no input's stamp changed: none to restamp
+  } else {
+    save_unchanged_record(previous, output, std::move(history), hasher);
+  }
   replay_console(record);
   append_event(plan.record_root, {now_ns(), decision.why, saved, plan.object});
 }
