@@ -32,27 +32,21 @@ struct StatTree {
     std::filesystem::create_symlink(dir.path("inc/a.h"), dir.path("inc/link.h"));
     std::filesystem::create_directory_symlink(dir.path("inc"), dir.path("linked"));
     std::filesystem::create_symlink(dir.path("nowhere.h"), dir.path("inc/dangling.h"));
-    names = {dir.path("inc/a.h"),
-             dir.path("inc/b.h"),
-             dir.path("inc/missing.h"),
-             dir.path("inc/sub/c.h"),
-             dir.path("inc/sub/../b.h"),
-             dir.path("inc/link.h"),
-             dir.path("inc/dangling.h"),
-             dir.path("linked/a.h"),
-             dir.path("linked/b.h"),
-             dir.path("gone/x.h"),
-             dir.path("gone/y.h"),
-             dir.path("inc/a.h/z.h"),
-             dir.path("inc/a.h/w.h"),
-             dir.path("inc/"),
-             dir.path("other/d.h"),
-             "a.h",
-             "b.h",
-             "sub/c.h",
-             "/",
-             "/tmp",
-             dir.path("inc/sub")};
+    dir.write("inc/sub/deeper/e.h", "eeeee");
+    std::filesystem::create_directory_symlink("../../other", dir.path("inc/sub/up"));
+    names = {
+      dir.path("inc/a.h"), dir.path("inc/b.h"), dir.path("inc/missing.h"), dir.path("inc/sub/c.h"),
+      dir.path("inc/sub/../b.h"), dir.path("inc/link.h"), dir.path("inc/dangling.h"),
+      dir.path("linked/a.h"), dir.path("linked/b.h"), dir.path("gone/x.h"), dir.path("gone/y.h"),
+      dir.path("inc/a.h/z.h"), dir.path("inc/a.h/w.h"), dir.path("inc/"), dir.path("other/d.h"),
+      "a.h", "b.h", "sub/c.h", "/", "/tmp", dir.path("inc/sub"),
+      // directories below open ones, opened from them: through a relative symlink, "..",
+      // a missing one
+      dir.path("inc/sub/missing.h"), dir.path("inc/sub/deeper/e.h"), dir.path("inc/sub/deeper/f.h"),
+      dir.path("inc/sub/up/d.h"), dir.path("inc/sub/up/none.h"), dir.path("inc/sub/up/../inc/a.h"),
+      dir.path("inc/sub/up/../inc/b.h"), dir.path("inc/sub/deeper/../c.h"),
+      dir.path("inc/sub/deeper/../deeper/e.h"), dir.path("inc/sub/gone/a.h"),
+      dir.path("inc/sub/gone/b.h"), dir.path("inc-x/a.h"), dir.path("inc-x/b.h")};
   }
   std::vector<FileStat> stat_all(const BatchStatLimits& limits) const
   {
@@ -111,6 +105,10 @@ TEST_CASE("stat_files: symlinks followed, '..' resolved, absent paths absent", "
   CHECK_FALSE(stats[11].exists);  // under a file
   CHECK(stats[13].is_directory);
   CHECK(stats[17].size == 3);
+  CHECK(stats[22].size == 5);  // inc/sub/deeper/e.h
+  CHECK(stats[24].size == 4);  // inc/sub/up/d.h: the symlink, relative to inc/sub
+  CHECK(stats[26].size == 1);  // inc/sub/up/../inc/a.h: ".." of other/ (not inc/sub/inc/a.h)
+  CHECK(stats[28].size == 3);  // inc/sub/deeper/../c.h
 }
 
 TEST_CASE("stat_files: no paths, no work", "[stat]")
