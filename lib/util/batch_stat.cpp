@@ -129,11 +129,17 @@ std::vector<FileStat> stat_files(const std::vector<const std::string*>& paths,
   std::vector<SplitPath> splits(paths.size());
   std::vector<Directory*> directory_of(paths.size(), nullptr);
   StringViewMap<Directory> by_name;  // its nodes do not move
+  Directory* previous = nullptr;     // a record's inputs come sorted: most share the one before's
+  std::string_view previous_name;
   for (std::size_t i = 0; i < paths.size(); ++i) {
     splits[i] = split_path(*paths[i]);
     if (!splits[i].whole) {
-      directory_of[i] = &by_name[splits[i].directory];
-      ++directory_of[i]->files;
+      if (previous == nullptr || splits[i].directory != previous_name) {
+        previous = &by_name[splits[i].directory];
+        previous_name = splits[i].directory;
+      }
+      directory_of[i] = previous;
+      ++previous->files;
     }
   }
   std::vector<std::string> directories;
