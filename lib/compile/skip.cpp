@@ -62,16 +62,6 @@ Doubt record_doubt(const Record& record, const CompileRequest& /*request*/, cons
           fmt::format("a different nvcc ({}) runs now", plan.compiler_path)};
 }
 
-size_t touched_inputs(const Record& record, FileHasher& hasher)
-{
-  size_t touched = 0;
-  for (const auto& input : record.inputs) {
-    FileStat now = hasher.stat(input.file.path);
-    touched += now.mtime_ns != input.file.mtime_ns || now.ctime_ns != input.file.ctime_ns ? 1 : 0;
-  }
-  return touched;
-}
-
 }  // namespace
 
 SkipDecision decide_skip(const std::optional<Record>& previous, const CompileRequest& request,
@@ -92,7 +82,7 @@ SkipDecision decide_skip(const std::optional<Record>& previous, const CompileReq
       });
     return {false, {OutcomeKind::compiled, first.kind, first.describe()}, object_only};
   }
-  size_t touched = touched_inputs(*previous, hasher);
+  const size_t touched = verdict.inputs_touched;
   if (touched == 0) {
     return {true,
             {OutcomeKind::skipped, Cause::unchanged,

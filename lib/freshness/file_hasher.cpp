@@ -126,30 +126,66 @@ void FileHasher::remember(const std::string& path, const FileStat& stat, const D
   ::close(fd);
 }
 
+std::string_view FileHasher::kept_key(std::string_view path)
+{
+  constexpr std::size_t k_block = std::size_t{64} * 1024;
+  if (path.size() > m_key_room) {
+    const std::size_t size = std::max(k_block, path.size());
+    m_key_blocks.emplace_back(new char[size]);  // not zeroed: each byte is copied before use
+    m_key_next = m_key_blocks.back().get();
+    m_key_room = size;
+  }
+  std::copy(path.begin(), path.end(), m_key_next);
+  const std::string_view kept(m_key_next, path.size());
+  m_key_next += path.size();
+  m_key_room -= path.size();
+  return kept;
+}
+
+void FileHasher::memo_stat(std::string_view path, const FileStat& stat)
+{
+  if (auto known = m_stat_memo.find(path); known != m_stat_memo.end()) {
+    known->second = stat;
+    return;
+  }
+  m_stat_memo.emplace(kept_key(path), stat);
+}
+
 FileStat FileHasher::stat(const std::string& path)
 {
   auto memo = m_stat_memo.find(path);
   if (memo != m_stat_memo.end()) {
     return memo->second;
   }
-  return m_stat_memo[path] = stat_file(path);
+  const FileStat now = stat_file(path);
+  m_stat_memo.emplace(kept_key(path), now);
+  return now;
 }
 
-void FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
+std::vector<FileStat> FileHasher::stat_ahead(const std::vector<const std::string*>& paths)
 {
+  std::vector<FileStat> result(paths.size());
   std::vector<const std::string*> wanted;
+  std::vector<size_t> wanted_at;
   wanted.reserve(paths.size());
-  for (const std::string* path : paths) {
-    if (!m_stat_memo.contains(*path)) {
-      wanted.push_back(path);
+  wanted_at.reserve(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto known = m_stat_memo.empty() ? m_stat_memo.end() : m_stat_memo.find(*paths[i]);
+    if (known != m_stat_memo.end()) {
+      result[i] = known->second;
+    } else {
+      wanted.push_back(paths[i]);
+      wanted_at.push_back(i);
     }
   }
   const std::vector<FileStat> stats =
     stat_files(wanted, {k_paths_per_stat_thread, k_max_threads, k_max_open_directories});
   m_stat_memo.reserve(m_stat_memo.size() + wanted.size());
   for (size_t i = 0; i < wanted.size(); ++i) {
-    m_stat_memo.emplace(*wanted[i], stats[i]);
+    // A path given twice is memoized once (its second key copy stays unused).
+    result[wanted_at[i]] = m_stat_memo.emplace(kept_key(*wanted[i]), stats[i]).first->second;
   }
+  return result;
 }
 
 void FileHasher::hash_ahead(const std::vector<const std::string*>& paths)
@@ -223,7 +259,7 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
     if (auto seed = m_seeds.find(path); seed != m_seeds.end() && attempt == 0) {
       if (seed->second.same_stamp_as(result.stat)) {
         result.fingerprint = seed->second;
-        m_stat_memo[path] = result.stat;
+        memo_stat(path, result.stat);
         return m_memo[path] = result;
       }
     }
@@ -250,7 +286,7 @@ FingerprintResult FileHasher::fingerprint(const std::string& path)
       const FileStat& s = result.stat;
       result.fingerprint = FileFingerprint{path, *hash, s.size, s.mtime_ns, s.ctime_ns, s.inode};
       result.unstable = false;
-      m_stat_memo[path] = s;
+      memo_stat(path, s);
       return m_memo[path] = result;
     }
     result.unstable = hash.has_value();

@@ -10,6 +10,7 @@
 #include "util/file_io.hpp"
 #include "util/string_hash.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,9 @@ public:
 
   // Memoizes the stat of every path not stat'ed yet, on several threads when there are many (a
   // CUTLASS TU has over a thousand inputs, and their stats were half of a skip's time): the same
-  // stats stat() would make one by one a moment later, so no race rule changes.
-  void stat_ahead(const std::vector<const std::string*>& paths);
+  // stats stat() would make one by one a moment later, so no race rule changes. Returns what
+  // stat() now says of each path, in their order.
+  std::vector<FileStat> stat_ahead(const std::vector<const std::string*>& paths);
   static constexpr size_t k_paths_per_stat_thread = 256;
 
   // Hashes ahead, on several threads, the files of `paths` that fingerprint() would read: stat'ed
@@ -86,8 +88,16 @@ private:
   bool m_cache_loaded = false;
   DiskCache m_disk_cache;    // the tree's file
   DiskCache m_shared_cache;  // the shared file
+  // The stat memo's keys are views of copies kept in blocks of this hasher: one allocation per
+  // 64 KB of paths, not one per path (a skip memoizes a thousand).
+  std::string_view kept_key(std::string_view path);
+  void memo_stat(std::string_view path, const FileStat& stat);
+
   StringMap<FingerprintResult> m_memo;
-  StringMap<FileStat> m_stat_memo;
+  std::vector<std::unique_ptr<char[]>> m_key_blocks;
+  char* m_key_next = nullptr;
+  std::size_t m_key_room = 0;
+  StringViewMap<FileStat> m_stat_memo;
   StringMap<FileFingerprint> m_seeds;
   StringMap<Prehashed> m_prehashed;
 };

@@ -69,7 +69,8 @@ FreshnessVerdict FreshnessChecker::check(const Record& record)
     verdict.reasons.push_back({cause, record.object, "", ""});
   }
   check_object(record, verdict);
-  for (auto& change : changed_lookups(RecordedLookups::of(record), m_hasher)) {
+  for (auto& change : changed_lookups(RecordedLookups::of(record), m_hasher,
+                                      LookupCheck::every_change, &verdict.inputs_touched)) {
     verdict.reasons.push_back(std::move(change));
   }
   check_environment(record, verdict);

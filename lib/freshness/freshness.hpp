@@ -17,6 +17,7 @@ namespace nvfresh {
 
 struct FreshnessVerdict {
   std::vector<StaleReason> reasons;
+  std::size_t inputs_touched = 0;  // inputs whose stat stamp changed (their content was compared)
   bool fresh() const { return reasons.empty(); }
 };
 

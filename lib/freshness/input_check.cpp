@@ -110,7 +110,7 @@ private:
 }  // namespace
 
 std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHasher& hasher,
-                                         LookupCheck mode)
+                                         LookupCheck mode, std::size_t* touched_count)
 {
   std::vector<StaleReason> changes;
   const bool first_only = mode == LookupCheck::first_change;
@@ -129,16 +129,21 @@ std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHas
       paths.push_back(&directory);
     }
   }
-  hasher.stat_ahead(paths);
-  std::vector<const std::string*> touched;  // their content decides: hashed ahead, in parallel
-  for (const auto& input : lookups.inputs) {
-    if (!input.file.same_stamp_as(hasher.stat(input.file.path))) {
-      touched.push_back(&input.file.path);
+  const std::vector<FileStat> now = hasher.stat_ahead(paths);  // the inputs' first
+  std::vector<std::size_t> touched;  // their content decides: hashed ahead, in parallel
+  std::vector<const std::string*> touched_paths;
+  for (std::size_t i = 0; i < lookups.inputs.size(); ++i) {
+    if (!lookups.inputs[i].file.same_stamp_as(now[i])) {
+      touched.push_back(i);
+      touched_paths.push_back(&lookups.inputs[i].file.path);
     }
   }
-  hasher.hash_ahead(touched);
-  for (const auto& input : lookups.inputs) {
-    if (input_changed(input, hasher, changes) && first_only) {
+  if (touched_count != nullptr) {
+    *touched_count = touched.size();
+  }
+  hasher.hash_ahead(touched_paths);
+  for (const std::size_t i : touched) {  // an input with its stamp holds (FileHasher::unchanged)
+    if (input_changed(lookups.inputs[i], hasher, changes) && first_only) {
       return changes;
     }
   }

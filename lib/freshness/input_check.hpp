@@ -49,8 +49,11 @@ enum class LookupCheck {
 
 // Empty when every input and every probe still holds; else what changed (input_changed,
 // tool_changed, input_missing, input_unstable, probe_found), inputs first, in record order.
+// `touched`, when given, gets how many inputs no longer have their recorded stat stamp (their
+// content was then compared).
 std::vector<StaleReason> changed_lookups(const RecordedLookups& lookups, FileHasher& hasher,
-                                         LookupCheck mode = LookupCheck::every_change);
+                                         LookupCheck mode = LookupCheck::every_change,
+                                         std::size_t* touched = nullptr);
 
 // The first input or probe that no longer holds; nullopt when all hold.
 std::optional<StaleReason> first_changed_lookup(const RecordedLookups& lookups, FileHasher& hasher);

@@ -151,8 +151,11 @@ TEST_CASE("stat_ahead memoizes what stat would say, on several threads for many 
   for (const auto& path : paths) {
     wanted.push_back(&path);
   }
+  wanted.push_back(&paths[1]);  // a path given twice is stat'ed for both
   FileHasher hasher;
-  hasher.stat_ahead(wanted);
+  const std::vector<FileStat> ahead = hasher.stat_ahead(wanted);
+  REQUIRE(ahead.size() == wanted.size());
+  CHECK(ahead.back().size == 1);
   for (const auto& path : paths) {
     std::filesystem::remove(path);  // the memo answers, as for a stat made before the removal
   }
@@ -160,6 +163,7 @@ TEST_CASE("stat_ahead memoizes what stat would say, on several threads for many 
     const FileStat memo = hasher.stat(paths[i]);
     CHECK(memo.exists == (i % 3 != 0));
     CHECK(memo.size == (i % 3 != 0 ? i : 0));
+    CHECK(ahead[i].same_content_stamp(memo));
   }
   hasher.stat_ahead(wanted);  // already known: not stat'ed again
   CHECK(hasher.stat(paths[1]).exists);

@@ -255,6 +255,32 @@ TEST_CASE("inputs come first, and first_change stops at the first", "[input_chec
   CHECK(c.changes(LookupCheck::first_change)[0].kind == Cause::input_missing);
 }
 
+TEST_CASE("the check counts the inputs whose stamp changed, their content the same or not",
+          "[input_check]")
+{
+  Compile c;
+  c.stamp();
+  const std::string other = c.dir.write("inc1/other.h", "#define OTHER 1\n");
+  c.record.inputs.push_back({*FileHasher().fingerprint(other).fingerprint, InputRole::header, {}});
+  FileHasher hasher;
+  std::size_t touched = 99;
+  CHECK(changed_lookups(RecordedLookups::of(c.record), hasher, LookupCheck::every_change, &touched)
+          .empty());
+  CHECK(touched == 0);
+  set_mtime_ns(other, now_ns() - 10 * k_second);  // touched, content unchanged
+  FileHasher second;
+  CHECK(changed_lookups(RecordedLookups::of(c.record), second, LookupCheck::every_change, &touched)
+          .empty());
+  CHECK(touched == 1);
+  c.dir.write("inc1/cfg.h", "#define TILE 128\n");  // changed
+  FileHasher third;
+  auto changes =
+    changed_lookups(RecordedLookups::of(c.record), third, LookupCheck::every_change, &touched);
+  CHECK(touched == 2);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].kind == Cause::input_changed);
+}
+
 TEST_CASE("touched inputs with their content unchanged get their new stamp once settled",
           "[input_check]")
 {
