@@ -8,12 +8,15 @@
 // Layout (little-endian; every count, length, size and inode a LEB128 varint, an input's times the
 // zigzag varint of their difference from the previous input's, other times fixed 8 bytes, digests
 // their 16 raw bytes):
-//   "nvfresh-record-image" version(=1) text_checksum
+//   "nvfresh-record-image" version(=2) text_checksum
 //   object source cwd compiler launcher[] arg[] env[] signature nvcc_version inputs_from_trace
+//   probe_section_size, then the probe section (its own bytes, so that it can be decoded on a
+//   thread of its own while the rest is):
+//     name[]              every distinct probe name
+//     probe_group[]       dir(front-coded) absent_under name_number[]
+//     probe_dir[]         inode device mtime ctime path(front-coded)
 //   pass_lists[]          every distinct list of passes, each a string[]
 //   input[]               role pass_list hash size mtime(delta) ctime(delta) inode path(front-coded)
-//   probe_group[]         dir absent_under name[]
-//   probe_dir[]           inode device mtime ctime path(front-coded)
 //   output component[] cache_entry? depfile_phony depfile_path depfile_target
 //   dep[]                 0 + string(front-coded), or 1 + n: the path of input n
 //   start end trusted untrusted_reason history[] console_mode console_out console_err
@@ -24,6 +27,7 @@
 
 #include "record/record.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,8 +44,9 @@ struct RecordImage {
 // image, and its readers parse the text, as they did.
 std::string serialize_record_image(const Record& record, std::string_view text_checksum);
 
-// The record an image holds; nullopt when the bytes are not a complete image of this version.
-// Never throws; every length is checked against the bytes left.
-std::optional<RecordImage> parse_record_image(std::string_view bytes);
+// The record an image holds; nullopt when the bytes are not a complete image of this version (an
+// older image: its record is read from the text). Never throws; every length is checked against
+// the bytes left. threads > 1: the probe section is decoded on a second thread (the skip's load).
+std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_t threads = 1);
 
 }  // namespace nvfresh

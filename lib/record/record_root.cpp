@@ -132,13 +132,14 @@ namespace {
 
 // The record from the image its file holds (record_image.hpp), with the note applied: false when
 // the file has no usable image (its text is then read).
-bool load_record_image(LoadedRecord& loaded, std::string& bytes, bool keep_stored)
+bool load_record_image(LoadedRecord& loaded, std::string& bytes, bool keep_stored,
+                       size_t parse_threads)
 {
   const auto image_bytes = compressed_file_image(bytes);
   if (!image_bytes) {
     return false;
   }
-  std::optional<RecordImage> image = parse_record_image(*image_bytes);
+  std::optional<RecordImage> image = parse_record_image(*image_bytes, parse_threads);
   if (!image) {
     return false;
   }
@@ -166,7 +167,7 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
   try {
     auto bytes =
       try_read_file(record_file, k_default_read_limit, keep_stored ? &loaded.stored_from : nullptr);
-    if (bytes && load_record_image(loaded, *bytes, keep_stored)) {
+    if (bytes && load_record_image(loaded, *bytes, keep_stored, parse_threads)) {
       return loaded;
     }
     if (bytes) {

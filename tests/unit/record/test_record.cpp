@@ -340,11 +340,13 @@ TEST_CASE("a record's image reads back as the record, with the checksum of its t
     const std::string text = serialize_record(record);
     const std::string image = serialize_record_image(record, record_text_checksum(text));
     REQUIRE_FALSE(image.empty());
-    auto read = parse_record_image(image);
-    REQUIRE(read);
-    CHECK(read->record == record);
-    CHECK(read->text_checksum == record_text_checksum(text));
-    CHECK(read->record == *parse_record(text));  // the image and the text say the same
+    for (size_t threads : {1, 4}) {  // the probes decoded on a thread of their own, or not
+      auto read = parse_record_image(image, threads);
+      REQUIRE(read);
+      CHECK(read->record == record);
+      CHECK(read->text_checksum == record_text_checksum(text));
+      CHECK(read->record == *parse_record(text));  // the image and the text say the same
+    }
   }
 }
 
@@ -400,13 +402,23 @@ TEST_CASE("a damaged image is not an image, never an exception", "[record]")
     REQUIRE_FALSE(parse_record_image(std::string_view(image).substr(0, length)));
   }
   CHECK_FALSE(parse_record_image(image + "x"));
-  std::string other_version = image;
-  other_version[image.find("image") + 5] = 2;  // the version after the magic
-  CHECK_FALSE(parse_record_image(other_version));
-  // Flipped bytes give another record or none, never a crash (the frame's checksum catches them).
-  for (size_t at = 0; at < image.size(); ++at) {
-    std::string damaged = image;
-    damaged[at] = static_cast<char>(damaged[at] ^ 0xFF);
-    (void)parse_record_image(damaged);
+  for (char version : {1, 3}) {  // the version after the magic: an older image, or a newer one
+    std::string other_version = image;
+    other_version[image.find("image") + 5] = version;
+    CHECK_FALSE(parse_record_image(other_version));
+  }
+  // Flipped bytes give another record or none, never a crash (the frame's checksum catches them),
+  // with the probes decoded on a thread of their own too.
+  const std::string big = serialize_record_image(big_record(), "checksum");
+  for (const std::string* bytes : {&image, &big}) {
+    for (size_t at = 0; at < bytes->size(); at += bytes == &big ? 61 : 1) {
+      std::string damaged = *bytes;
+      damaged[at] = static_cast<char>(damaged[at] ^ 0xFF);
+      (void)parse_record_image(damaged);
+      (void)parse_record_image(damaged, 4);
+    }
+    for (size_t length = 0; length < bytes->size(); length += bytes == &big ? 97 : 1) {
+      REQUIRE_FALSE(parse_record_image(std::string_view(*bytes).substr(0, length), 4));
+    }
   }
 }
