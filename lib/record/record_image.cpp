@@ -538,8 +538,9 @@ std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_
     const std::string_view probe_section = in.view();
     // The probes (a CUTLASS TU's: 449 directories, 3874 names) decoded beside the rest, on a
     // second thread when asked for: they were 40% of the image's parse, on the skip's critical path.
-    std::optional<std::thread> probe_thread;
     bool probes_read = false;
+    // A jthread: joined on every way out, before `record` (whose probes it fills) goes away.
+    std::optional<std::jthread> probe_thread;
     if (threads > 1 && probe_section.size() >= k_probe_section_for_a_thread) {
       try {
         probe_thread.emplace([&] { probes_read = read_probe_section(probe_section, record); });
@@ -550,16 +551,6 @@ std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_
     if (!probe_thread) {
       probes_read = read_probe_section(probe_section, record);
     }
-    // Joined on every way out, before `record` (whose probes the thread fills) goes away.
-    struct JoinAtExit {
-      std::optional<std::thread>& thread;
-      ~JoinAtExit()
-      {
-        if (thread) {
-          thread->join();
-        }
-      }
-    } join_at_exit{probe_thread};
     record.inputs = read_inputs(in);
     record.output = in.fingerprint();
     for (std::size_t n = in.count(); n > 0; --n) {
@@ -588,10 +579,7 @@ std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_
     record.console_err = in.string();
     record.console_terminals = in.string();
     record.console_terminal_env = in.string_map();
-    if (probe_thread) {
-      probe_thread->join();
-      probe_thread.reset();
-    }
+    probe_thread.reset();  // joined: probes_read is its answer
     if (!in.at_end() || !probes_read) {
       return std::nullopt;
     }
