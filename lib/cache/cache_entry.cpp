@@ -1,8 +1,10 @@
-// Cache entry file format, version 1 (util/line_file.hpp: escaped TAB-separated fields, checksum).
+// Cache entry file format, version 2 (util/line_file.hpp: escaped TAB-separated fields, checksum).
 // Stored as one zstd frame (util/compressed_file.hpp).
 //
-//   entry      := "nvfresh-cache-entry" TAB "1" LF body checksum
+//   entry      := "nvfresh-cache-entry" TAB "2" LF body checksum
 //   body       := (line LF)*, in any order, each at most once unless marked *:
+//   "key" TAB manifest_hex32 TAB result_hex32  the keys it was stored under (required)
+//   "object_digest" TAB hex32                 XXH3-128 of the object's bytes (required)
 //   "object" TAB bytes                        the object (escaped: any byte may appear)
 //   "dep" TAB path *                          a depfile prerequisite, in order
 //   "console" TAB mode TAB stdout TAB stderr  mode = combined | separate
@@ -16,6 +18,9 @@
 //   "origin_env" TAB name TAB value *
 //
 // An entry that fails its checks is a miss, and the next compile of it replaces it.
+//
+// History: 1, the first; 2 (B24) adds "key" and "object_digest": an entry file copied under another
+// key, or whose object was replaced, is a miss. A version 1 entry is a miss.
 #include "cache/cache_entry.hpp"
 
 #include "util/line_file.hpp"
@@ -39,6 +44,14 @@ struct Rule {
 const std::unordered_map<std::string, Rule>& rules()
 {
   static const std::unordered_map<std::string, Rule> table = {
+    {"key",
+     {3,
+      [](const LineFields& f, CacheEntry& e) {
+        e.manifest_key = digest_field(f[1]);
+        e.result_key = digest_field(f[2]);
+      }}},
+    {"object_digest",
+     {2, [](const LineFields& f, CacheEntry& e) { e.object_digest = digest_field(f[1]); }}},
     {"object", {2, [](const LineFields& f, CacheEntry& e) { e.object = f[1]; }}},
     {"dep",
      {2, [](const LineFields& f, CacheEntry& e) { e.depfile_prerequisites.push_back(f[1]); }}},
@@ -93,6 +106,8 @@ const std::unordered_map<std::string, Rule>& rules()
 std::string serialize_cache_entry(const CacheEntry& e)
 {
   LineWriter out(k_magic, k_cache_entry_format_version);
+  out.line("key", e.manifest_key, e.result_key);
+  out.line("object_digest", e.object_digest);
   out.line("created", e.created_ns, e.compile_ns);
   out.line("origin", e.origin_tree, e.origin_cwd, e.origin_object, e.nvcc_version);
   for (const auto& word : e.origin_command) {
@@ -131,6 +146,8 @@ std::optional<CacheEntry> parse_cache_entry(std::string_view text, std::string* 
   }
   CacheEntry entry;
   bool has_object = false;
+  bool has_key = false;
+  bool has_object_digest = false;
   try {
     for (const auto& fields : *lines) {
       auto rule = rules().find(fields[0]);
@@ -142,9 +159,11 @@ std::optional<CacheEntry> parse_cache_entry(std::string_view text, std::string* 
       }
       rule->second.apply(fields, entry);
       has_object = has_object || fields[0] == "object";
+      has_key = has_key || fields[0] == "key";
+      has_object_digest = has_object_digest || fields[0] == "object_digest";
     }
-    if (!has_object) {
-      throw LineParseError{"no object"};
+    if (!has_object || !has_key || !has_object_digest) {
+      throw LineParseError{"no object, key or object digest"};
     }
   } catch (const LineParseError& failure) {
     if (error != nullptr) {

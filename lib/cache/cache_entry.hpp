@@ -17,6 +17,12 @@
 namespace nvfresh {
 
 struct CacheEntry {
+  // What binds the file to its place (B24): the keys it was stored under and the digest of its
+  // object. A store sets them (CacheStore::write_entry); a read under another key, or of an object
+  // whose bytes do not hash to object_digest, is a miss.
+  Digest manifest_key;
+  Digest result_key;
+  Digest object_digest;
   std::string object;                              // the object's bytes
   std::vector<std::string> depfile_prerequisites;  // as written to the build's depfile
   // What the compile printed ("combined": one stream in console_out), and how (record.hpp).
@@ -41,7 +47,7 @@ struct CacheEntry {
   bool operator==(const CacheEntry&) const = default;
 };
 
-constexpr int k_cache_entry_format_version = 1;
+constexpr int k_cache_entry_format_version = 2;
 
 std::string serialize_cache_entry(const CacheEntry& entry);
 std::optional<CacheEntry> parse_cache_entry(std::string_view text, std::string* error = nullptr);

@@ -15,8 +15,12 @@
 #include <list>
 #include <map>
 
+#include <cerrno>
+#include <cstring>
+
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nvfresh {
@@ -48,15 +52,24 @@ constexpr CounterName k_counter_names[] = {
   {CacheCounter::verify_mismatches, "verify_mismatches"},
 };
 
-// An open file held under flock(LOCK_EX) for the lifetime of the object.
+// An open file held under flock(LOCK_EX) for the lifetime of the object. Never opened through a
+// symlink (O_NOFOLLOW): a link planted in the cache dir would turn the counters' rewrite against a
+// file of the user's (B26). The caller makes its directory (CacheStore::make_cache_dirs).
 class LockedFile {
 public:
-  explicit LockedFile(const std::string& path)
+  explicit LockedFile(const std::string& path, bool shared = false)
   {
-    fs::create_directories(fs::path(path).parent_path());
-    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (m_fd < 0 && errno == ELOOP) {
+      throw std::runtime_error(fmt::format(
+        "{} is a symbolic link: nvfresh never writes through a link in its cache dir (remove it)",
+        path));
+    }
     if (m_fd < 0) {
       throw FileWriteError(path, errno);
+    }
+    if (shared) {
+      [[maybe_unused]] int ignored = ::fchmod(m_fd, 0664);  // the team's; fails unless ours
     }
     while (::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
     }
@@ -64,6 +77,8 @@ public:
   ~LockedFile() { ::close(m_fd); }
   LockedFile(const LockedFile&) = delete;
   LockedFile& operator=(const LockedFile&) = delete;
+  LockedFile(LockedFile&&) = delete;
+  LockedFile& operator=(LockedFile&&) = delete;
   int fd() const { return m_fd; }
 
 private:
@@ -101,9 +116,9 @@ std::string format_counters(const CacheCounters& counters)
 
 // Reads the counters of a locked stats file, lets `change` change them, writes them back.
 void update_counters(const std::string& stats_file,
-                     const std::function<void(CacheCounters&)>& change)
+                     const std::function<void(CacheCounters&)>& change, bool shared = false)
 {
-  LockedFile locked(stats_file);
+  LockedFile locked(stats_file, shared);
   std::string text;
   read_chunks(locked.fd(), [&](std::string_view chunk) {
     text.append(chunk);
@@ -126,6 +141,8 @@ struct CachedFile {
   std::uint64_t size = 0;
 };
 
+// The entries and manifests of a shard; a symlink is never walked into (recursive_directory_iterator
+// does not follow links below it; the shard itself is checked by the caller: is_shard_dir).
 std::vector<CachedFile> files_of(const std::string& shard)
 {
   std::vector<CachedFile> files;
@@ -133,13 +150,25 @@ std::vector<CachedFile> files_of(const std::string& shard)
   for (const auto& entry : fs::recursive_directory_iterator(shard, error)) {
     const std::string path = entry.path().string();
     if (path.ends_with(".entry") || path.ends_with(".manifest")) {
-      FileStat st = stat_file(path);
+      FileStat st = lstat_file(path);
       files.push_back({path, st.mtime_ns, st.size});
     }
   }
   std::sort(files.begin(), files.end(),
             [](const CachedFile& a, const CachedFile& b) { return a.mtime_ns < b.mtime_ns; });
   return files;
+}
+
+// Why an entry read under `key` is not the entry stored there, or "".
+std::string entry_binding_error(const CacheEntry& entry, const Digest& key)
+{
+  if (entry.result_key != key) {
+    return fmt::format("it was stored under another key ({})", entry.result_key.short_hex());
+  }
+  if (hash_bytes(entry.object) != entry.object_digest) {
+    return "its object does not match the digest stored with it";
+  }
+  return {};
 }
 
 std::uint64_t default_cap(const std::string& root)
@@ -157,12 +186,85 @@ std::string_view counter_name(CacheCounter counter)
   return row != nullptr ? row->name : "unknown";
 }
 
-CacheStore::CacheStore(std::string root, CacheLimits limits)
-  : m_root(std::move(root)), m_limits(limits)
+std::string cache_dir_refusal(const std::string& dir, bool shared)
 {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return errno == ENOENT ? std::string() : fmt::format("{}: {}", dir, std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return fmt::format("{} is a symbolic link", dir);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return fmt::format("{} is not a directory", dir);
+  }
+  const bool everyone_writes = (st.st_mode & S_IWOTH) != 0;
+  if (shared) {
+    return everyone_writes && (st.st_mode & S_ISVTX) == 0
+             ? fmt::format("{} is writable by everyone (a team's cache dir is writable by its "
+                           "group: chmod o-w)",
+                           dir)
+             : std::string();
+  }
+  if (st.st_uid != ::geteuid()) {
+    return fmt::format("{} belongs to uid {}, not to you", dir, st.st_uid);
+  }
+  if (everyone_writes || (st.st_mode & S_IWGRP) != 0) {
+    return fmt::format("{} is writable by {} (chmod go-w)", dir,
+                       everyone_writes ? "everyone" : "its group");
+  }
+  return {};
+}
+
+CacheStore::CacheStore(std::string root, CacheLimits limits, bool shared)
+  : m_root(std::move(root)), m_limits(limits), m_shared(shared)
+{
+  while (m_root.size() > 1 && m_root.back() == '/') {
+    m_root.pop_back();
+  }
   if (m_limits.max_bytes == 0) {
     m_limits.max_bytes = default_cap(m_root);
   }
+}
+
+std::string CacheStore::refusal() const
+{
+  std::string why = cache_dir_refusal(m_root, m_shared);
+  for (const char* shard = k_shards; why.empty() && *shard != '\0'; ++shard) {
+    why = cache_dir_refusal(fmt::format("{}/{}", m_root, *shard), m_shared);
+  }
+  return why;
+}
+
+void CacheStore::make_cache_dirs(const std::string& dir) const
+{
+  std::vector<std::string> chain;  // dir, its parent, ... up to the root
+  for (fs::path at = dir; !at.empty(); at = at.parent_path()) {
+    chain.push_back(at.string());
+    if (at == m_root || at == at.parent_path()) {
+      break;
+    }
+  }
+  if (chain.back() != m_root) {
+    throw std::logic_error(fmt::format("{} is not inside the cache {}", dir, m_root));
+  }
+  if (const fs::path above = fs::path(m_root).parent_path(); !above.empty()) {
+    fs::create_directories(above);  // not the cache's: not checked
+  }
+  for (auto at = chain.rbegin(); at != chain.rend(); ++at) {
+    if (::mkdir(at->c_str(), m_shared ? 02775 : 0755) == 0 && m_shared) {
+      ::chmod(at->c_str(), 02775);  // whatever the umask: the team writes here
+    }
+    if (std::string why = cache_dir_refusal(*at, m_shared); !why.empty()) {
+      throw std::runtime_error(why + ": nvfresh does not write there");
+    }
+  }
+}
+
+bool CacheStore::is_shard_dir(const std::string& dir)
+{
+  struct stat st {};
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string CacheStore::shard_dir(const Digest& key) const
@@ -196,7 +298,8 @@ void CacheStore::update_manifest(const Digest& key, const std::function<void(Man
 {
   std::int64_t grown = 0;
   {
-    LockedFile lock(shard_dir(key) + "/lock");
+    make_cache_dirs(fs::path(manifest_file(key)).parent_path().string());
+    LockedFile lock(shard_dir(key) + "/lock", m_shared);
     Manifest manifest = read_manifest(key).value_or(Manifest{});
     change(manifest);
     grown = write_counted(key, manifest_file(key), serialize_manifest(manifest));
@@ -216,7 +319,17 @@ std::optional<CacheEntry> CacheStore::read_entry(const Digest& key, std::string*
       }
       return std::nullopt;
     }
-    return parse_cache_entry(*text, error);
+    auto entry = parse_cache_entry(*text, error);
+    if (!entry) {
+      return std::nullopt;
+    }
+    if (std::string unbound = entry_binding_error(*entry, key); !unbound.empty()) {
+      if (error != nullptr) {
+        *error = unbound;
+      }
+      return std::nullopt;
+    }
+    return entry;
   } catch (const CompressedFileError& damaged) {
     if (error != nullptr) {
       *error = damaged.what();
@@ -225,11 +338,14 @@ std::optional<CacheEntry> CacheStore::read_entry(const Digest& key, std::string*
   }
 }
 
-void CacheStore::write_entry(const Digest& key, const CacheEntry& entry)
+void CacheStore::write_entry(const Digest& key, CacheEntry entry)
 {
+  entry.result_key = key;
+  entry.object_digest = hash_bytes(entry.object);
   const std::string text = serialize_cache_entry(entry);
   {
-    LockedFile lock(shard_dir(key) + "/lock");
+    make_cache_dirs(fs::path(entry_file(key)).parent_path().string());
+    LockedFile lock(shard_dir(key) + "/lock", m_shared);
     write_counted(key, entry_file(key), text);
   }
   count(key, CacheCounter::stores);
@@ -242,21 +358,22 @@ std::int64_t CacheStore::write_counted(const Digest& key, const std::string& fil
                                        std::string_view text)
 {
   if (!stat_file(m_root + "/CACHEDIR.TAG").exists) {
-    fs::create_directories(m_root);
     write_file_atomically(m_root + "/CACHEDIR.TAG",
                           "Signature: 8a477f597d28d172789f06886806bc55\n"
                           "# nvfresh's object cache (https://bford.info/cachedir/)\n");
   }
-  fs::create_directories(fs::path(file).parent_path());
-  const FileStat before = stat_file(file);
+  const FileStat before = lstat_file(file);
   write_compressed_file(file, text);
-  const FileStat after = stat_file(file);
+  const FileStat after = lstat_file(file);
   const std::int64_t grown = static_cast<std::int64_t>(after.size) -
                              static_cast<std::int64_t>(before.exists ? before.size : 0);
-  update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
-    c[CacheCounter::files] += before.exists ? 0 : 1;
-    c[CacheCounter::bytes] += grown;
-  });
+  update_counters(
+    shard_dir(key) + "/stats",
+    [&](CacheCounters& c) {
+      c[CacheCounter::files] += before.exists ? 0 : 1;
+      c[CacheCounter::bytes] += grown;
+    },
+    m_shared);
   return grown;
 }
 
@@ -271,14 +388,21 @@ void CacheStore::touch_entry(const Digest& key)
 
 void CacheStore::remove_entry(const Digest& key)
 {
-  LockedFile lock(shard_dir(key) + "/lock");
   const std::string file = entry_file(key);
-  const FileStat st = stat_file(file);
+  if (!lstat_file(file).exists) {
+    return;
+  }
+  make_cache_dirs(shard_dir(key));
+  LockedFile lock(shard_dir(key) + "/lock", m_shared);
+  const FileStat st = lstat_file(file);
   if (st.exists && ::unlink(file.c_str()) == 0) {
-    update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
-      c[CacheCounter::files] -= 1;
-      c[CacheCounter::bytes] -= static_cast<std::int64_t>(st.size);
-    });
+    update_counters(
+      shard_dir(key) + "/stats",
+      [&](CacheCounters& c) {
+        c[CacheCounter::files] -= 1;
+        c[CacheCounter::bytes] -= static_cast<std::int64_t>(st.size);
+      },
+      m_shared);
   }
 }
 
@@ -296,11 +420,15 @@ void CacheStore::count(const Digest& key, CacheCounter counter, std::int64_t del
 void CacheStore::count(const Digest& key, std::initializer_list<CounterChange> changes)
 {
   try {
-    update_counters(shard_dir(key) + "/stats", [&](CacheCounters& c) {
-      for (const auto& change : changes) {
-        c[change.counter] += change.delta;
-      }
-    });
+    make_cache_dirs(shard_dir(key));
+    update_counters(
+      shard_dir(key) + "/stats",
+      [&](CacheCounters& c) {
+        for (const auto& change : changes) {
+          c[change.counter] += change.delta;
+        }
+      },
+      m_shared);
   } catch (const std::exception&) {
     // statistics are best effort
   }
@@ -323,7 +451,11 @@ std::vector<Digest> CacheStore::entry_keys() const
 {
   std::vector<Digest> keys;
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
-    for (const auto& file : files_of(fmt::format("{}/{}", m_root, *shard))) {
+    const std::string dir = fmt::format("{}/{}", m_root, *shard);
+    if (!is_shard_dir(dir)) {
+      continue;
+    }
+    for (const auto& file : files_of(dir)) {
       if (file.path.ends_with(".entry")) {
         if (auto key = Digest::from_hex(fs::path(file.path).stem().string())) {
           keys.push_back(*key);
@@ -336,7 +468,7 @@ std::vector<Digest> CacheStore::entry_keys() const
 
 std::int64_t CacheStore::evict_shard_to_share(const std::string& shard)
 {
-  LockedFile lock(shard + "/lock");
+  LockedFile lock(shard + "/lock", m_shared);
   const auto share = static_cast<std::int64_t>(static_cast<double>(m_limits.max_bytes) / 16 *
                                                k_shard_fill_after_eviction);
   std::int64_t bytes = 0;
@@ -355,11 +487,14 @@ std::int64_t CacheStore::evict_shard_to_share(const std::string& shard)
       removed_bytes += static_cast<std::int64_t>(file.size);
     }
   }
-  update_counters(shard + "/stats", [&](CacheCounters& c) {
-    c[CacheCounter::files] = static_cast<std::int64_t>(files.size()) - removed_files;
-    c[CacheCounter::bytes] = bytes - removed_bytes;
-    c[CacheCounter::evictions] += removed_files;
-  });
+  update_counters(
+    shard + "/stats",
+    [&](CacheCounters& c) {
+      c[CacheCounter::files] = static_cast<std::int64_t>(files.size()) - removed_files;
+      c[CacheCounter::bytes] = bytes - removed_bytes;
+      c[CacheCounter::evictions] += removed_files;
+    },
+    m_shared);
   return removed_bytes;
 }
 
@@ -379,7 +514,7 @@ void CacheStore::evict_if_over_cap(const Digest& key)
   for (size_t step = 0; step < 16; ++step) {
     const char shard = k_shards[(start + step) % 16];
     const std::string dir = fmt::format("{}/{}", m_root, shard);
-    if (step != 0 && !stat_file(dir).is_directory) {
+    if (!is_shard_dir(dir)) {
       continue;
     }
     evict_shard_to_share(dir);
@@ -401,10 +536,10 @@ EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_th
   std::uint64_t total = 0;
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
     const std::string dir = fmt::format("{}/{}", m_root, *shard);
-    if (!stat_file(dir).is_directory) {
+    if (!is_shard_dir(dir)) {
       continue;
     }
-    locks.emplace_back(dir + "/lock");
+    locks.emplace_back(dir + "/lock", m_shared);
     recount[dir];
     for (auto& file : files_of(dir)) {
       total += file.size;
@@ -429,11 +564,14 @@ EvictionSummary CacheStore::evict(std::uint64_t max_bytes, std::int64_t older_th
   }
   for (const auto& shard : recount) {
     const CacheCounters& counts = shard.second;  // clang 14 cannot capture a structured binding
-    update_counters(shard.first + "/stats", [&](CacheCounters& c) {
-      c[CacheCounter::files] = counts[CacheCounter::files];
-      c[CacheCounter::bytes] = counts[CacheCounter::bytes];
-      c[CacheCounter::evictions] += counts[CacheCounter::evictions];
-    });
+    update_counters(
+      shard.first + "/stats",
+      [&](CacheCounters& c) {
+        c[CacheCounter::files] = counts[CacheCounter::files];
+        c[CacheCounter::bytes] = counts[CacheCounter::bytes];
+        c[CacheCounter::evictions] += counts[CacheCounter::evictions];
+      },
+      m_shared);
   }
   return summary;
 }
@@ -448,15 +586,18 @@ void CacheStore::clear()
   ::unlink(shared_hash_cache_file(m_root).c_str());
   for (const char* shard = k_shards; *shard != '\0'; ++shard) {
     const std::string dir = fmt::format("{}/{}", m_root, *shard);
-    if (stat_file(dir).is_directory) {
-      LockedFile lock(dir + "/lock");
+    if (is_shard_dir(dir)) {
+      LockedFile lock(dir + "/lock", m_shared);
       for (const auto& file : files_of(dir)) {
         ::unlink(file.path.c_str());
       }
-      update_counters(dir + "/stats", [](CacheCounters& c) {
-        c[CacheCounter::files] = 0;
-        c[CacheCounter::bytes] = 0;
-      });
+      update_counters(
+        dir + "/stats",
+        [](CacheCounters& c) {
+          c[CacheCounter::files] = 0;
+          c[CacheCounter::bytes] = 0;
+        },
+        m_shared);
     }
   }
 }

@@ -84,9 +84,21 @@ struct EvictionSummary {
 // of its user (freshness/file_hasher.hpp): a fresh tree finds nvcc's tools already hashed.
 std::string shared_hash_cache_file(const std::string& cache_root);
 
+// Why a directory of the cache may not be used, or "" when it may (or is not there yet: the store
+// makes it). Never a symlink; not shared: the user's own and writable by nobody else; shared (a
+// team's cache dir, NVFRESH_CACHE_SHARED): any owner, group-writable, writable by everyone only
+// with the sticky bit.
+std::string cache_dir_refusal(const std::string& dir, bool shared);
+
 class CacheStore {
 public:
-  CacheStore(std::string root, CacheLimits limits);
+  // `shared`: a team's cache dir (cache_dir_refusal); the directories it makes are setgid and
+  // group-writable.
+  CacheStore(std::string root, CacheLimits limits, bool shared = false);
+
+  // Why this cache may not be used (its root or a shard is foreign, writable by others or a
+  // symlink), or "". Nothing else here checks it: the caller asks once, before using the cache.
+  std::string refusal() const;
 
   const std::string& root() const { return m_root; }
   const CacheLimits& limits() const { return m_limits; }
@@ -95,9 +107,12 @@ public:
   // Reads, changes and writes the manifest under the shard's lock. Throws FileWriteError.
   void update_manifest(const Digest& key, const std::function<void(Manifest&)>& change);
 
+  // The entry stored under `key`, or nullopt with the reason: missing, damaged, or not bound to this
+  // key (it names another result key, or its object does not hash to its object digest: B24).
   std::optional<CacheEntry> read_entry(const Digest& key, std::string* error = nullptr) const;
-  // Throws FileWriteError (a full disk: disk_full()).
-  void write_entry(const Digest& key, const CacheEntry& entry);
+  // Stores the entry bound to `key` and to its object's digest (CacheEntry::result_key,
+  // object_digest). Throws FileWriteError (a full disk: disk_full()).
+  void write_entry(const Digest& key, CacheEntry entry);
   void touch_entry(const Digest& key);  // a hit: most recently used
   void remove_entry(const Digest& key);
 
@@ -125,6 +140,12 @@ public:
 
 private:
   std::string shard_dir(const Digest& key) const;
+  // Makes the directories down to `dir` (the root, a shard, a shard's subdirectory) where missing;
+  // throws FileWriteError when one is a symlink or refused (cache_dir_refusal): nothing is ever
+  // written through a link planted in the cache dir.
+  void make_cache_dirs(const std::string& dir) const;
+  // Whether `dir` is a shard directory of its own (not a symlink, not a file).
+  static bool is_shard_dir(const std::string& dir);
   // Writes a file of the key's shard and counts it; returns the bytes it grew by.
   std::int64_t write_counted(const Digest& key, const std::string& file, std::string_view text);
   void evict_if_over_cap(const Digest& key);
@@ -132,6 +153,7 @@ private:
 
   std::string m_root;
   CacheLimits m_limits;
+  bool m_shared = false;
 };
 
 }  // namespace nvfresh

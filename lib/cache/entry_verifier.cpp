@@ -69,6 +69,8 @@ std::string_view verification_name(Verification verification)
   case Verification::differs: return "differs";
   case Verification::not_run: return "not-run";
   case Verification::failed: return "failed";
+  case Verification::not_verified: return "not-verified";
+  case Verification::damaged: return "damaged";
   }
   return "unknown";
 }

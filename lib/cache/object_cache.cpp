@@ -236,11 +236,13 @@ CacheSettings cache_settings(const Config& config, const Environment& env)
   const double verify =
     config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), nullptr);
   settings.verify_fraction = verify > 0 && verify <= 1 ? verify : 0;
+  settings.shared = is_true(config.cache_shared);
   return settings;
 }
 
 ObjectCache::ObjectCache(const CacheSettings& settings)
-  : m_settings(settings), m_store(settings.dir, {settings.max_bytes, settings.min_free})
+  : m_settings(settings),
+    m_store(settings.dir, {settings.max_bytes, settings.min_free}, settings.shared)
 {}
 
 std::optional<Digest> ObjectCache::manifest_key(const CompileIdentity& identity, const PathMap& map,
@@ -285,6 +287,11 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
     if (!stored) {
       log::info("cache: entry {} unreadable ({}): a miss", entry.result.short_hex(), error);
       m_store.remove_entry(entry.result);
+      continue;
+    }
+    if (stored->manifest_key != *key) {
+      log::info("cache: entry {} was stored under another manifest ({}): a miss",
+                entry.result.short_hex(), stored->manifest_key.short_hex());
       continue;
     }
     note_hit(entry.result, *stored);
@@ -355,8 +362,9 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
       manifest_entry.bound_source_root = map.roots().source;
     }
     manifest_entry.result = result_key(*key, manifest_entry);
-    m_store.write_entry(manifest_entry.result,
-                        entry_of(record, std::move(*object), map, command, env));
+    CacheEntry entry = entry_of(record, std::move(*object), map, command, env);
+    entry.manifest_key = *key;
+    m_store.write_entry(manifest_entry.result, std::move(entry));
     m_store.update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
     return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex()),
             manifest_entry.result};
@@ -365,6 +373,20 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
   } catch (const std::exception& error) {
     return {false, false, fmt::format("not cached: {}", error.what()), std::nullopt};
   }
+}
+
+std::string ObjectCache::inputs_changed(const Digest& key, const CacheEntry& entry,
+                                        FileHasher& hasher) const
+{
+  auto manifest = m_store.read_manifest(entry.manifest_key);
+  for (const auto& stored : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
+    if (stored.result == key) {
+      const PathMap map(tree_roots_of(entry.origin_tree));
+      return mismatch(stored, map, hasher,
+                      env_value(entry.origin_env, std::string(k_path_variable)), entry.origin_cwd);
+    }
+  }
+  return "its input set is no longer in the cache";
 }
 
 void ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
@@ -382,7 +404,7 @@ void ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
   CacheEntry updated = entry;
   updated.other_variants.push_back(compiled);
   try {
-    m_store.write_entry(key, updated);
+    m_store.write_entry(key, std::move(updated));
   } catch (const std::exception& error) {
     log::info("cache: cannot keep the new variant of {}: {}", key.short_hex(), error.what());
   }

@@ -62,6 +62,7 @@ struct CacheSettings {
   std::uint64_t max_bytes = 0;  // 0: 5% of the file system, at most 20 GiB
   std::uint64_t min_free = 0;
   double verify_fraction = 0;
+  bool shared = false;  // a team's cache dir (NVFRESH_CACHE_SHARED): cache_dir_refusal
 };
 
 // The cache settings of a configuration (config.hpp): NVFRESH_CACHE, NVFRESH_CACHE_DIR, ...
@@ -88,6 +89,10 @@ public:
   // its recorded path. Never throws.
   StoreOutcome store_result(const CompileIdentity& identity, const Record& record,
                             const std::vector<std::string>& command, const Environment& env);
+
+  // Why the input set the entry was stored with no longer holds in its origin tree, or "" when it
+  // does (cache verify: an entry is compiled again only against its own inputs, B25).
+  std::string inputs_changed(const Digest& key, const CacheEntry& entry, FileHasher& hasher) const;
 
   // An entry was compiled again to verify it: its digests agreed (counted), or they differ (counted,
   // and the entry keeps the new variant).

@@ -6,7 +6,8 @@
 //   evict [--max-size S] [--older-than D]   least recently used first, down to S; entries not used
 //                                       for D (30d, 12h, 90m, 3600s)
 //   verify [--sample N] [--json]        compiles N stored entries again (all without --sample) and
-//                                       compares their codegen; exits 1 when one differs
+//                                       compares their codegen; exits 1 when one differs or
+//                                       is damaged; one whose inputs changed is not verified
 #include "cache/entry_verifier.hpp"
 #include "cache/object_cache.hpp"
 #include "commands/commands.hpp"
@@ -142,6 +143,38 @@ int run_evict_command(ObjectCache& cache, const std::string& max_size,
   return 0;
 }
 
+struct StoredVerification {
+  std::optional<CacheEntry> entry;
+  EntryVerification verified;
+};
+
+// One entry of cache verify: damaged when it is not the entry its key names (B24), not verified
+// when its own inputs changed since it was stored (B25), else compiled again and compared.
+StoredVerification verify_stored_entry(ObjectCache& cache, const Digest& key,
+                                       const std::string& scratch, FileHasher& hasher)
+{
+  StoredVerification result;
+  std::string error;
+  result.entry = cache.store().read_entry(key, &error);
+  if (!result.entry) {
+    result.verified.verdict = error == "missing" ? Verification::not_run : Verification::damaged;
+    result.verified.detail = error == "missing" ? "gone (evicted meanwhile)" : error;
+    return result;
+  }
+  if (std::string changed = cache.inputs_changed(key, *result.entry, hasher); !changed.empty()) {
+    result.verified.verdict = Verification::not_verified;
+    result.verified.detail = "inputs changed since stored (" + changed + "): not verified";
+    return result;
+  }
+  result.verified = verify_entry(*result.entry, scratch);
+  if (result.verified.verdict == Verification::same ||
+      result.verified.verdict == Verification::differs ||
+      result.verified.verdict == Verification::known_variant) {
+    cache.note_verified(key, *result.entry, result.verified.compiled);
+  }
+  return result;
+}
+
 int run_verify_command(ObjectCache& cache, size_t sample, bool json)
 {
   std::vector<Digest> keys = cache.store().entry_keys();
@@ -157,20 +190,12 @@ int run_verify_command(ObjectCache& cache, size_t sample, bool json)
   }
   nlohmann::json results = nlohmann::json::array();
   size_t differs = 0;
+  size_t damaged = 0;
+  FileHasher hasher;
   for (const auto& key : keys) {
-    std::string error;
-    auto entry = cache.store().read_entry(key, &error);
-    EntryVerification verified;
-    if (!entry) {
-      verified.detail = "unreadable: " + error;
-    } else {
-      verified = verify_entry(*entry, scratch);
-      if (verified.verdict == Verification::same || verified.verdict == Verification::differs ||
-          verified.verdict == Verification::known_variant) {
-        cache.note_verified(key, *entry, verified.compiled);
-      }
-    }
+    auto [entry, verified] = verify_stored_entry(cache, key, scratch, hasher);
     differs += verified.verdict == Verification::differs ? 1 : 0;
+    damaged += verified.verdict == Verification::damaged ? 1 : 0;
     const std::string object = entry ? entry->origin_object : std::string();
     if (json) {
       results.push_back({{"entry", key.to_hex()},
@@ -183,12 +208,15 @@ int run_verify_command(ObjectCache& cache, size_t sample, bool json)
     }
   }
   if (json) {
-    print_json({{"verified", keys.size()}, {"differs", differs}, {"entries", results}});
+    print_json({{"verified", keys.size()},
+                {"differs", differs},
+                {"damaged", damaged},
+                {"entries", results}});
   } else {
-    fmt::print("nvfresh cache verify: {} entries compiled again, {} with codegen that differs\n",
-               keys.size(), differs);
+    fmt::print("nvfresh cache verify: {} entries compiled again, {} with codegen that differs{}\n",
+               keys.size(), differs, damaged == 0 ? "" : fmt::format(", {} damaged", damaged));
   }
-  return differs == 0 ? 0 : k_exit_differs;
+  return differs == 0 && damaged == 0 ? 0 : k_exit_differs;
 }
 
 }  // namespace
@@ -223,15 +251,33 @@ int run_cache(const std::vector<std::string>& args)
   if (stats->parsed()) {
     return run_stats_command(cache, json);
   }
-  if (clear->parsed()) {
-    cache.store().clear();
-    fmt::print("nvfresh cache: cleared {}\n", settings.dir);
-    return 0;
+  const std::string command = clear->parsed() ? "clear" : evict->parsed() ? "evict" : "verify";
+  // A cache dir another user controls is neither cleaned nor verified (verify runs the commands
+  // its entries name).
+  if (std::string why = cache.store().refusal(); !why.empty()) {
+    fmt::print(stderr,
+               "nvfresh cache {}: not using the cache {}: {} (use a cache dir of your own, or set "
+               "NVFRESH_CACHE_SHARED=1 for a team's)\n",
+               command, settings.dir, why);
+    return k_exit_usage_error;
   }
-  if (evict->parsed()) {
-    return run_evict_command(cache, max_size, older_than);
+  try {
+    if (clear->parsed()) {
+      cache.store().clear();
+      fmt::print("nvfresh cache: cleared {}\n", settings.dir);
+      return 0;
+    }
+    if (evict->parsed()) {
+      return run_evict_command(cache, max_size, older_than);
+    }
+    return run_verify_command(cache, sample, json);
+  } catch (const std::exception& error) {  // a read-only cache dir, a lock that cannot be made
+    fmt::print(stderr,
+               "nvfresh cache {}: cannot change {}: {} (make it writable, or point "
+               "NVFRESH_CACHE_DIR elsewhere)\n",
+               command, settings.dir, error.what());
+    return k_exit_usage_error;
   }
-  return run_verify_command(cache, sample, json);
 }
 
 }  // namespace nvfresh

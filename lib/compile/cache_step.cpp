@@ -27,13 +27,33 @@ CacheStep::CacheStep(const Config& config, const Environment& env) : m_env(env)
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
     m_cache.emplace(settings);
+    m_refusal = m_cache->store().refusal();
+    if (!m_refusal.empty()) {
+      m_refused_dir = settings.dir;
+      m_cache.reset();
+    }
   }
+}
+
+bool CacheStep::usable(const std::string& record_root) const
+{
+  if (m_refusal.empty() || !first_time_this_build(record_root + "/cache-refused-warned")) {
+    return m_cache.has_value();
+  }
+  std::fflush(stdout);
+  std::fputs(fmt::format("nvfresh: not using the cache {}: {} (the build goes on uncached; use a "
+                         "cache dir of your own, or set NVFRESH_CACHE_SHARED=1 for a team's; said "
+                         "once per build)\n",
+                         m_refused_dir, m_refusal)
+               .c_str(),
+             stderr);
+  return false;
 }
 
 std::optional<ServedCompile> CacheStep::restore(const LoadedRecord& loaded,
                                                 const ServeRequest& serve, FileHasher& hasher)
 {
-  if (!m_cache || !loaded.record || !loaded.record->cache_entry ||
+  if (!usable(serve.plan.record_root) || !loaded.record || !loaded.record->cache_entry ||
       m_cache->settings().verify_fraction > 0) {
     return std::nullopt;
   }
@@ -52,7 +72,7 @@ std::optional<ServedCompile> CacheStep::restore(const LoadedRecord& loaded,
 
 std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHasher& hasher)
 {
-  if (!m_cache) {
+  if (!usable(serve.plan.record_root)) {
     return std::nullopt;
   }
   try {

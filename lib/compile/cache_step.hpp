@@ -2,8 +2,9 @@
 // lookup that may serve the object (compile/serve.hpp); after nvcc ran and the compile was
 // recorded, a store, or, for a hit sampled for verification (NVFRESH_CACHE_VERIFY), a comparison
 // of the fresh codegen with the entry. Nothing here fails a build or changes what nvcc prints: an
-// error is a miss or "not cached", logged; the one line a user sees is that the cache stores
-// nothing because its disk is full, once per build.
+// error is a miss or "not cached", logged; the lines a user sees, once per build, are that the
+// cache stores nothing because its disk is full, or that its dir is not used because another user
+// owns it or others may write it (cache_dir_refusal).
 #pragma once
 
 #include "cache/object_cache.hpp"
@@ -49,8 +50,12 @@ public:
 
 private:
   void warn_not_cached(const std::string& record_root, const std::string& detail) const;
+  // Whether the cache is used; says once per build why not when its dir was refused.
+  bool usable(const std::string& record_root) const;
 
   std::optional<ObjectCache> m_cache;
+  std::string m_refusal;  // why the cache dir is not used, or ""
+  std::string m_refused_dir;
   Environment m_env;
   std::optional<CacheHit> m_verifying;
 };

@@ -98,7 +98,10 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.record_root = find_record_root(config.record_dir, working_dir);
   plan.record_file = record_file_for(plan.record_root, plan.object);
   plan.hash_cache = hash_cache_file(plan.record_root);
-  if (const CacheSettings cache = cache_settings(config, env); cache.enabled) {
+  // The hash cache in a cache dir that is not used (not the user's, writable by others) is not
+  // trusted either: its lines would tell what a file holds.
+  if (const CacheSettings cache = cache_settings(config, env);
+      cache.enabled && cache_dir_refusal(cache.dir, cache.shared).empty()) {
     plan.shared_hash_cache = shared_hash_cache_file(cache.dir);
   }
   if (request.depfile.wanted) {

@@ -14,6 +14,9 @@
 //                                       system, at most 20 GiB)
 //   NVFRESH_CACHE_MIN_FREE cache_min_free  below this much free space nothing is stored (default 1G)
 //   NVFRESH_CACHE_VERIFY   cache_verify the fraction of hits compiled anyway to verify them (0.01)
+//   NVFRESH_CACHE_SHARED   cache_shared 1/true/yes: the cache dir is a team's (group-writable,
+//                                       setgid, its members' files); else a cache dir that is not
+//                                       the user's own, or that others may write, is not used
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -36,8 +39,9 @@ struct Config {
   std::string cache_max_size;
   std::string cache_min_free;
   std::string cache_verify;
-  std::string space_floor;  // "" means the default
-  std::string config_file;  // the file that was read, if any
+  std::string cache_shared;  // "" means not shared
+  std::string space_floor;   // "" means the default
+  std::string config_file;   // the file that was read, if any
 };
 
 Config load_config(const Environment& env);

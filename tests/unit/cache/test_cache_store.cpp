@@ -1,5 +1,8 @@
 #include "cache/cache_store.hpp"
 
+#include "util/compressed_file.hpp"
+#include "util/file_io.hpp"
+
 #include "../temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -8,6 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace nvfresh;
 
@@ -196,4 +202,145 @@ TEST_CASE("cache store: concurrent stores past the cap are counted once and evic
   CHECK(static_cast<std::uint64_t>(counters[CacheCounter::bytes]) ==
         bytes_on_disk(dir.path("cache")));
   CHECK(static_cast<std::uint64_t>(counters[CacheCounter::bytes]) <= cap);
+}
+
+TEST_CASE("cache store: an entry file copied under another key is a miss (B24)", "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest a = hash_bytes("entry A");
+  const Digest b = hash_bytes("entry B");
+  store.write_entry(a, entry_of_size(1000, 'a'));
+  store.write_entry(b, entry_of_size(1000, 'b'));
+  REQUIRE(store.read_entry(a));
+  std::filesystem::copy_file(store.entry_file(b), store.entry_file(a),
+                             std::filesystem::copy_options::overwrite_existing);
+  std::string error;
+  CHECK_FALSE(store.read_entry(a, &error));
+  CHECK(error.find("another key") != std::string::npos);
+  auto still_b = store.read_entry(b);
+  REQUIRE(still_b);
+  CHECK(still_b->result_key == b);
+  CHECK(still_b->object_digest == hash_bytes(still_b->object));
+}
+
+TEST_CASE("cache store: a resealed entry whose object is not its digest's is a miss (B24)",
+          "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest key = hash_bytes("entry A");
+  store.write_entry(key, entry_of_size(1000, 'a'));
+  auto entry = store.read_entry(key);
+  REQUIRE(entry);
+  entry->object = std::string(1000, 'b');  // another object, the file's checksum made anew
+  write_compressed_file(store.entry_file(key), serialize_cache_entry(*entry));
+  std::string error;
+  CHECK_FALSE(store.read_entry(key, &error));
+  CHECK(error.find("digest") != std::string::npos);
+}
+
+namespace {
+
+// The shard directory of a key, made by a first store, with `name` in it replaced by a symlink.
+std::string plant_link_in_shard(CacheStore& store, const Digest& key, const std::string& name,
+                                const std::string& target)
+{
+  store.write_entry(key, entry_of_size(100));
+  const std::string shard = store.root() + "/" + key.to_hex().substr(0, 1);
+  std::filesystem::remove(shard + "/" + name);
+  std::filesystem::create_symlink(target, shard + "/" + name);
+  return shard;
+}
+
+}  // namespace
+
+TEST_CASE("cache store: a symlinked stats or lock file of a shard is never written through (B26)",
+          "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest key = hash_bytes("entry");
+  const std::string victim = dir.write("victim", "precious\n");
+  SECTION("stats")
+  {
+    plant_link_in_shard(store, key, "stats", victim);
+    CHECK_THROWS(store.write_entry(key, entry_of_size(200)));
+    store.count(key, CacheCounter::hits);  // statistics: best effort, still not through the link
+    CHECK(try_read_file(victim) == "precious\n");
+  }
+  SECTION("lock")
+  {
+    std::filesystem::create_directories(dir.path("elsewhere"));
+    plant_link_in_shard(store, key, "lock", dir.path("elsewhere/lock"));
+    CHECK_THROWS(store.write_entry(key, entry_of_size(200)));
+    CHECK_THROWS(store.clear());
+    CHECK_FALSE(std::filesystem::exists(dir.path("elsewhere/lock")));
+  }
+}
+
+TEST_CASE("cache store: a shard that is a symlink is neither written to nor walked (B26)",
+          "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest key = hash_bytes("entry");
+  const std::string outside = dir.write("outside/sub/notes.entry", "the user's file");
+  dir.write("outside/x.manifest", "the user's file");
+  std::filesystem::create_directories(dir.path("cache"));
+  std::filesystem::create_symlink(dir.path("outside"),
+                                  dir.path("cache/" + key.to_hex().substr(0, 1)));
+  CHECK_FALSE(store.refusal().empty());
+  CHECK_THROWS(store.write_entry(key, entry_of_size(100)));
+  store.clear();
+  store.evict(0);
+  CHECK(store.entry_keys().empty());
+  CHECK(std::filesystem::exists(outside));
+  CHECK(std::filesystem::exists(dir.path("outside/x.manifest")));
+  CHECK_FALSE(std::filesystem::exists(dir.path("outside/lock")));
+  CHECK_FALSE(std::filesystem::exists(dir.path("outside/stats")));
+}
+
+TEST_CASE("cache store: a cache dir of another user, or that others may write, is refused (B26)",
+          "[cache]")
+{
+  test::TempDir dir;
+  const std::string root = dir.path("cache");
+  CacheStore store(root, {1ULL << 30, 0});
+  CHECK(store.refusal().empty());  // not there yet: the store makes it, the user's own
+  store.write_entry(hash_bytes("entry"), entry_of_size(100));
+  CHECK(store.refusal().empty());
+  CHECK(::chmod(root.c_str(), 0777) == 0);
+  CHECK(store.refusal().find("writable by everyone") != std::string::npos);
+  CHECK(::chmod(root.c_str(), 0775) == 0);
+  CHECK(store.refusal().find("writable by its group") != std::string::npos);
+  CHECK(::chmod(root.c_str(), 0755) == 0);
+  const uid_t other = ::geteuid() == 0 ? 12345 : ::geteuid() + 1;
+  if (::chown(root.c_str(), other, static_cast<gid_t>(-1)) == 0) {  // as root (the tests here)
+    CHECK(store.refusal().find("belongs to uid") != std::string::npos);
+    CHECK_THROWS(store.write_entry(hash_bytes("another"), entry_of_size(100)));
+    // A team's cache dir: another member's, group-writable and setgid.
+    CHECK(::chmod(root.c_str(), 02775) == 0);
+    CacheStore team(root, {1ULL << 30, 0}, true);
+    CHECK(team.refusal().empty());
+    CHECK(::chmod(root.c_str(), 0777) == 0);
+    CHECK(team.refusal().find("writable by everyone") != std::string::npos);
+    CHECK(::chmod(root.c_str(), 01777) == 0);
+    CHECK(team.refusal().empty());
+  }
+}
+
+TEST_CASE("cache store: a team's cache dir makes its directories group-writable and setgid",
+          "[cache]")
+{
+  test::TempDir dir;
+  CacheStore team(dir.path("cache"), {1ULL << 30, 0}, true);
+  const Digest key = hash_bytes("entry");
+  team.write_entry(key, entry_of_size(100));
+  struct stat st {};
+  REQUIRE(::stat(dir.path("cache").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 02775);
+  REQUIRE(::stat(std::filesystem::path(team.entry_file(key)).parent_path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 02775);
+  CHECK(team.read_entry(key));
 }

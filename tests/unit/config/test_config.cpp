@@ -68,3 +68,13 @@ TEST_CASE("the free-space floor comes from NVFRESH_SPACE_FLOOR or space_floor", 
   REQUIRE(load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_SPACE_FLOOR", "1%"}}).space_floor ==
           "1%");
 }
+
+TEST_CASE("a team cache dir is declared by NVFRESH_CACHE_SHARED or cache_shared", "[config]")
+{
+  test::TempDir dir;
+  auto file = dir.write("nvfresh.conf", "cache_shared = yes\n");
+  REQUIRE(load_config({{"HOME", "/nonexistent"}}).cache_shared.empty());
+  REQUIRE(is_true(load_config({{"NVFRESH_CONFIG", file}}).cache_shared));
+  REQUIRE_FALSE(
+    is_true(load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_CACHE_SHARED", "0"}}).cache_shared));
+}

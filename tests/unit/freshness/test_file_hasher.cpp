@@ -202,3 +202,17 @@ TEST_CASE("hash_ahead hashes what fingerprint would, and a file that moved since
   CHECK(FileHasher().fingerprint(paths[1]).fingerprint->hash ==
         hash_bytes("#define H1 changed again\n"));
 }
+
+TEST_CASE("the shared hash cache is never written through a symlink (B26)", "[file_hasher]")
+{
+  test::TempDir dir;
+  const auto tool =
+    dir.write("cuda/bin/ptxas", std::string(FileHasher::k_cached_size_threshold + 10, 'x'));
+  const auto victim = dir.write("victim", "precious\n");
+  std::filesystem::create_directories(dir.path("cache"));
+  std::filesystem::create_symlink(victim, dir.path("cache/hash-cache"));
+  auto fingerprint = FileHasher(dir.path("a/.nvfresh/hash-cache"), 0, dir.path("cache/hash-cache"))
+                       .fingerprint(tool);
+  REQUIRE(fingerprint.fingerprint);
+  CHECK(try_read_file(victim) == "precious\n");
+}
