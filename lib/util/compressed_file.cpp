@@ -253,12 +253,14 @@ std::string decompress_frames(std::string_view bytes, const std::vector<TextFram
 }
 
 // The note frame written over the old one at `note_start`, the file cut after it: true when done,
-// false (nothing written) when `path` is no longer the file `read_from` describes. Throws when a
-// write fails (the note may then be torn: readers find none).
+// false (nothing written) when `path` is no longer the file `read_from` describes, or is a symlink
+// (O_NOFOLLOW: a note is never written into a file outside the tree through a link; the caller
+// then writes the whole file anew at `path`, which replaces the link). Throws when a write fails
+// (the note may then be torn: readers find none).
 bool overwrite_note(const std::string& path, const FileStat& read_from, std::size_t note_start,
                     std::string_view frame)
 {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     return false;
   }

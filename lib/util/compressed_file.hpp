@@ -73,8 +73,9 @@ std::optional<std::string> compressed_file_note(std::string_view bytes);
 // before it never changes in a file, so nothing else needs writing (a CUTLASS record: 1.6 KB of
 // 100 KB). A reader that meets the note half written finds no note, which only loses what the note
 // said (the record then reads as it was written: its object's stamp is checked by content again).
-// Otherwise (the file was replaced, or read_from has no inode) `stored` is written back atomically
-// with the note. Throws on failure, and when `stored` is not such a file.
+// Otherwise (the file was replaced, `path` is a symlink, or read_from has no inode) `stored` is
+// written back atomically with the note, as a file of its own at `path` (a symlinked record is never
+// written through: the link's target stays as it was). Throws on failure, and when `stored` is not such a file.
 void write_compressed_file_note(const std::string& path, std::string_view stored,
                                 std::string_view note, const FileStat& read_from);
 

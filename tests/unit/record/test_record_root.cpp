@@ -265,6 +265,17 @@ TEST_CASE("a skip's note is written over the old one, in the file it was loaded 
     CHECK(load_record(file).record->object == record.object);
     CHECK(load_record(file).record->output == output);
   }
+  SECTION("a symlinked record is not written through: the link becomes the tree's own file (B28)")
+  {
+    const std::string elsewhere = dir.path("elsewhere.rec");
+    std::filesystem::rename(file, elsewhere);
+    std::filesystem::create_symlink(elsewhere, file);
+    save_record_note(load_record(file, true), output, {{2, "skipped", "x"}});
+    CHECK(*try_read_file(elsewhere) == written);
+    CHECK_FALSE(std::filesystem::is_symlink(file));
+    REQUIRE(load_record(file).record);
+    CHECK(load_record(file).record->output == output);
+  }
   SECTION("a record with a second name (a hard link) is not written through it")
   {
     const std::string twin = dir.path("twin.rec");
