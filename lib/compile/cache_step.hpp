@@ -30,7 +30,8 @@ class CacheStep {
 public:
   CacheStep(const Config& config, const Environment& env);
 
-  bool enabled() const { return m_cache.has_value(); }
+  // Whether a cache is set: also when its dir is refused (then serve() says why, once per build).
+  bool enabled() const { return m_cache.has_value() || !m_refusal.empty(); }
 
   // Before the lookup, when nothing but the object changed since its record (decide_skip's
   // object_only): the object restored from the entry the record names (serve_recorded), or

@@ -511,6 +511,132 @@ class Verification(CacheCase):
         self.assertIn(b"differs", verify.stdout)
 
 
+class EntriesBoundAndDirGuarded(CacheCase):
+    """Direct `nvfresh nvcc` compiles (the reproductions of B24-B28): an entry serves only the key
+    it was stored under, verify judges an entry against its own inputs, and nothing is written
+    through a link planted in the cache dir or in place of a record."""
+
+    KMARK = '#define KMARK "{}"\n'
+    SOURCE = ('#include "k.h"\n__attribute__((used)) static const char mark[] = "{}_" KMARK "_MARK";\n'
+              "__global__ void kernel_{}(int* p) {{ *p = sizeof(mark); }}\n")
+
+    def dir_with(self, name, units, version="V1"):
+        where = self.root / name
+        harness.write(where / "k.h", self.KMARK.format(version))
+        for unit in units:
+            harness.write(where / f"{unit}.cu", self.SOURCE.format(unit, unit))
+        return where
+
+    def compile(self, where, unit, env=None):
+        merged = dict(self.env)
+        merged.update(env or {})
+        return harness.run([NVFRESH, harness.require_nvcc(), "-c", f"{unit}.cu", "-o", f"{unit}.o",
+                            "-MD", "-arch=sm_80"], cwd=where, env=merged, check=True)
+
+    def marks(self, obj):
+        import re
+        return set(re.findall(rb"[AB]_V[0-9]_MARK", Path(obj).read_bytes()))
+
+    def entries(self):
+        return set(self.cache_dir.rglob("*.entry"))
+
+    def verify(self):
+        return harness.run([NVFRESH, "cache", "verify"], env=self.env)
+
+    def test_entry_under_another_key_is_never_served(self):
+        t1 = self.dir_with("t1", ["A", "B"])
+        self.compile(t1, "A")
+        (entry_a,) = self.entries()
+        self.compile(t1, "B")
+        (entry_b,) = self.entries() - {entry_a}
+        shutil.copy(entry_b, entry_a)
+        verify = self.verify()
+        self.assertEqual(verify.returncode, 1, verify.stdout.decode())
+        self.assertIn(b"damaged", verify.stdout)
+        self.assertIn(b"stored under another key", verify.stdout)
+        # The restore after clean: the record names A's entry, which now holds B's object.
+        (t1 / "A.o").unlink()
+        self.compile(t1, "A")
+        self.assertEqual(self.marks(t1 / "A.o"), {b"A_V1_MARK"})
+        # A fresh tree (a sibling) looks A up and finds B's entry under A's key.
+        shutil.copy(entry_b, entry_a)
+        t2 = self.dir_with("t2", ["A"])
+        self.compile(t2, "A")
+        self.assertEqual(self.marks(t2 / "A.o"), {b"A_V1_MARK"})
+        self.assertEqual(harness.nvfresh_check(t2, env=self.env).returncode, 0)
+        verify = self.verify()
+        self.assertEqual(verify.returncode, 0, verify.stdout.decode())
+
+    def test_verify_after_an_edit_does_not_call_it_differing(self):
+        where = self.dir_with("t", ["A"])
+        self.compile(where, "A")
+        harness.write(where / "k.h", self.KMARK.format("V2"))
+        self.compile(where, "A")
+        self.assertEqual(len(self.entries()), 2)
+        verify = self.verify()
+        out = verify.stdout.decode()
+        self.assertEqual(verify.returncode, 0, out)
+        self.assertIn("inputs changed since stored", out)
+        self.assertIn("not verified", out)
+        self.assertIn("0 with codegen that differs", out)
+        self.assertEqual(cache_stats(self.env)["verify_mismatches"], 0)
+
+    def test_links_in_the_cache_dir_are_not_followed(self):
+        where = self.dir_with("t", ["A", "B"])
+        self.compile(where, "A")
+        victim = harness.write(self.root / "victim", "precious\n")
+        for shard in "0123456789abcdef":
+            (self.cache_dir / shard).mkdir(exist_ok=True)
+            stats = self.cache_dir / shard / "stats"
+            if stats.exists() or stats.is_symlink():
+                stats.unlink()
+            stats.symlink_to(victim)
+        result = self.compile(where, "B")
+        self.assertEqual(victim.read_text(), "precious\n")
+        self.assertEqual(self.marks(where / "B.o"), {b"B_V1_MARK"})
+        self.assertEqual(result.stdout, b"")
+        # A cache dir of another user is not used: one line, the build goes on.
+        os.chown(self.cache_dir, 12345, -1)
+        harness.write(where / "k.h", self.KMARK.format("V2"))
+        result = self.compile(where, "A")
+        self.assertEqual(result.stderr.decode().count("not using the cache"), 1, result.stderr)
+        self.assertIn(b"belongs to uid 12345", result.stderr)
+        self.assertEqual(self.marks(where / "A.o"), {b"A_V2_MARK"})
+        clear = harness.run([NVFRESH, "cache", "clear"], env=self.env)
+        self.assertEqual(clear.returncode, 2, clear.stderr)
+        self.assertTrue(victim.exists())
+
+    def test_clear_that_cannot_write_says_so(self):
+        where = self.dir_with("t", ["A"])
+        self.compile(where, "A")
+        for shard in self.cache_dir.iterdir():
+            lock = shard / "lock"
+            if lock.exists():
+                lock.unlink()
+                lock.mkdir()  # opening it for writing fails, as on a read-only cache
+        for command in (["clear"], ["evict", "--max-size", "1"]):
+            result = harness.run([NVFRESH, "cache", *command], env=self.env)
+            self.assertEqual(result.returncode, 2, result.stderr)
+            lines = result.stderr.decode().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn("cannot change", lines[0])
+
+    def test_note_is_not_written_through_a_symlinked_record(self):
+        where = self.dir_with("t", ["A"])
+        off = {"NVFRESH_CACHE": "0"}
+        self.compile(where, "A", env=off)
+        (record,) = (where / ".nvfresh").rglob("*.rec")
+        elsewhere = self.root / "elsewhere.rec"
+        shutil.move(record, elsewhere)
+        record.symlink_to(elsewhere)
+        before = elsewhere.read_bytes()
+        harness.bump_mtime(where / "k.h")
+        self.compile(where, "A", env=off)
+        self.assertEqual(elsewhere.read_bytes(), before)
+        self.assertFalse(record.is_symlink())
+        self.assertEqual(self.marks(where / "A.o"), {b"A_V1_MARK"})
+
+
 class ModuleWithCcache(CacheCase):
     """ONNX Runtime's --use_cache sets ccache as the CUDA launcher: the module takes it out, once."""
 
