@@ -2,6 +2,7 @@
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -119,4 +120,18 @@ TEST_CASE("atomic writes and directory creation throw FileWriteError naming the 
     CHECK(error.path() == dir.path("missing/x"));  // the file asked for, not its temporary
     CHECK(error.error() == ENOENT);
   }
+}
+
+TEST_CASE("an atomic write never writes through a link planted at its temporary name", "[file_io]")
+{
+  test::TempDir dir;
+  const std::string victim = dir.write("victim", "precious\n");
+  const std::string path = dir.path("target");
+  // The temporary names this process can use next (<path>.nvfresh-tmp.<pid>.<n>), each a link.
+  for (int n = 0; n < 4096; ++n) {
+    std::filesystem::create_symlink(victim,
+                                    fmt::format("{}.nvfresh-tmp.{}.{}", path, ::getpid(), n));
+  }
+  CHECK_THROWS_AS(write_file_atomically(path, "new\n"), FileWriteError);
+  CHECK(*try_read_file(victim) == "precious\n");
 }
