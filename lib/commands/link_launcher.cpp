@@ -18,7 +18,7 @@
 #include "commands/commands.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
-#include "proof/build_graph.hpp"
+#include "proof/link_command.hpp"
 #include "record/link_record.hpp"
 #include "record/record_root.hpp"
 #include "space/activity.hpp"

@@ -1,5 +1,5 @@
 // The per-object record: everything nvfresh knows about how one object came to be.
-// One record per object, kept inside the build tree (see record_store.hpp), written atomically.
+// One record per object, kept inside the build tree (see record_root.hpp), written atomically.
 // The on-disk grammar is at the top of record.cpp.
 #pragma once
 
