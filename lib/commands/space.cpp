@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -398,6 +399,20 @@ std::vector<std::string> forget_gone_trees(std::vector<RegistryEntry>& entries)
   return gone;
 }
 
+// CLI11's NonNegativeNumber lets "nan" through, which every age comparison then passes.
+CLI::Validator finite_days()
+{
+  return {[](const std::string& text) {
+            double days = -1;
+            bool parsed = CLI::detail::lexical_cast(text, days);
+            return parsed && std::isfinite(days) && days >= 0
+                     ? std::string()
+                     : fmt::format("{} is not a number of days: give a finite number, 0 or more",
+                                   text);
+          },
+          "DAYS"};
+}
+
 // nullopt: parsed, go on; otherwise the exit status to return now (0 for --help, 2 for bad usage).
 std::optional<int> parse_options(const std::vector<std::string>& args, SpaceOptions& options)
 {
@@ -411,7 +426,7 @@ std::optional<int> parse_options(const std::vector<std::string>& args, SpaceOpti
   auto* older = app
                   .add_option("--older-than", options.older_than_days,
                               "with --clean: trees last built more than DAYS ago")
-                  ->check(CLI::NonNegativeNumber);
+                  ->check(finite_days());
   app.add_flag("--yes", options.yes, "with --clean: really remove them")->needs(clean);
   clean->needs(older);
   older->needs(clean);

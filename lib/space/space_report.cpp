@@ -111,7 +111,7 @@ std::string reason_to_keep(const TreeReport& report, const CleanRule& rule)
   }
   const double age_days =
     static_cast<double>(rule.now_ns - report.last_build_ns) / static_cast<double>(k_day_ns);
-  if (age_days < rule.older_than_days) {
+  if (!(age_days >= rule.older_than_days)) {  // NaN keeps too
     return fmt::format("built {} ago, not more than {:g} days",
                        describe_age(rule.now_ns - report.last_build_ns), rule.older_than_days);
   }

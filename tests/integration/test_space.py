@@ -9,8 +9,8 @@ Four trees, built through nvfresh (injected with CMAKE_PROJECT_INCLUDE) with rea
 - UNREGISTERED: a directory that looks like an old regenerable CMake tree (its CMakeCache.txt names
   OLD's sources) but that nvfresh never worked in: not in the registry, so never touched.
 `--clean --older-than 30` must remove exactly OLD (after a dry run that removes nothing), and keep
-OLD while it belongs to another user or is not old enough. The registry lives in a private
-XDG_STATE_HOME.
+OLD while it belongs to another user or is not old enough, and refuse `--older-than nan` (B32).
+The registry lives in a private XDG_STATE_HOME.
 """
 import json
 import os
@@ -199,6 +199,15 @@ class Space(project.WorkDirPerClass, harness.unittest.TestCase):
         running = self.trees_by_path(self.space_json())[real(self.running.build_dir)]
         self.assertEqual(running["state"], "recent", "built just now, and no longer holding its lock")
         self.assertFalse(running["build_lock_held"])
+
+    def test_5_older_than_must_be_a_finite_number(self):
+        for days in ("nan", "NaN", "inf", "-1"):
+            result = harness.run([harness.nvfresh_bin(), "space", "--clean", "--older-than", days, "--yes"],
+                                 env=self.env)
+            self.assertEqual(result.returncode, 2, days)
+            self.assertIn("--older-than", result.stderr.decode(), days)
+        for tree in (self.running, self.orphan):
+            self.assertTrue(tree.build_dir.exists())
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <limits>
 
 using namespace nvfresh;
 
@@ -80,6 +81,14 @@ TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[
   running_and_old.last_build_ns = k_now - 400 * k_day_ns;
   CHECK(activity_of(running_and_old, k_now) == Activity::running);
   CHECK(reason_to_keep(removable(), {0, k_now, 1000}).empty());
+}
+
+TEST_CASE("clean: an age that is not a number keeps every tree", "[space_report]")
+{
+  const TreeReport report = removable();
+  CHECK(reason_to_keep(report, {30, k_now, 1000}).empty());
+  CHECK_THAT(reason_to_keep(report, {std::numeric_limits<double>::quiet_NaN(), k_now, 1000}),
+             Catch::Contains("not more than nan days"));
 }
 
 TEST_CASE("the last build is the newest trace nvfresh left in the tree", "[space_report]")
