@@ -186,7 +186,7 @@ TEST_CASE("ages are said in the largest unit that fits", "[space_report]")
   CHECK(describe_age(10'000'000'000LL) == "less than a minute");
   CHECK(describe_age(minute) == "1 minute");
   CHECK(describe_age(90 * minute) == "90 minutes");
-  CHECK(describe_age(5 * 60 * minute) == "5 hours");
+  CHECK(describe_age(minute * 5 * 60) == "5 hours");
   CHECK(describe_age(40 * k_day_ns) == "40 days");
   CHECK(describe_age(-5) == "less than a minute");
 }
