@@ -146,3 +146,16 @@ TEST_CASE("an entry is bound only to the roots its object names", "[cache]")
     CHECK(hit->elsewhere == "served from another checkout: names " + dir.path("ck"));
   }
 }
+
+TEST_CASE("cache_across_checkouts: off by default, on from the environment or the config file",
+          "[cache][config]")
+{
+  test::TempDir dir;
+  const Environment home{{"HOME", dir.path()}};
+  CHECK_FALSE(cache_settings(load_config(home), home).across_checkouts);
+  const Environment env{{"HOME", dir.path()}, {"NVFRESH_CACHE_ACROSS_CHECKOUTS", "1"}};
+  CHECK(cache_settings(load_config(env), env).across_checkouts);
+  const std::string file = dir.write("nvfresh.conf", "cache_across_checkouts = yes\n");
+  const Environment configured{{"HOME", dir.path()}, {"NVFRESH_CONFIG", file}};
+  CHECK(cache_settings(load_config(configured), configured).across_checkouts);
+}
