@@ -17,7 +17,8 @@ Prints ratios; asserts nothing.
     ccache's count comes from its own statistics.
 
 usage: bench/cache_speed.py [--nvfresh build/bin/nvfresh] [--runs 5] [--cutlass] [--tus 50]
-                            [--callgrind] [--only single|tree|dirs] [--dir-tus 16] [--keep]
+                            [--callgrind] [--only single|tree|dirs] [--dir-tus 16]
+                            [--dir-runs 5] [--no-other] [--keep]
 """
 import argparse
 import json
@@ -255,7 +256,7 @@ def build_side(side, nvfresh, nvcc, src, build, env):
     return wall, cpu, misses1 - misses0, hits1 - hits0
 
 
-def bench_dirs(nvfresh, nvcc, root, tus):
+def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True):
     src = root / "file-tree"
     write_file_tree(src, tus)
     clone = root / "another-checkout"
@@ -266,24 +267,34 @@ def bench_dirs(nvfresh, nvcc, root, tus):
     # Build dirs inside the checkout, as most projects have them (and as base_dir needs).
     for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env)):
         rows.append((side, "build dir A (cold)", build_side(side, nvfresh, nvcc, src, src / f"{side}-a", env)))
-        rows.append((side, "build dir B", build_side(side, nvfresh, nvcc, src, src / f"{side}-b", env)))
+    # Fresh build dirs B, the two sides alternating so that the machine's load falls on both alike.
+    seconds = {"nvfresh": [], "ccache": []}
+    for n in range(runs):
+        for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env)):
+            seconds[side].append(build_side(side, nvfresh, nvcc, src, src / f"{side}-b{n}", env))
+    for side, measured in seconds.items():
+        rows.append((side, "build dir B" + (f" (median of {runs})" if runs > 1 else ""),
+                     tuple(median([m[i] for m in measured]) for i in range(2))
+                     + (max(m[2] for m in measured), min(m[3] for m in measured))))
     # Another checkout; each variant builds a fresh tree of the copy with what A stored.
     # ccache's base_dir changes its keys: its own cache, filled by a build dir of the first checkout.
     based_env = {"CCACHE_DIR": str(benchlib.fresh_dir(root / "dirs-ccache-based")), "CCACHE_MAXSIZE": "5G",
                  "CCACHE_BASEDIR": str(root)}
-    rows.append(("ccache", "base_dir, build dir A", build_side("ccache", nvfresh, nvcc, src, src / "based-a", based_env)))
+    if other:
+        rows.append(("ccache", "base_dir, build dir A",
+                     build_side("ccache", nvfresh, nvcc, src, src / "based-a", based_env)))
     variants = (("nvfresh", "other checkout", nvfresh_env),
                 ("nvfresh", "other, ACROSS_CHECKOUTS=1", dict(nvfresh_env, NVFRESH_CACHE_ACROSS_CHECKOUTS="1")),
                 ("ccache", "other checkout", ccache_env),
                 ("ccache", "other, base_dir", based_env))
-    for n, (side, step, env) in enumerate(variants):
+    for n, (side, step, env) in enumerate(variants if other else ()):
         rows.append((side, step, build_side(side, nvfresh, nvcc, clone, clone / f"{side}-other{n}", env)))
     print(f"\n(c) a second build dir of a {tus}-TU tree with __FILE__ in a host CUDA_CHECK, Ninja -j2")
     print(f"  {'':<8} {'step':<27} {'wall s':>8} {'cpu s':>8} {'nvcc runs':>10} {'served/hits':>12}")
     for side, step, (wall, cpu, runs, served) in rows:
         print(f"  {side:<8} {step:<27} {wall:>8.2f} {cpu:>8.2f} {runs:>10} {served:>12}")
-    ours = next(r for side, step, r in rows if side == "nvfresh" and step == "build dir B")
-    theirs = next(r for side, step, r in rows if side == "ccache" and step == "build dir B")
+    ours = next(r for side, step, r in rows if side == "nvfresh" and step.startswith("build dir B"))
+    theirs = next(r for side, step, r in rows if side == "ccache" and step.startswith("build dir B"))
     print(f"  build dir B: nvfresh {ours[0]:.2f} s with {ours[2]} nvcc runs, ccache {theirs[0]:.2f} s "
           f"with {theirs[2]} misses: wall ratio {fmt_ratio(ours[0], theirs[0])} (goal <= 0.5x), "
           f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
@@ -299,6 +310,8 @@ def main():
     parser.add_argument("--callgrind", action="store_true")
     parser.add_argument("--only", choices=("single", "tree", "dirs"))
     parser.add_argument("--dir-tus", type=int, default=16)
+    parser.add_argument("--dir-runs", type=int, default=5, help="fresh build dirs B per side")
+    parser.add_argument("--no-other", action="store_true", help="(c) without the other checkout")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     nvfresh = str(Path(args.nvfresh).resolve())
@@ -311,7 +324,7 @@ def main():
         if args.only in (None, "tree"):
             bench_tree(nvfresh, nvcc, root, args.tus)
         if args.only in (None, "dirs"):
-            bench_dirs(nvfresh, nvcc, root, args.dir_tus)
+            bench_dirs(nvfresh, nvcc, root, args.dir_tus, args.dir_runs, not args.no_other)
     finally:
         if args.keep:
             print(f"kept {root}")
