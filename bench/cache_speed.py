@@ -17,7 +17,8 @@ Prints ratios; asserts nothing.
     ccache's count comes from its own statistics.
 
 usage: bench/cache_speed.py [--nvfresh build/bin/nvfresh] [--runs 5] [--cutlass] [--tus 50]
-                            [--callgrind] [--only single|tree] [--keep]
+                            [--callgrind] [--only single|tree|dirs] [--dir-tus 16]
+                            [--dir-runs 5] [--no-other] [--keep]
 """
 import argparse
 import json
@@ -214,6 +215,91 @@ def bench_tree(nvfresh, nvcc, root, tus):
           f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
 
 
+FILE_CHECK = """#include <cstdio>
+#include <cub/block/block_reduce.cuh>
+#include <cuda_runtime.h>
+#define CUDA_CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \\
+  std::fprintf(stderr, "%s:%d: %s\\n", __FILE__, __LINE__, cudaGetErrorString(e_)); } } while (0)
+"""
+
+
+def write_file_tree(src, tus):
+    """bench_tree's tree, each TU with a cub block reduction (about 880 headers, as real TUs read)
+    and a host launcher checked by a __FILE__ macro."""
+    skip_speed.write_tree(src, tus)
+    for cu in sorted((src / "ops").glob("op*.cu")):
+        t = int(cu.stem[2:])
+        cu.write_text(FILE_CHECK + cu.read_text()
+                      + f"__global__ void sum{t}(float* p) {{ using R = cub::BlockReduce<float, 128>;\n"
+                      f"  __shared__ typename R::TempStorage s; float v = R(s).Sum(p[threadIdx.x]);\n"
+                      f"  if (threadIdx.x == 0) p[0] = v; }}\n"
+                      f"void launch{t}(float* p) {{ op{t}<<<1, 32>>>(p); sum{t}<<<1, 128>>>(p);\n"
+                      f"  CUDA_CHECK(cudaGetLastError()); }}\n")
+
+
+def build_side(side, nvfresh, nvcc, src, build, env):
+    """Configures and builds one tree: (wall, cpu, nvcc runs, served or hit)."""
+    args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", f"-DCMAKE_CUDA_COMPILER={nvcc}"]
+    if side == "nvfresh":
+        args += [f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake", f"-DNVFRESH_EXECUTABLE={nvfresh}"]
+    else:
+        args += [f"-DCMAKE_CUDA_COMPILER_LAUNCHER={CCACHE}"]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **env))
+    build_cmd = ["cmake", "--build", str(build), "-j2"]
+    if side == "nvfresh":
+        wall, cpu = benchlib.timed(build_cmd, env=env)
+        runs, served, _ = nvfresh_nvcc_runs(nvfresh, build, 0)
+        return wall, cpu, runs, served
+    misses0, hits0 = ccache_misses(env)
+    wall, cpu = benchlib.timed(build_cmd, env=env)
+    misses1, hits1 = ccache_misses(env)
+    return wall, cpu, misses1 - misses0, hits1 - hits0
+
+
+def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True):
+    src = root / "file-tree"
+    write_file_tree(src, tus)
+    clone = root / "another-checkout"
+    shutil.copytree(src, clone)  # before any build dir is made inside src
+    nvfresh_env = {"NVFRESH_CACHE_DIR": str(benchlib.fresh_dir(root / "dirs-nvfresh-cache"))}
+    ccache_env = {"CCACHE_DIR": str(benchlib.fresh_dir(root / "dirs-ccache")), "CCACHE_MAXSIZE": "5G"}
+    rows = []
+    # Build dirs inside the checkout, as most projects have them (and as base_dir needs).
+    for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env)):
+        rows.append((side, "build dir A (cold)", build_side(side, nvfresh, nvcc, src, src / f"{side}-a", env)))
+    # Fresh build dirs B, the two sides alternating so that the machine's load falls on both alike.
+    seconds = {"nvfresh": [], "ccache": []}
+    for n in range(runs):
+        for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env)):
+            seconds[side].append(build_side(side, nvfresh, nvcc, src, src / f"{side}-b{n}", env))
+    for side, measured in seconds.items():
+        rows.append((side, "build dir B" + (f" (median of {runs})" if runs > 1 else ""),
+                     tuple(median([m[i] for m in measured]) for i in range(2))
+                     + (max(m[2] for m in measured), min(m[3] for m in measured))))
+    # Another checkout; each variant builds a fresh tree of the copy with what A stored.
+    # ccache's base_dir changes its keys: its own cache, filled by a build dir of the first checkout.
+    based_env = {"CCACHE_DIR": str(benchlib.fresh_dir(root / "dirs-ccache-based")), "CCACHE_MAXSIZE": "5G",
+                 "CCACHE_BASEDIR": str(root)}
+    if other:
+        rows.append(("ccache", "base_dir, build dir A",
+                     build_side("ccache", nvfresh, nvcc, src, src / "based-a", based_env)))
+    variants = (("nvfresh", "other checkout", nvfresh_env),
+                ("nvfresh", "other, ACROSS_CHECKOUTS=1", dict(nvfresh_env, NVFRESH_CACHE_ACROSS_CHECKOUTS="1")),
+                ("ccache", "other checkout", ccache_env),
+                ("ccache", "other, base_dir", based_env))
+    for n, (side, step, env) in enumerate(variants if other else ()):
+        rows.append((side, step, build_side(side, nvfresh, nvcc, clone, clone / f"{side}-other{n}", env)))
+    print(f"\n(c) a second build dir of a {tus}-TU tree with __FILE__ in a host CUDA_CHECK, Ninja -j2")
+    print(f"  {'':<8} {'step':<27} {'wall s':>8} {'cpu s':>8} {'nvcc runs':>10} {'served/hits':>12}")
+    for side, step, (wall, cpu, runs, served) in rows:
+        print(f"  {side:<8} {step:<27} {wall:>8.2f} {cpu:>8.2f} {runs:>10} {served:>12}")
+    ours = next(r for side, step, r in rows if side == "nvfresh" and step.startswith("build dir B"))
+    theirs = next(r for side, step, r in rows if side == "ccache" and step.startswith("build dir B"))
+    print(f"  build dir B: nvfresh {ours[0]:.2f} s with {ours[2]} nvcc runs, ccache {theirs[0]:.2f} s "
+          f"with {theirs[2]} misses: wall ratio {fmt_ratio(ours[0], theirs[0])} (goal <= 0.5x), "
+          f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nvfresh", default=str(REPO / "build" / "bin" / "nvfresh"))
@@ -222,7 +308,10 @@ def main():
     parser.add_argument("--tus", type=int, default=50)
     parser.add_argument("--cutlass", action="store_true")
     parser.add_argument("--callgrind", action="store_true")
-    parser.add_argument("--only", choices=("single", "tree"))
+    parser.add_argument("--only", choices=("single", "tree", "dirs"))
+    parser.add_argument("--dir-tus", type=int, default=16)
+    parser.add_argument("--dir-runs", type=int, default=5, help="fresh build dirs B per side")
+    parser.add_argument("--no-other", action="store_true", help="(c) without the other checkout")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     nvfresh = str(Path(args.nvfresh).resolve())
@@ -234,6 +323,8 @@ def main():
             bench_single(nvfresh, nvcc, root, args.runs, args.cutlass, args.kernels, args.callgrind)
         if args.only in (None, "tree"):
             bench_tree(nvfresh, nvcc, root, args.tus)
+        if args.only in (None, "dirs"):
+            bench_dirs(nvfresh, nvcc, root, args.dir_tus, args.dir_runs, not args.no_other)
     finally:
         if args.keep:
             print(f"kept {root}")

@@ -16,10 +16,20 @@
 #   arguments                         go to ctest in the suite and sanitize stages (e.g. -R staleness;
 #                                     a -R there replaces the sanitize stage's own)
 # Installs what is missing first, so it works on a fresh machine and in CI.
+#
+# scripts/test.sh quick   the developer's gate before a commit, a few minutes, installing nothing:
+#   builds build/, runs the unit, Python and lint ctests (ctest -L 'unit|python|lint'), clang-tidy on
+#   the C/C++ files of lib/ and launcher/ that the change touches (against HEAD, or against
+#   NVFRESH_QUICK_BASE=<rev> when set; with nothing uncommitted, the last commit's files), and the
+#   commit-subject check (scripts/check_commits.sh).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 command -v nvcc >/dev/null 2>&1 || export PATH="/usr/local/cuda/bin:$PATH"
 k_all_stages=(suite tidy sanitize fuzz)
+if [ "${1:-}" = "quick" ]; then
+  shift
+  exec "$repo/scripts/test_quick.sh" "$@"
+fi
 read -r -a wanted <<<"${NVFRESH_TEST_STAGES:-${k_all_stages[*]}}"
 for stage in "${wanted[@]}"; do
   if [[ " ${k_all_stages[*]} " != *" $stage "* ]]; then

@@ -73,19 +73,20 @@ bool has_lto_entries(const std::string& object)
   return false;
 }
 
-// Whether the object depends on where it was built: it names a tree root (debug info, __FILE__),
-// in its host bytes or its decompressed device code, or it holds bytes no tool can read (LTO-IR).
-bool bound_to_roots(const std::string& object, const PathMap& map)
+// The roots the object depends on: those it names in its host bytes or its decompressed device
+// code (__FILE__, assert, debug and line info), and both where it holds bytes no tool here can
+// read (LTO-IR). The module id of -rdc hashes the source's path without naming it: `nvfresh
+// compare` factors it out (DESIGN.md: what a compile of this tree would give), so it binds nothing.
+PathMap::Named roots_bound(const std::string& object, const PathMap& map)
 {
-  if (map.names_a_root(object) || has_lto_entries(object)) {
-    return true;
+  if (has_lto_entries(object)) {
+    return {true, true};
   }
+  PathMap::Named named = map.roots_named(object);
   for (const auto& payload : device_payloads(object)) {
-    if (map.names_a_root(payload)) {
-      return true;
-    }
+    named |= map.roots_named(payload);
   }
-  return false;
+  return named;
 }
 
 ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
@@ -173,10 +174,6 @@ LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
 std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
                      const std::string& path_value, const std::string& working_dir)
 {
-  if (!entry.bound_build_root.empty() && (entry.bound_build_root != map.roots().build ||
-                                          entry.bound_source_root != map.roots().source)) {
-    return "bound to another tree";
-  }
   // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree:
   // the entry has no stat stamps of this tree's files, so every input is judged by its hash (the
   // tree's hash cache makes that a stat where the file is unchanged).
@@ -191,6 +188,30 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
     }
   }
   return {};
+}
+
+// The root of another tree that the entry's object names (this tree's root is elsewhere), or "":
+// it names only this tree's roots, or none.
+std::string other_root_named(const ManifestEntry& entry, const TreeRoots& roots)
+{
+  if (!entry.bound_source_root.empty() && entry.bound_source_root != roots.source) {
+    return entry.bound_source_root;
+  }
+  if (!entry.bound_build_root.empty() && entry.bound_build_root != roots.build) {
+    return entry.bound_build_root;
+  }
+  return {};
+}
+
+// What a hit of an entry naming `other` says: another checkout where it names another source
+// tree, another build dir where it names only another build tree.
+std::string other_tree_note(const ManifestEntry& entry, const std::string& other)
+{
+  if (other.empty()) {
+    return {};
+  }
+  return fmt::format("served from another {}: names {}",
+                     other == entry.bound_source_root ? "checkout" : "build dir", other);
 }
 
 CacheEntry entry_of(const Record& record, std::string object, const PathMap& map,
@@ -236,6 +257,7 @@ CacheSettings cache_settings(const Config& config, const Environment& env)
   const double verify =
     config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), nullptr);
   settings.verify_fraction = verify > 0 && verify <= 1 ? verify : 0;
+  settings.across_checkouts = is_true(config.cache_across_checkouts);
   settings.shared = is_true(config.cache_shared);
   return settings;
 }
@@ -276,17 +298,17 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   auto key = manifest_key(identity, map, hasher);
   auto manifest = key ? m_store.read_manifest(*key) : std::nullopt;
   const std::string path_value = env_value(env, std::string(k_path_variable));
+  std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
   for (const auto& entry : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
-    if (std::string why = mismatch(entry, map, hasher, path_value, identity.working_dir);
-        !why.empty()) {
-      log::info("cache: entry {} does not match: {}", entry.result.short_hex(), why);
+    const std::string other = other_root_named(entry, map.roots());
+    if (!other.empty() && (!m_settings.across_checkouts || elsewhere)) {
+      log::info("cache: entry {} does not match: bound to another tree (its object names {}){}",
+                entry.result.short_hex(), other,
+                m_settings.across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
       continue;
     }
-    std::string error;
-    auto stored = m_store.read_entry(entry.result, &error);
+    auto stored = matching_entry(entry, map, hasher, {path_value, identity.working_dir});
     if (!stored) {
-      log::info("cache: entry {} unreadable ({}): a miss", entry.result.short_hex(), error);
-      m_store.remove_entry(entry.result);
       continue;
     }
     if (stored->manifest_key != *key) {
@@ -294,13 +316,39 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
                 entry.result.short_hex(), stored->manifest_key.short_hex());
       continue;
     }
-    note_hit(entry.result, *stored);
-    return CacheHit{entry.result, std::move(*stored), entry, map};
+    CacheHit hit{entry.result, std::move(*stored), entry, map, other_tree_note(entry, other)};
+    if (other.empty()) {
+      note_hit(hit.key, hit.entry);
+      return hit;
+    }
+    elsewhere = std::move(hit);
+  }
+  if (elsewhere) {
+    note_hit(elsewhere->key, elsewhere->entry);
+    return elsewhere;
   }
   if (key) {
     m_store.count(*key, CacheCounter::misses);
   }
   return std::nullopt;
+}
+
+std::optional<CacheEntry> ObjectCache::matching_entry(const ManifestEntry& entry,
+                                                      const PathMap& map, FileHasher& hasher,
+                                                      const SearchPath& search)
+{
+  if (std::string why = mismatch(entry, map, hasher, search.path_value, search.working_dir);
+      !why.empty()) {
+    log::info("cache: entry {} does not match: {}", entry.result.short_hex(), why);
+    return std::nullopt;
+  }
+  std::string error;
+  auto stored = m_store.read_entry(entry.result, &error);
+  if (!stored) {
+    log::info("cache: entry {} unreadable ({}): a miss", entry.result.short_hex(), error);
+    m_store.remove_entry(entry.result);
+  }
+  return stored;
 }
 
 std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record)
@@ -357,10 +405,9 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
               std::nullopt};
     }
     ManifestEntry manifest_entry = manifest_entry_of(record, map);
-    if (bound_to_roots(*object, map)) {
-      manifest_entry.bound_build_root = map.roots().build;
-      manifest_entry.bound_source_root = map.roots().source;
-    }
+    const PathMap::Named bound = roots_bound(*object, map);
+    manifest_entry.bound_build_root = bound.build ? map.roots().build : std::string();
+    manifest_entry.bound_source_root = bound.source ? map.roots().source : std::string();
     manifest_entry.result = result_key(*key, manifest_entry);
     CacheEntry entry = entry_of(record, std::move(*object), map, command, env);
     entry.manifest_key = *key;

@@ -6,9 +6,18 @@
 //     tree roots left out (tree_roots.hpp);
 //   - the manifest's entries: the content of every input of every pass the tracer saw, the lookups
 //     that found nothing, and what PATH resolved; an entry matches when all of them still hold.
-// An object that names the tree's paths (-g, -G, -lineinfo, __FILE__ in host or device code, LTO-IR
-// nobody can read) is bound to those roots: it serves only a tree at the same paths. Everything
-// else serves any build directory and any checkout.
+// An entry is bound only to the roots its object names (tree_roots.hpp), found in its host bytes and
+// its decompressed device code, measured with nvcc 13.0 (README, "What binds a cache entry"):
+//   - the source root: __FILE__ in host or device code (error-check macros, assert, printf),
+//     -lineinfo: it serves every build dir of that checkout (the module id of -rdc hashes the
+//     source's path but `nvfresh compare` factors it out: it binds nothing);
+//   - the build root: -g and -G (DW_AT_comp_dir is the working directory), __FILE__ of a header
+//     generated into the build tree: it serves that build dir only;
+//   - both: LTO-IR (-dlto), which nothing here reads;
+//   - neither: any build dir and any checkout.
+// An entry bound to another tree's root is not served (it is not what this tree's compile gives),
+// unless cache_across_checkouts is set: then it is, when no entry of this tree matches, and the
+// hit says "served from another checkout: names <root>".
 //
 // Never stored: failed compiles, untrusted (raced) records, compiles the tracer did not see, output
 // that was not captured. Nothing here ever fails a build: a damaged entry is a miss, a full disk
@@ -43,6 +52,9 @@ struct CacheHit {
   CacheEntry entry;
   ManifestEntry matched;  // the input set that matched, tree-relative
   PathMap map;
+  // Where the object names another tree's paths (served with NVFRESH_CACHE_ACROSS_CHECKOUTS=1):
+  // "served from another checkout: names /a/src"; "" where it names only this tree's, or none.
+  std::string elsewhere;
 };
 
 // A manifest's probes (key paths) as this tree spells them, by directory (record.hpp).
@@ -62,7 +74,8 @@ struct CacheSettings {
   std::uint64_t max_bytes = 0;  // 0: 5% of the file system, at most 20 GiB
   std::uint64_t min_free = 0;
   double verify_fraction = 0;
-  bool shared = false;  // a team's cache dir (NVFRESH_CACHE_SHARED): cache_dir_refusal
+  bool across_checkouts = false;  // serve entries whose objects name another tree's paths
+  bool shared = false;            // a team's cache dir (NVFRESH_CACHE_SHARED): cache_dir_refusal
 };
 
 // The cache settings of a configuration (config.hpp): NVFRESH_CACHE, NVFRESH_CACHE_DIR, ...
@@ -103,6 +116,13 @@ private:
   void note_hit(const Digest& key, const CacheEntry& entry);  // most recently used, counted
   std::optional<Digest> manifest_key(const CompileIdentity& identity, const PathMap& map,
                                      FileHasher& hasher) const;
+  struct SearchPath {
+    std::string path_value;  // PATH
+    std::string working_dir;
+  };
+  // The stored entry when the disk matches `entry`'s input set, or nullopt (logged).
+  std::optional<CacheEntry> matching_entry(const ManifestEntry& entry, const PathMap& map,
+                                           FileHasher& hasher, const SearchPath& search);
 
   CacheSettings m_settings;
   CacheStore m_store;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <utility>
 
 namespace nvfresh {
 
@@ -177,6 +178,37 @@ std::string PathMap::text_to_tree(std::string_view text) const
     }
   }
   return out;
+}
+
+PathMap::Named PathMap::roots_named(std::string_view bytes) const
+{
+  Named named;
+  if (!names_a_root(bytes)) {
+    return named;  // the common case, at the speed of a substring search
+  }
+  std::array<std::pair<std::string_view, bool Named::*>, 4> roots{{
+    {m_roots.build, &Named::build},
+    {m_roots.source, &Named::source},
+    {m_roots.build_alias, &Named::build},
+    {m_roots.source_alias, &Named::source},
+  }};
+  std::sort(roots.begin(), roots.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  // No component boundary is asked for: in bytes a root may end anywhere, and a root that names
+  // more than it should only binds an entry more tightly.
+  for (size_t at = bytes.find('/'); at != std::string_view::npos; at = bytes.find('/', at)) {
+    const auto root = std::find_if(roots.begin(), roots.end(), [&](const auto& candidate) {
+      return !candidate.first.empty() &&
+             bytes.compare(at, candidate.first.size(), candidate.first) == 0;
+    });
+    if (root == roots.end()) {
+      ++at;
+      continue;
+    }
+    named.*(root->second) = true;
+    at += root->first.size();
+  }
+  return named;
 }
 
 bool PathMap::names_a_root(std::string_view bytes) const

@@ -46,6 +46,21 @@ public:
   // Whether `bytes` name a root anywhere (an object whose content depends on where it was built).
   bool names_a_root(std::string_view bytes) const;
 
+  // Which roots `bytes` name, in any spelling (alias included). Where one root holds the other (a
+  // build dir inside the checkout), an occurrence of the deeper root counts for it alone:
+  // "/ck/build/gen.h" names the build root, not the source root "/ck".
+  struct Named {
+    bool build = false;
+    bool source = false;
+    Named& operator|=(const Named& other)
+    {
+      build = build || other.build;
+      source = source || other.source;
+      return *this;
+    }
+  };
+  Named roots_named(std::string_view bytes) const;
+
 private:
   TreeRoots m_roots;
 };

@@ -85,10 +85,17 @@ nlohmann::json object_json(const ObjectStatus& status)
   for (const auto& r : status.verdict.reasons) {
     reasons.push_back(reason_json(cause_name(r.kind), r.path, r.before, r.after, r.describe()));
   }
-  return {{"object", status.object},
-          {"source", status.source},
-          {"fresh", status.verdict.fresh()},
-          {"reasons", reasons}};
+  nlohmann::json out = {{"object", status.object},
+                        {"source", status.source},
+                        {"fresh", status.verdict.fresh()},
+                        {"reasons", reasons}};
+  // How the object came to be in its last build: "served from the cache (...); served from
+  // another checkout: names /a/src".
+  if (status.record && !status.record->history.empty()) {
+    const HistoryEntry& last = status.record->history.back();
+    out["last_build"] = {{"event", last.event}, {"reason", last.reason}};
+  }
+  return out;
 }
 
 nlohmann::json artifact_json(const ArtifactStatus& status)
@@ -239,10 +246,10 @@ int run_check(const std::vector<std::string>& args)
   ProvenTree* proven = nullptr;
   {
     ProgressLine progress;
-    proven =
-      &keep_until_exit(prove_tree(build_dir, current_environment(), [&](size_t done, size_t total) {
-        progress.update(done, total);
-      }));
+    proven = &keep_until_exit(prove_tree(
+      build_dir, current_environment(),
+      [&](size_t done, size_t total) { progress.update(done, total); },
+      json ? TreeRecords::every_record : TreeRecords::indexed));  // --json: how each came to be
   }
   const ProvenTree& tree = *proven;
   size_t stale = std::count_if(tree.objects.begin(), tree.objects.end(),

@@ -5,13 +5,19 @@
 // PATH... limits the report to the registered trees at, under or around those paths.
 //
 // --clean --older-than DAYS removes the trees that space/space_report.hpp's rule allows (regenerable,
-// idle, older than DAYS, the user's own); a dry run that only says what it would remove and free,
-// unless --yes. It never touches a tree that is running, ambiguous or not registered.
+// idle, used by no process, older than DAYS, the user's own, holding no other registered tree nor
+// its sources nor anything a build does not make); a dry run that only says what it would remove
+// and free, unless --yes. With --yes it removes only what the dry run lists, after checking the
+// whole rule again under the tree's exclusive build lock. It never touches a tree that is running,
+// ambiguous or not registered.
 // Exit status: 0; 1 when a removal failed; 2 for bad usage.
 #include "commands/commands.hpp"
 #include "commands/subcommand_options.hpp"
+#include "space/cmake_cache.hpp"
+#include "space/process_use.hpp"
 #include "space/registry.hpp"
 #include "space/space_report.hpp"
+#include "space/tree_contents.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
@@ -21,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -260,9 +267,44 @@ void print_clean(const CleanPlan& plan, const SpaceOptions& options)
   }
 }
 
-CleanRule clean_rule(const SpaceOptions& options)
+// Every registered tree with its source dirs (the one its entry names and the one its
+// CMakeCache.txt names now), canonical: what no removal may take along.
+std::vector<RegisteredTree> registered_trees(const std::string& registry)
 {
-  CleanRule rule{options.older_than_days, now_ns(), static_cast<unsigned>(::geteuid()), {}};
+  std::vector<RegisteredTree> trees;
+  for (const auto& entry : list_registry(registry)) {
+    const std::string tree = canonical_or_same(entry.tree);
+    trees.push_back({tree, entry.source_dir.empty() ? "" : canonical_or_same(entry.source_dir)});
+    if (auto cache = read_cmake_cache(tree); cache && !cache->home_directory.empty()) {
+      trees.push_back({tree, canonical_or_same(cache->home_directory)});
+    }
+  }
+  return trees;
+}
+
+// What the rule needs beyond examine_tree(): the processes using the tree and, for --clean, what
+// it holds that no build makes. Left unknown (the tree is kept) when its path cannot be resolved.
+void look_inside(TreeReport& report, const ProcessSnapshot& processes, bool contents)
+{
+  std::error_code error;
+  const std::string tree = fs::canonical(report.entry.tree, error).string();
+  if (error || !report.exists) {
+    return;
+  }
+  report.process_use = process_using(processes, tree);
+  if (contents) {
+    report.foreign_content =
+      find_foreign_content(tree, report.entry.record_root, report.last_build_ns);
+  }
+}
+
+CleanRule clean_rule(const SpaceOptions& options, const std::string& registry)
+{
+  CleanRule rule{options.older_than_days,
+                 now_ns(),
+                 static_cast<unsigned>(::geteuid()),
+                 {},
+                 registered_trees(registry)};
   for (const char* dir : {std::getenv("HOME"), std::getenv("PWD")}) {
     std::error_code error;
     if (dir != nullptr && *dir == '/') {
@@ -273,10 +315,11 @@ CleanRule clean_rule(const SpaceOptions& options)
   return rule;
 }
 
-CleanPlan plan_clean(const std::vector<TreeReport>& reports, const SpaceOptions& options)
+CleanPlan plan_clean(const std::vector<TreeReport>& reports, const SpaceOptions& options,
+                     const std::string& registry)
 {
   CleanPlan plan;
-  CleanRule rule = clean_rule(options);
+  CleanRule rule = clean_rule(options, registry);
   for (const auto& report : reports) {
     std::string reason = reason_to_keep(report, rule);
     if (reason.empty()) {
@@ -288,15 +331,18 @@ CleanPlan plan_clean(const std::vector<TreeReport>& reports, const SpaceOptions&
   return plan;
 }
 
-// Removes one tree while holding its build lock exclusively, after checking the rule once more
-// under that lock (a build may have started since the report).
-void remove_tree(const TreeReport& report, const SpaceOptions& options, CleanPlan& plan)
+// Removes one tree while holding its build lock exclusively, after checking the whole rule once
+// more under that lock (a build, a process or another registered tree may have come since the
+// report): what is removed is what the dry run listed, still true now.
+void remove_tree(const TreeReport& report, const SpaceOptions& options, const std::string& registry,
+                 CleanPlan& plan)
 {
   ExclusiveBuildLock lock(report.entry.record_root);
   TreeReport now = examine_tree(report.entry);
   now.size = report.size;
   now.lock = LockState::idle;  // we hold it: no nvfresh process of the tree runs, none can start
-  std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options))
+  look_inside(now, snapshot_process_paths(), true);
+  std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options, registry))
                                     : "its build lock is held (a build started) or cannot be made";
   std::error_code error;
   const fs::path tree =
@@ -331,6 +377,7 @@ nlohmann::json tree_json(const TreeReport& report, std::int64_t now)
           {"last_build_ns", report.last_build_ns},
           {"state", report.exists ? activity_name(activity_of(report, now)) : "gone"},
           {"build_lock_held", report.lock == LockState::held},
+          {"process_use", report.process_use.value_or("")},
           {"regenerable", report.origin.regenerable},
           {"ambiguous_reason", report.origin.reason},
           {"owner_uid", report.owner_uid},
@@ -398,6 +445,20 @@ std::vector<std::string> forget_gone_trees(std::vector<RegistryEntry>& entries)
   return gone;
 }
 
+// CLI11's NonNegativeNumber lets "nan" through, which every age comparison then passes.
+CLI::Validator finite_days()
+{
+  return {[](const std::string& text) {
+            double days = -1;
+            bool parsed = CLI::detail::lexical_cast(text, days);
+            return parsed && std::isfinite(days) && days >= 0
+                     ? std::string()
+                     : fmt::format("{} is not a number of days: give a finite number, 0 or more",
+                                   text);
+          },
+          "DAYS"};
+}
+
 // nullopt: parsed, go on; otherwise the exit status to return now (0 for --help, 2 for bad usage).
 std::optional<int> parse_options(const std::vector<std::string>& args, SpaceOptions& options)
 {
@@ -411,7 +472,7 @@ std::optional<int> parse_options(const std::vector<std::string>& args, SpaceOpti
   auto* older = app
                   .add_option("--older-than", options.older_than_days,
                               "with --clean: trees last built more than DAYS ago")
-                  ->check(CLI::NonNegativeNumber);
+                  ->check(finite_days());
   app.add_flag("--yes", options.yes, "with --clean: really remove them")->needs(clean);
   clean->needs(older);
   older->needs(clean);
@@ -437,10 +498,14 @@ int run_space(const std::vector<std::string>& args)
                                [&](const auto& e) { return !selected(e, options.paths); }),
                 entries.end());
   std::vector<TreeReport> reports = examine_trees(entries);
-  CleanPlan plan = options.clean ? plan_clean(reports, options) : CleanPlan{};
+  const ProcessSnapshot processes = snapshot_process_paths();
+  for (auto& report : reports) {
+    look_inside(report, processes, options.clean);
+  }
+  CleanPlan plan = options.clean ? plan_clean(reports, options, registry) : CleanPlan{};
   if (options.clean && options.yes) {
     for (const auto* report : plan.remove) {
-      remove_tree(*report, options, plan);
+      remove_tree(*report, options, registry, plan);
     }
     std::vector<RegistryEntry> left = list_registry(registry);
     forget_gone_trees(left);  // the other names of the removed trees

@@ -143,7 +143,8 @@ std::string served_description(const Digest& key, const CacheEntry& entry)
 
 std::string served_description(const CacheHit& hit)
 {
-  return served_description(hit.key, hit.entry);
+  const std::string description = served_description(hit.key, hit.entry);
+  return hit.elsewhere.empty() ? description : description + "; " + hit.elsewhere;
 }
 
 Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedRecord& loaded,

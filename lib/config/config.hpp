@@ -14,6 +14,9 @@
 //                                       system, at most 20 GiB)
 //   NVFRESH_CACHE_MIN_FREE cache_min_free  below this much free space nothing is stored (default 1G)
 //   NVFRESH_CACHE_VERIFY   cache_verify the fraction of hits compiled anyway to verify them (0.01)
+//   NVFRESH_CACHE_ACROSS_CHECKOUTS cache_across_checkouts  1/true/yes: serve an object that names
+//                                       another checkout's paths (__FILE__, -lineinfo, -g), and say
+//                                       so (default: compile it: it is not what this tree gives)
 //   NVFRESH_CACHE_SHARED   cache_shared 1/true/yes: the cache dir is a team's (group-writable,
 //                                       setgid, its members' files); else a cache dir that is not
 //                                       the user's own, or that others may write, is not used
@@ -39,6 +42,7 @@ struct Config {
   std::string cache_max_size;
   std::string cache_min_free;
   std::string cache_verify;
+  std::string cache_across_checkouts;
   std::string cache_shared;  // "" means not shared
   std::string space_floor;   // "" means the default
   std::string config_file;   // the file that was read, if any

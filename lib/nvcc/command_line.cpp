@@ -7,6 +7,7 @@
 
 #include "nvcc/nvcc_options.hpp"
 #include "util/file_io.hpp"
+#include "util/words.hpp"
 
 #include <fmt/format.h>
 
@@ -33,115 +34,7 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------
-// Word splitting.
-
-struct QuoteRules {
-  bool keep_double_quotes = false;
-  bool single_quotes_group = false;
-  bool backslash_escapes = true;
-};
-
-constexpr QuoteRules k_options_file_rules{false, false, true};
-constexpr QuoteRules k_env_flags_rules{true, false, false};
-constexpr QuoteRules k_shell_rules{false, true,
-                                   true};  // how the host compiler gets -Xcompiler words
-
-bool is_space(char c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-class WordSplitter {
-public:
-  WordSplitter(std::string_view text, QuoteRules rules) : m_text(text), m_rules(rules) {}
-
-  std::vector<std::string> split()
-  {
-    while (m_pos < m_text.size()) {
-      step(m_text[m_pos]);
-    }
-    finish_word();
-    return std::move(m_words);
-  }
-
-private:
-  void step(char c)
-  {
-    if (m_quote != 0) {
-      step_quoted(c);
-    } else if (is_space(c)) {
-      finish_word();
-      ++m_pos;
-    } else if (c == '"' || (c == '\'' && m_rules.single_quotes_group)) {
-      open_quote(c);
-    } else if (c == '\\' && m_rules.backslash_escapes && m_pos + 1 < m_text.size()) {
-      append(m_text[m_pos + 1]);
-      m_pos += 2;
-    } else {
-      append(c);
-      ++m_pos;
-    }
-  }
-
-  void step_quoted(char c)
-  {
-    const bool escapable = c == '\\' && m_quote == '"' && m_rules.backslash_escapes &&
-                           m_pos + 1 < m_text.size() &&
-                           (m_text[m_pos + 1] == '"' || m_text[m_pos + 1] == '\\');
-    if (escapable) {
-      append(m_text[m_pos + 1]);
-      m_pos += 2;
-      return;
-    }
-    if (c == m_quote) {
-      if (m_rules.keep_double_quotes) {
-        append(c);
-      }
-      m_quote = 0;
-    } else {
-      append(c);
-    }
-    ++m_pos;
-  }
-
-  void open_quote(char c)
-  {
-    m_quote = c;
-    m_in_word = true;
-    if (c == '"' && m_rules.keep_double_quotes) {
-      m_current += c;
-    }
-    ++m_pos;
-  }
-
-  void append(char c)
-  {
-    m_current += c;
-    m_in_word = true;
-  }
-
-  void finish_word()
-  {
-    if (m_in_word) {
-      m_words.push_back(std::move(m_current));
-      m_current.clear();
-      m_in_word = false;
-    }
-  }
-
-  std::string_view m_text;
-  QuoteRules m_rules;
-  std::size_t m_pos = 0;
-  char m_quote = 0;
-  bool m_in_word = false;
-  std::string m_current;
-  std::vector<std::string> m_words;
-};
-
-std::vector<std::string> split_words(std::string_view text, QuoteRules rules)
-{
-  return WordSplitter(text, rules).split();
-}
+// Comma lists.
 
 // nvcc splits comma-list values on commas outside double quotes and brackets
 // ("-DX=\"a,b\"" stays one define; "code=[sm_80,compute_80]" stays one gencode item).
@@ -466,7 +359,7 @@ private:
   void add_host_words(const std::string& value)
   {
     for (const std::string& item : split_comma_list(value)) {
-      for (std::string& word : split_words(item, k_shell_rules)) {
+      for (std::string& word : split_words(item, k_shell_quotes)) {
         m_collected.host_words.push_back(std::move(word));
       }
     }
@@ -743,12 +636,23 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
 
 std::vector<std::string> split_nvcc_words(const std::string& text)
 {
-  return split_words(text, k_options_file_rules);
+  return split_words(text, k_nvcc_options_file_quotes);
 }
 
 std::vector<std::string> split_nvcc_env_flags(const std::string& text)
 {
-  return split_words(text, k_env_flags_rules);
+  return split_words(text, k_nvcc_env_flags_quotes);
+}
+
+std::optional<std::vector<std::string>> expand_nvcc_options_files(
+  const std::vector<std::string>& words, const std::string& working_dir)
+{
+  std::vector<std::string> files_read;
+  try {
+    return OptionsFileExpander(working_dir, files_read).expand(words, 0);
+  } catch (const Fallback&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace nvfresh

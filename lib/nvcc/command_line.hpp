@@ -108,6 +108,13 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
                                const std::string& working_dir,
                                std::string_view default_arch = k_default_gpu_architecture);
 
+// nvcc's words with every --options-file / -optf (and their =file and comma-list forms, nested
+// files too) replaced by the words of the file, read relative to working_dir: what
+// parse_command_line does first. nullopt when a file cannot be read, nests too deep, or an option
+// lacks its value.
+std::optional<std::vector<std::string>> expand_nvcc_options_files(
+  const std::vector<std::string>& words, const std::string& working_dir);
+
 // Splits an options-file body the way nvcc 13.0 does (measured): whitespace separates words;
 // double quotes group and are removed; inside double quotes a backslash escapes '"' and '\';
 // outside quotes a backslash escapes the next character; single quotes are ordinary characters

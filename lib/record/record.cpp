@@ -1,11 +1,11 @@
-// Record file format, version 1.
+// Record file format, version 5 (the history is at the end of this comment).
 //
 // A UTF-8/byte text file of lines separated by '\n'. Every line is fields separated by '\t';
 // the first field is the key. Inside a field, '\\' is written "\\\\", TAB "\\t", LF "\\n" and
 // CR "\\r"; nothing else is escaped. Grammar (one line per row; * = zero or more, ? = optional):
 //
 //   record    := header body checksum
-//   header    := "nvfresh-record" TAB version                       version = "1"
+//   header    := "nvfresh-record" TAB version                       version = "5" (1 to 5 read)
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
 //                inputs_from input* (probes | missing)* probe_dir* output component* cache_entry? depfile? dep*
 //                times trusted console terminals? history*
@@ -73,13 +73,19 @@
 //   note      := "nvfresh-record-note" TAB "1" LF "base" TAB hex32 LF output history*
 //                "checksum" TAB hex32 LF              XXH3-128 of every byte before this line
 //
-// Version history: 1 (first format); probe_dir lines added within 1 (optional: a record without
-// them reads as before; a reader older than them finds an unknown line, so unreadable = stale);
-// probes lines in place of missing lines within 1 (a skip reads 449 lines of a CUTLASS TU's
-// probes, not 3,874 whole paths; an older reader finds an unknown line: stale); a big text in
-// several zstd frames within 1 (an older reader decompresses the first frame only: unreadable,
-// stale); the image within 1 (an older reader skips it as zstd does, and finds no note after the
-// text: the object's stamp as the compile left it, so the object reads as modified: stale).
+// Version history. A reader accepts every version from 1 to its own: what later versions added is
+// optional. A reader meets a newer version as "format version N, expected 1 to M": unreadable, so
+// the object is stale and compiles once; it never misreads a newer record.
+//   version  change                                      what a reader of the version before did
+//   1        first format                                -
+//   2        probe_dir lines                             (still wrote 1) unknown line: stale
+//   3        probes lines in place of missing lines      (still wrote 1) unknown line: stale
+//   4        a big text in up to four zstd frames        (still wrote 1) read the first frame
+//                                                        only: no checksum line, stale
+//   5        the binary image after the text frames      (still wrote 1) skipped it as zstd does,
+//            (record_image.hpp); the version is raised   found no note: the object read as
+//            from here on with each such change          modified, stale
+// The head, the note and the image carry versions of their own.
 #include "record/record.hpp"
 
 #include "util/line_file.hpp"
@@ -101,6 +107,15 @@
 namespace nvfresh {
 
 namespace {
+
+// Tripwire: Record's size changes when a field is added (or one changes type). Then: write and read
+// it in the text here (serialize_record, line_handlers), in the image (record_image.cpp), in the
+// index where the freshness check needs it (freshness/record_index.cpp), set it in
+// tests/unit/freshness/test_record_representations.cpp's every_field_set(), raise
+// k_record_format_version if an older reader cannot read it, and update the size below.
+constexpr std::size_t k_record_size_when_checked = 856;  // x86-64, libstdc++
+static_assert(sizeof(Record) == k_record_size_when_checked,
+              "Record has changed: see the tripwire comment above (record.cpp)");
 
 constexpr std::string_view k_magic = "nvfresh-record";
 constexpr std::string_view k_head_magic = "nvfresh-record-head";
@@ -564,6 +579,14 @@ Fields split_line(std::string_view line)
   return std::move(*fields);
 }
 
+bool readable_version(std::string_view field)
+{
+  int version = 0;
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), version);
+  return error == std::errc() && end == field.data() + field.size() &&
+         version >= k_oldest_readable_record_format_version && version <= k_record_format_version;
+}
+
 // Checks header, version and checksum; returns the body (the lines between header and checksum).
 std::string_view verified_body(std::string_view text)
 {
@@ -572,9 +595,10 @@ std::string_view verified_body(std::string_view text)
     throw ParseError{"not an nvfresh record"};
   }
   auto header = split_line(text.substr(0, header_end));
-  if (header.size() != 2 || header[1] != std::to_string(k_record_format_version)) {
-    throw ParseError{fmt::format("format version {}, expected {}",
-                                 header.size() > 1 ? header[1] : "?", k_record_format_version)};
+  if (header.size() != 2 || !readable_version(header[1])) {
+    throw ParseError{fmt::format("format version {}, expected {} to {}",
+                                 header.size() > 1 ? header[1] : "?",
+                                 k_oldest_readable_record_format_version, k_record_format_version)};
   }
   if (text.empty() || text.back() != '\n') {
     throw ParseError{"truncated (no final newline)"};

@@ -1,5 +1,5 @@
 // The per-object record: everything nvfresh knows about how one object came to be.
-// One record per object, kept inside the build tree (see record_store.hpp), written atomically.
+// One record per object, kept inside the build tree (see record_root.hpp), written atomically.
 // The on-disk grammar is at the top of record.cpp.
 #pragma once
 
@@ -127,7 +127,11 @@ struct Record {
   bool operator==(const Record&) const = default;
 };
 
-constexpr int k_record_format_version = 1;
+// The record text's format version (record.cpp's format comment has the history): raised with each
+// change an older reader cannot read, so that it finds a version it does not know (stale) instead of
+// misreading. Versions from the oldest readable one on are read: what they lack is optional.
+constexpr int k_record_format_version = 5;
+constexpr int k_oldest_readable_record_format_version = 1;
 constexpr size_t k_record_history_limit = 16;
 
 // Appends to the record's history, keeping only the newest k_record_history_limit entries.

@@ -21,8 +21,13 @@ unsigned owner_of(const std::string& path)
 
 std::string keep_for_activity(const TreeReport& report, const CleanRule& rule)
 {
+  if (!report.process_use) {
+    return "the processes using it were not looked at";
+  }
   switch (activity_of(report, rule.now_ns)) {
-  case Activity::running: return "a build is running there (its build lock is held)";
+  case Activity::running:
+    return report.lock == LockState::held ? "a build is running there (its build lock is held)"
+                                          : "it is in use: " + *report.process_use;
   case Activity::recent:
     return fmt::format("built {} ago: a build may still be going on",
                        describe_age(rule.now_ns - report.last_build_ns));
@@ -37,21 +42,50 @@ bool is_within(const std::string& path, const std::string& dir)
                          (dir == "/" || path[dir.size()] == '/'));
 }
 
+// Another registered tree inside this one, or the source dir of another registered tree.
+std::string keep_for_other_trees(const std::string& tree, const CleanRule& rule)
+{
+  for (const auto& other : rule.registered) {
+    if (other.tree == tree) {
+      continue;
+    }
+    if (is_within(other.tree, tree)) {
+      return fmt::format("it holds registered build tree {}", other.tree);
+    }
+    if (!other.source_dir.empty() && is_within(other.source_dir, tree)) {
+      return fmt::format("it holds {}, the source dir of registered build tree {}",
+                         other.source_dir, other.tree);
+    }
+  }
+  return {};
+}
+
 std::string keep_for_what_it_holds(const TreeReport& report, const CleanRule& rule)
 {
   std::error_code error;
   const std::string tree = std::filesystem::canonical(report.entry.tree, error).string();
+  if (error) {
+    return fmt::format("its path cannot be resolved ({})", error.message());
+  }
   for (const auto& dir : rule.must_survive) {
-    if (error || is_within(dir, tree)) {
-      return fmt::format("it holds {}",
-                         error ? std::string("a path that cannot be resolved") : dir);
+    if (is_within(dir, tree)) {
+      return fmt::format("it holds {}", dir);
     }
+  }
+  if (std::string other = keep_for_other_trees(tree, rule); !other.empty()) {
+    return other;
   }
   if (!report.size.mount_inside.empty()) {
     return fmt::format("another file system is mounted inside it ({})", report.size.mount_inside);
   }
   if (!report.size.unreadable.empty()) {
     return fmt::format("part of it cannot be read ({})", report.size.unreadable);
+  }
+  if (!report.foreign_content) {
+    return "its contents were not looked at";
+  }
+  if (!report.foreign_content->empty()) {
+    return "it holds " + *report.foreign_content;
   }
   return {};
 }
@@ -89,7 +123,7 @@ TreeReport examine_tree(const RegistryEntry& entry)
 
 Activity activity_of(const TreeReport& report, std::int64_t now_ns)
 {
-  if (report.lock == LockState::held) {
+  if (report.lock == LockState::held || (report.process_use && !report.process_use->empty())) {
     return Activity::running;
   }
   return now_ns - report.last_build_ns < k_recent_activity_ns ? Activity::recent : Activity::idle;
@@ -111,7 +145,7 @@ std::string reason_to_keep(const TreeReport& report, const CleanRule& rule)
   }
   const double age_days =
     static_cast<double>(rule.now_ns - report.last_build_ns) / static_cast<double>(k_day_ns);
-  if (age_days < rule.older_than_days) {
+  if (!(age_days >= rule.older_than_days)) {  // NaN keeps too
     return fmt::format("built {} ago, not more than {:g} days",
                        describe_age(rule.now_ns - report.last_build_ns), rule.older_than_days);
   }

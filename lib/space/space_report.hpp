@@ -1,8 +1,10 @@
 // What `nvfresh space` reports about each registered build tree, and the rule `--clean` applies:
 // a tree is removed only when it is regenerable (space/cmake_cache.hpp), idle (its build lock is
-// free and nothing happened there for k_recent_activity_ns), older than the given age, owned by
-// the user running it, wholly on one file system, readable, and holds neither the user's home nor
-// the directory `space` runs in.
+// free, no process uses it: space/process_use.hpp, and nothing happened there for
+// k_recent_activity_ns), older than the given age, owned by the user running it, wholly on one
+// file system, readable, holds neither the user's home nor the directory `space` runs in, nor
+// another registered tree or its source dir, nor anything a build does not make
+// (space/tree_contents.hpp). What was not looked at keeps the tree.
 #pragma once
 
 #include "space/build_lock.hpp"
@@ -12,6 +14,7 @@
 #include "util/disk_space.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,9 @@ struct TreeReport {
   TreeSize size;
   TreeSize records;  // the record root's size (inside or outside the tree)
   FileSystemSpace file_system;
+  // nullopt: not looked at (the tree is kept); "": nothing found; else what was found.
+  std::optional<std::string> process_use;      // a process using the tree
+  std::optional<std::string> foreign_content;  // what it holds that no build makes
 };
 
 // The newest activity nvfresh left in a tree: the registry entry's refresh, the events log (every
@@ -42,12 +48,19 @@ TreeReport examine_tree(const RegistryEntry& entry);
 enum class Activity { running, recent, idle };
 Activity activity_of(const TreeReport& report, std::int64_t now_ns);
 
+// A registered tree and its source dir, canonical (the source dir "" when unknown).
+struct RegisteredTree {
+  std::string tree;
+  std::string source_dir;
+};
+
 struct CleanRule {
   double older_than_days = 0;
   std::int64_t now_ns = 0;
   unsigned uid = 0;  // the user running `space`
   std::vector<std::string>
     must_survive;  // canonical dirs no removal may take along ($HOME, the cwd)
+  std::vector<RegisteredTree> registered;  // every registered tree, the one judged included
 };
 
 // "" when --clean may remove the tree, else why it stays.

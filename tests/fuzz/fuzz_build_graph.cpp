@@ -1,5 +1,6 @@
-// libFuzzer target for lib/proof/build_graph.cpp: the generator files `check` reads to know which
-// artifact links which objects, as one input parsed both ways,
+// libFuzzer target for lib/proof's readers (ninja_manifest, make_files, link_command, build_graph):
+// the generator files `check` reads to know which artifact links which objects, as one input
+// parsed both ways,
 //   build.ninja text (parse_ninja_manifest), and
 //   a Makefiles link.txt or dlink.txt (parse_make_link_commands) whose "@objects1.rsp" (or nvcc's
 //   "--options-file objects1.rsp") names a response file, and
@@ -12,6 +13,8 @@
 // real CMake builds).
 #include "fuzz_support.hpp"
 #include "proof/build_graph.hpp"
+#include "proof/make_files.hpp"
+#include "proof/ninja_manifest.hpp"
 #include "util/file_io.hpp"
 
 #include <algorithm>

@@ -25,7 +25,8 @@ SKIP = 125
 # nvfresh's object cache is on by default and shared by every build tree of the user: each test
 # process gets its own, so that no test is served what another compiled (cache tests opt in to
 # sharing explicitly, with their own NVFRESH_CACHE_DIR).
-os.environ.setdefault("NVFRESH_CACHE_DIR", tempfile.mkdtemp(prefix="nvfresh-test-cache-"))
+if "NVFRESH_CACHE_DIR" not in os.environ:
+    os.environ["NVFRESH_CACHE_DIR"] = tempfile.mkdtemp(prefix="nvfresh-test-cache-")
 
 
 def nvfresh_bin():

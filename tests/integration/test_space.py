@@ -9,8 +9,12 @@ Four trees, built through nvfresh (injected with CMAKE_PROJECT_INCLUDE) with rea
 - UNREGISTERED: a directory that looks like an old regenerable CMake tree (its CMakeCache.txt names
   OLD's sources) but that nvfresh never worked in: not in the registry, so never touched.
 `--clean --older-than 30` must remove exactly OLD (after a dry run that removes nothing), and keep
-OLD while it belongs to another user or is not old enough. The registry lives in a private
-XDG_STATE_HOME.
+OLD while it belongs to another user or is not old enough, and refuse `--older-than nan` (B32).
+The registry lives in a private XDG_STATE_HOME.
+
+Keeps (B21, B22, B23), with their own registry: `--clean` must keep an old tree that holds
+another registered tree (idle, then with ninja running a custom command in it and no nvfresh
+process), or the source dir of another registered tree, or a git checkout with uncommitted work.
 """
 import json
 import os
@@ -36,6 +40,16 @@ def age(paths, days):
     """Every file and directory under `paths` (and the paths themselves) dated `days` ago."""
     for path in paths:
         subprocess.run(["find", str(path), "-exec", "touch", "-h", "-d", f"{days} days ago", "{}", "+"], check=True)
+
+
+def entry_files(registry, tree):
+    """The registry entries that name this tree (through a symlink or not: one per path used)."""
+    found = [entry for entry in registry.glob("*.tree")
+             if any(real(line[5:]) == real(tree.build_dir)
+                    for line in entry.read_text().splitlines() if line.startswith("tree\t"))]
+    if not found:
+        raise AssertionError(f"{tree.build_dir} is not registered: {[e.read_text() for e in registry.glob('*')]}")
+    return found
 
 
 class Space(project.WorkDirPerClass, harness.unittest.TestCase):
@@ -77,13 +91,7 @@ class Space(project.WorkDirPerClass, harness.unittest.TestCase):
 
     @classmethod
     def entry_files(cls, tree):
-        """The registry entries that name this tree (through a symlink or not: one per path used)."""
-        found = [entry for entry in cls.registry.glob("*.tree")
-                 if any(real(line[5:]) == real(tree.build_dir)
-                        for line in entry.read_text().splitlines() if line.startswith("tree\t"))]
-        if not found:
-            raise AssertionError(f"{tree.build_dir} is not registered: {[e.read_text() for e in cls.registry.glob('*')]}")
-        return found
+        return entry_files(cls.registry, tree)
 
     @classmethod
     def start_paused_build(cls):
@@ -199,6 +207,135 @@ class Space(project.WorkDirPerClass, harness.unittest.TestCase):
         running = self.trees_by_path(self.space_json())[real(self.running.build_dir)]
         self.assertEqual(running["state"], "recent", "built just now, and no longer holding its lock")
         self.assertFalse(running["build_lock_held"])
+
+    def test_5_older_than_must_be_a_finite_number(self):
+        for days in ("nan", "NaN", "inf", "-1"):
+            result = harness.run([harness.nvfresh_bin(), "space", "--clean", "--older-than", days, "--yes"],
+                                 env=self.env)
+            self.assertEqual(result.returncode, 2, days)
+            self.assertIn("--older-than", result.stderr.decode(), days)
+        for tree in (self.running, self.orphan):
+            self.assertTrue(tree.build_dir.exists())
+
+
+# A custom command that runs until the test creates <state>/go-<name>, and says it started.
+WAITER = """\
+#!/bin/sh
+: > "{state}/started-$1"
+while [ ! -e "{state}/go-$1" ]; do sleep 0.05; done
+"""
+
+
+class SpaceKeeps(project.WorkDirPerClass, harness.unittest.TestCase):
+    """Trees, each old enough and regenerable, that `--clean` must keep for what they hold or what
+    uses them: OUTER holding the registered tree OUTER/inner, HOLDER holding the source dir of the
+    registered tree OTHER, CHECKOUT holding a git checkout with uncommitted work."""
+    TOOL = project.NINJA
+
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_work_dir("nvfresh-space-keeps-")
+        cls.env = {"XDG_STATE_HOME": str(work / "state-home")}
+        cls.registry = work / "state-home" / "nvfresh" / "trees"
+        cls.state = work / "wait"
+        cls.state.mkdir()
+        cls.waiter = project.write_script(work / "waiter.sh", WAITER.format(state=cls.state))
+        cls.waiting = []
+        cls.outer = cls.tree(work / "src-outer", work / "outer", "outer.cu")
+        cls.inner = cls.tree(work / "src-inner", cls.outer.build_dir / "inner", "inner.cu")
+        cls.holder = cls.tree(work / "src-holder", work / "holder", "holder.cu")
+        cls.other = cls.tree(cls.holder.build_dir / "src2", work / "other", "other.cu")
+        cls.checkout = cls.tree(work / "src-checkout", work / "checkout", "checkout.cu")
+        work_dir = cls.checkout.build_dir / "work"
+        work_dir.mkdir()
+        harness.run(["git", "init", "-q", str(work_dir)], check=True)
+        harness.write(work_dir / "notes.txt", "not committed\n")
+        old = [cls.outer, cls.holder, cls.checkout]
+        age([t.build_dir for t in old] + [e for t in old for e in entry_files(cls.registry, t)], 40)
+
+    @classmethod
+    def tree(cls, src, build, source):
+        """A one-.cu project with a `slow` target (the waiter; not part of ALL), built."""
+        project.write_project(src, [project.Target(build.name, source)],
+                              {source: project.marked_source([], [(build.name, f'"{build.name}"', "host")])})
+        with open(src / "CMakeLists.txt", "a") as lists:
+            lists.write(f'add_custom_target(slow COMMAND sh "{cls.waiter}" "{build.name}" VERBATIM)\n')
+        tree = project.BuildTree(src, build, project.NINJA, env=cls.env)
+        tree.configure()
+        tree.build()
+        return tree
+
+    @classmethod
+    def tearDownClass(cls):
+        for name, build in getattr(cls, "waiting", []):
+            (cls.state / f"go-{name}").touch()
+            build.communicate(timeout=600)
+        super().tearDownClass()
+
+    def start_waiting_build(self, tree):
+        """ninja runs the `slow` custom command of `tree` (no nvfresh process) until stop_waiting."""
+        name = tree.build_dir.name
+        build = subprocess.Popen(["cmake", "--build", str(tree.build_dir), "--target", "slow"],
+                                 env={**os.environ, **self.env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.waiting.append((name, build))
+        while not (self.state / f"started-{name}").exists():
+            if build.poll() is not None:
+                self.fail(f"the slow target ended before it waited:\n{build.stdout.read().decode()}")
+            time.sleep(0.05)
+        return build
+
+    def stop_waiting(self, tree, build):
+        (self.state / f"go-{tree.build_dir.name}").touch()
+        out, _ = build.communicate(timeout=600)
+        self.waiting.remove((tree.build_dir.name, build))
+        self.assertEqual(build.returncode, 0, out.decode())
+
+    def clean(self, days, *extra):
+        result = harness.run([harness.nvfresh_bin(), "space", "--clean", "--older-than", days, "--json", *extra],
+                             env=self.env)
+        self.assertEqual(result.returncode, 0, result.stdout.decode() + result.stderr.decode())
+        clean = json.loads(result.stdout)["clean"]
+        return clean, {real(k["path"]): k["reason"] for k in clean["keep"]}
+
+    def test_1_nested_registered_tree(self):
+        clean, kept = self.clean("1", "--yes")
+        self.assertEqual(kept[real(self.outer.build_dir)],
+                         f"it holds registered build tree {real(self.inner.build_dir)}")
+        self.assertIn("built less than a minute ago", kept[real(self.inner.build_dir)])
+        self.assertNotIn(real(self.outer.build_dir), [real(p) for p in clean["removed"]])
+        self.assertTrue((self.inner.build_dir / "CMakeCache.txt").exists())
+
+    def test_2_ninja_runs_a_custom_command_in_the_nested_tree(self):
+        build = self.start_waiting_build(self.inner)
+        age([self.inner.build_dir] + entry_files(self.registry, self.inner), 40)
+        clean, kept = self.clean("0", "--yes")
+        self.assertRegex(kept[real(self.inner.build_dir)],
+                         r"^it is in use: process \d+ \(\S+\) .* there \(" + re.escape(real(self.inner.build_dir)))
+        self.assertIn(real(self.inner.build_dir), kept[real(self.outer.build_dir)], "in use, or holding inner")
+        self.assertTrue((self.inner.build_dir / "CMakeCache.txt").exists())
+        self.stop_waiting(self.inner, build)
+
+    def test_3_source_dir_of_another_tree(self):
+        clean, kept = self.clean("1", "--yes")
+        self.assertEqual(kept[real(self.holder.build_dir)],
+                         f"it holds {real(self.other.source_dir)}, the source dir of registered build tree "
+                         f"{real(self.other.build_dir)}")
+        self.assertTrue((self.other.source_dir / "CMakeLists.txt").exists())
+
+    def test_4_git_checkout_with_uncommitted_work(self):
+        work_dir = self.checkout.build_dir / "work"
+        clean, kept = self.clean("1", "--yes")
+        self.assertEqual(kept[real(self.checkout.build_dir)], f"it holds a git checkout ({real(work_dir / '.git')})")
+        self.assertEqual((work_dir / "notes.txt").read_text(), "not committed\n")
+        # Without the checkout (what is left is as old as the build), the same tree goes: listed
+        # by the dry run, then removed by --yes.
+        shutil.rmtree(work_dir / ".git")
+        age([work_dir], 40)
+        dry, _ = self.clean("1")
+        self.assertEqual([real(r["path"]) for r in dry["remove"]], [real(self.checkout.build_dir)])
+        done, _ = self.clean("1", "--yes")
+        self.assertEqual([real(p) for p in done["removed"]], [real(self.checkout.build_dir)])
+        self.assertFalse(self.checkout.build_dir.exists())
 
 
 if __name__ == "__main__":

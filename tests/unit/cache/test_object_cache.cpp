@@ -56,3 +56,106 @@ TEST_CASE("the entry a record names serves only the object the record describes"
     CHECK_FALSE(cache.entry_for_record(record));
   }
 }
+
+namespace {
+
+// A CMake build tree at `build` whose checkout is `source`.
+void make_build_tree(const test::TempDir& dir, const std::string& build, const std::string& source)
+{
+  dir.write(build + "/CMakeCache.txt", "CMAKE_HOME_DIRECTORY:INTERNAL=" + dir.path(source) + "\n");
+}
+
+// Stores, as compiled in build tree `build`, an object whose bytes are `object` (where "@SRC@" and
+// "@BUILD@" become the tree's roots).
+void store_compile(ObjectCache& cache, const test::TempDir& dir, const std::string& build,
+                   const std::string& source, std::string object)
+{
+  for (const auto& [token, root] : {std::pair<std::string, std::string>{"@SRC@", dir.path(source)},
+                                    {"@BUILD@", dir.path(build)}}) {
+    for (size_t at = object.find(token); at != std::string::npos; at = object.find(token)) {
+      object.replace(at, token.size(), root);
+    }
+  }
+  Record record;
+  record.object = dir.write(build + "/k.o", object);
+  record.output.hash = hash_bytes(object);
+  record.console_mode = "captured";
+  record.working_dir = dir.path(build);
+  record.source = dir.path(source + "/k.cu");
+  const CompileIdentity identity{{"-c", record.source},      {},
+                                 record.working_dir,         record.source,
+                                 "/usr/local/cuda/bin/nvcc", dir.path(build)};
+  REQUIRE(cache.store_result(identity, record, {"nvcc"}, {}).stored);
+}
+
+std::optional<CacheHit> look_up(ObjectCache& cache, const test::TempDir& dir,
+                                const std::string& build, const std::string& source)
+{
+  FileHasher hasher;
+  const std::string src = dir.path(source + "/k.cu");
+  return cache.lookup(
+    {{"-c", src}, {}, dir.path(build), src, "/usr/local/cuda/bin/nvcc", dir.path(build)}, hasher,
+    {});
+}
+
+}  // namespace
+
+TEST_CASE("an entry is bound only to the roots its object names", "[cache]")
+{
+  test::TempDir dir;
+  for (const std::string checkout : {"ck", "ck2"}) {
+    dir.write(checkout + "/k.cu", "__global__ void k() {}\n");
+  }
+  make_build_tree(dir, "ck/build-a", "ck");
+  make_build_tree(dir, "ck/build-b", "ck");
+  make_build_tree(dir, "ck2/build", "ck2");
+  CacheSettings settings = settings_in(dir);
+  ObjectCache cache(settings);
+  SECTION("naming the checkout (__FILE__): every build dir of it, not another checkout")
+  {
+    store_compile(cache, dir, "ck/build-a", "ck", "host code \"@SRC@/k.cu\"");
+    auto hit = look_up(cache, dir, "ck/build-b", "ck");
+    REQUIRE(hit);
+    CHECK(hit->elsewhere.empty());
+    CHECK_FALSE(look_up(cache, dir, "ck2/build", "ck2"));
+  }
+  SECTION("naming the build dir (-g): that build dir only")
+  {
+    store_compile(cache, dir, "ck/build-a", "ck", "DW_AT_comp_dir @BUILD@");
+    CHECK(look_up(cache, dir, "ck/build-a", "ck"));
+    CHECK_FALSE(look_up(cache, dir, "ck/build-b", "ck"));
+  }
+  SECTION("naming neither: any tree")
+  {
+    store_compile(cache, dir, "ck/build-a", "ck", "plain device code");
+    CHECK(look_up(cache, dir, "ck/build-b", "ck"));
+    CHECK(look_up(cache, dir, "ck2/build", "ck2"));
+  }
+  SECTION("a module id (-rdc) hashes the source's path, which compare factors out: any tree")
+  {
+    store_compile(cache, dir, "ck/build-a", "ck", "_2ca31b1d_4_k_cu__Z1kv");
+    CHECK(look_up(cache, dir, "ck2/build", "ck2"));
+  }
+  SECTION("with cache_across_checkouts, another checkout is served, and said so")
+  {
+    settings.across_checkouts = true;
+    ObjectCache across(settings);
+    store_compile(across, dir, "ck/build-a", "ck", "host code \"@SRC@/k.cu\"");
+    auto hit = look_up(across, dir, "ck2/build", "ck2");
+    REQUIRE(hit);
+    CHECK(hit->elsewhere == "served from another checkout: names " + dir.path("ck"));
+  }
+}
+
+TEST_CASE("cache_across_checkouts: off by default, on from the environment or the config file",
+          "[cache][config]")
+{
+  test::TempDir dir;
+  const Environment home{{"HOME", dir.path()}};
+  CHECK_FALSE(cache_settings(load_config(home), home).across_checkouts);
+  const Environment env{{"HOME", dir.path()}, {"NVFRESH_CACHE_ACROSS_CHECKOUTS", "1"}};
+  CHECK(cache_settings(load_config(env), env).across_checkouts);
+  const std::string file = dir.write("nvfresh.conf", "cache_across_checkouts = yes\n");
+  const Environment configured{{"HOME", dir.path()}, {"NVFRESH_CONFIG", file}};
+  CHECK(cache_settings(load_config(configured), configured).across_checkouts);
+}

@@ -69,3 +69,27 @@ TEST_CASE("tree roots: the build tree, and the source tree from CMakeCache.txt",
   CHECK(roots.build == dir.path());
   CHECK(roots.source == "/home/a/src");
 }
+
+TEST_CASE("tree roots: which roots bytes name, the deeper one alone where one holds the other",
+          "[cache]")
+{
+  PathMap here({"/home/a/build", "/home/a/src", "", "/real/src"});
+  using Bytes = std::string;
+  const auto named = [&](const Bytes& bytes) {
+    const PathMap::Named found = here.roots_named(bytes);
+    return std::pair{found.build, found.source};
+  };
+  CHECK(named(Bytes("\0/home/a/src/k.cu\0", 18)) == std::pair{false, true});       // __FILE__
+  CHECK(named(Bytes("comp_dir\0/home/a/build\0", 23)) == std::pair{true, false});  // -g
+  CHECK(named("/real/src/k.cu") == std::pair{false, true});                        // an alias
+  CHECK(named("/usr/include/stdio.h /home/a/bu") == std::pair{false, false});
+  CHECK(named("/home/a/build/gen.h and /home/a/src/k.cu") == std::pair{true, true});
+  SECTION("a build dir inside the checkout")
+  {
+    PathMap nested({"/w/src/build", "/w/src", "", ""});
+    CHECK(nested.roots_named("x /w/src/build/gen/cfg.h").build);
+    CHECK_FALSE(nested.roots_named("x /w/src/build/gen/cfg.h").source);
+    CHECK(nested.roots_named("/w/src/k.cu").source);
+    CHECK_FALSE(nested.roots_named("/w/src/k.cu").build);
+  }
+}

@@ -57,6 +57,15 @@ Record sample_record()
   return record;
 }
 
+// The record text with another version in its header, its checksum line made anew.
+std::string with_version(const std::string& text, const std::string& version)
+{
+  std::string changed = fmt::format("nvfresh-record\t{}", version) + text.substr(text.find('\n'));
+  const size_t checksum_at = changed.rfind("checksum\t");
+  changed.resize(checksum_at);
+  return changed + fmt::format("checksum\t{}\n", hash_bytes(changed).to_hex());
+}
+
 }  // namespace
 
 TEST_CASE("a record survives serialization unchanged", "[record]")
@@ -68,7 +77,7 @@ TEST_CASE("a record survives serialization unchanged", "[record]")
   INFO(error);
   REQUIRE(parsed.has_value());
   REQUIRE(*parsed == record);
-  REQUIRE(text.rfind("nvfresh-record\t1\n", 0) == 0);
+  REQUIRE(text.rfind(fmt::format("nvfresh-record\t{}\n", k_record_format_version), 0) == 0);
 }
 
 TEST_CASE("probes are kept by the directory they were looked up in", "[record]")
@@ -234,12 +243,22 @@ TEST_CASE("damaged records are unreadable, never an exception", "[record]")
       REQUIRE_FALSE(parse_record(damaged, &error).has_value());
     }
   }
-  SECTION("older format version")
+  SECTION("a version before the first or after this reader's, even resealed")
   {
-    std::string old = text;
-    old.replace(old.find('1'), 1, "0");
-    REQUIRE_FALSE(parse_record(old, &error).has_value());
-    REQUIRE(error.find("format version 0") != std::string::npos);
+    for (const char* version : {"0", "6", "99", "5x", ""}) {
+      INFO(version);
+      const std::string other = with_version(text, version);
+      REQUIRE_FALSE(parse_record(other, &error).has_value());
+      REQUIRE(error.find(fmt::format("format version {}", version)) != std::string::npos);
+    }
+  }
+  SECTION("every version from the first on reads")
+  {
+    for (int version = k_oldest_readable_record_format_version; version <= k_record_format_version;
+         ++version) {
+      INFO(version);
+      REQUIRE(parse_record(with_version(text, std::to_string(version)), &error).has_value());
+    }
   }
   SECTION("appended garbage")
   {

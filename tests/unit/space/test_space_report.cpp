@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <limits>
 
 using namespace nvfresh;
 
@@ -13,11 +14,12 @@ namespace {
 
 constexpr std::int64_t k_now = 1'800'000'000LL * 1'000'000'000;
 
-// A tree that --clean may remove when older than 30 days: regenerable, idle, 40 days old, ours.
-TreeReport removable()
+// A tree that --clean may remove when older than 30 days: regenerable, idle, 40 days old, ours,
+// used by no process and holding only what its build made. `tree` must exist.
+TreeReport removable(const std::string& tree = "/b/old")
 {
   TreeReport report;
-  report.entry = {"/b/old", "/b/old/.nvfresh", "/src/p", "/s/old.tree", 0};
+  report.entry = {tree, tree + "/.nvfresh", "/src/p", "/s/old.tree", 0};
   report.exists = true;
   report.owner_uid = 1000;
   report.origin = {true, "/src/p", ""};
@@ -25,6 +27,8 @@ TreeReport removable()
   report.last_build_ns = k_now - 40 * k_day_ns;
   report.size.exists = true;
   report.size.bytes = 1ULL << 30;
+  report.process_use = "";
+  report.foreign_content = "";
   return report;
 }
 
@@ -32,6 +36,9 @@ TreeReport removable()
 
 TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[space_report]")
 {
+  test::TempDir dir;
+  const std::string tree = std::filesystem::canonical(dir.path()).string();
+  auto removable = [&] { return ::removable(tree); };
   const CleanRule rule{30, k_now, 1000};
   CHECK(reason_to_keep(removable(), rule).empty());
 
@@ -58,6 +65,16 @@ TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[
      "mounted inside it (/b/old/mnt)"},
     {"unreadable", [](TreeReport& r) { r.size.unreadable = "/b/old/x"; },
      "cannot be read (/b/old/x)"},
+    {"in use", [](TreeReport& r) { r.process_use = "process 7 (ninja) has its working directory"; },
+     "it is in use: process 7 (ninja) has its working directory"},
+    {"processes not looked at", [](TreeReport& r) { r.process_use.reset(); },
+     "the processes using it were not looked at"},
+    {"foreign content", [](TreeReport& r) { r.foreign_content = "a git checkout (/b/old/w/.git)"; },
+     "it holds a git checkout (/b/old/w/.git)"},
+    {"contents not looked at", [](TreeReport& r) { r.foreign_content.reset(); },
+     "its contents were not looked at"},
+    {"unresolvable", [](TreeReport& r) { r.entry.tree = "/nonexistent-nvfresh/b"; },
+     "its path cannot be resolved"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -66,13 +83,11 @@ TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[
     CHECK_THAT(reason_to_keep(report, rule), Catch::Contains(c.reason));
   }
   // Never the user's home or the working directory, nor what holds them.
-  test::TempDir dir;
   TreeReport holding = removable();
-  holding.entry.tree = dir.path();
-  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path("home/u")}}) ==
-        "it holds " + dir.path("home/u"));
-  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path()}}) == "it holds " + dir.path());
-  CHECK(reason_to_keep(holding, {30, k_now, 1000, {dir.path() + "-sibling"}}).empty());
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {tree + "/home/u"}}) ==
+        "it holds " + tree + "/home/u");
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {tree}}) == "it holds " + tree);
+  CHECK(reason_to_keep(holding, {30, k_now, 1000, {tree + "-sibling"}}).empty());
 
   // The running lock wins over everything, even on an old tree.
   TreeReport running_and_old = removable();
@@ -80,6 +95,41 @@ TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[
   running_and_old.last_build_ns = k_now - 400 * k_day_ns;
   CHECK(activity_of(running_and_old, k_now) == Activity::running);
   CHECK(reason_to_keep(removable(), {0, k_now, 1000}).empty());
+
+  // A process using the tree makes it running, as the build lock does.
+  TreeReport in_use = removable();
+  in_use.process_use = "process 7 (sleep) has its working directory there (/b/old)";
+  CHECK(activity_of(in_use, k_now) == Activity::running);
+}
+
+TEST_CASE("clean: never another registered tree or its source dir", "[space_report]")
+{
+  test::TempDir dir;
+  const std::string outer = std::filesystem::canonical(dir.path()).string();
+  const TreeReport report = removable(outer);
+  const RegisteredTree self{outer, "/src/p"};
+  auto rule = [&](std::vector<RegisteredTree> others) {
+    others.insert(others.begin(), self);
+    return CleanRule{30, k_now, 1000, {}, others};
+  };
+  CHECK(reason_to_keep(report, rule({})).empty());
+  CHECK(reason_to_keep(report, rule({{outer + "/inner", "/src/p"}})) ==
+        "it holds registered build tree " + outer + "/inner");
+  CHECK(reason_to_keep(report, rule({{"/b/other", outer + "/src2"}})) ==
+        "it holds " + outer + "/src2, the source dir of registered build tree /b/other");
+  CHECK(reason_to_keep(report, rule({{"/b/other", outer}})) ==
+        "it holds " + outer + ", the source dir of registered build tree /b/other");
+  // Outside it, or a name that only starts the same: removable.
+  CHECK(reason_to_keep(report, rule({{outer + "-2", outer + "-src"}, {"/b/x", ""}})).empty());
+}
+
+TEST_CASE("clean: an age that is not a number keeps every tree", "[space_report]")
+{
+  test::TempDir dir;
+  const TreeReport report = removable(std::filesystem::canonical(dir.path()).string());
+  CHECK(reason_to_keep(report, {30, k_now, 1000}).empty());
+  CHECK_THAT(reason_to_keep(report, {std::numeric_limits<double>::quiet_NaN(), k_now, 1000}),
+             Catch::Contains("not more than nan days"));
 }
 
 TEST_CASE("the last build is the newest trace nvfresh left in the tree", "[space_report]")
@@ -136,7 +186,7 @@ TEST_CASE("ages are said in the largest unit that fits", "[space_report]")
   CHECK(describe_age(10'000'000'000LL) == "less than a minute");
   CHECK(describe_age(minute) == "1 minute");
   CHECK(describe_age(90 * minute) == "90 minutes");
-  CHECK(describe_age(5 * 60 * minute) == "5 hours");
+  CHECK(describe_age(minute * 5 * 60) == "5 hours");
   CHECK(describe_age(40 * k_day_ns) == "40 days");
   CHECK(describe_age(-5) == "less than a minute");
 }

@@ -2,8 +2,8 @@
 // cmake/nvfresh.cmake through RULE_LAUNCH_LINK, and by the Python package's nvfresh.torch around
 // setuptools' link of a PyTorch extension). Runs the command unchanged, with inherited
 // stdout/stderr, and ends with its exit status. When it succeeded, writes a link record
-// (link_record.hpp): the artifact's fingerprint and the content hash of every object and library
-// the command read, hashed before it ran and checked unchanged after. "ranlib <archive>" refreshes
+// (record/link_record.hpp): the artifact's fingerprint and the content hash of every object and
+// library the command read, hashed before it ran and checked unchanged after. "ranlib <archive>" refreshes
 // the archive's fingerprint in its record; a command that links nothing (a compile: -c) just runs.
 // Bookkeeping never changes the link's outcome or output: a failure to record goes to the debug log
 // (NVFRESH_LOG_FILE) only.
@@ -15,11 +15,11 @@
 //
 // The record root: that of -C's build directory (NVFRESH_RECORD_DIR when set, else
 // <build-dir>/.nvfresh), else the one found from the working directory (record_root.hpp).
+#include "record/link_record.hpp"
 #include "commands/commands.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
-#include "proof/build_graph.hpp"
-#include "record/link_record.hpp"
+#include "proof/link_command.hpp"
 #include "record/record_root.hpp"
 #include "space/activity.hpp"
 #include "util/log.hpp"
