@@ -178,11 +178,12 @@ TEST_CASE("an input line's numbers read back at their limits, and nothing else d
   constexpr auto k_min = std::numeric_limits<std::int64_t>::min();
   constexpr auto k_max = std::numeric_limits<std::int64_t>::max();
   constexpr auto k_umax = std::numeric_limits<std::uint64_t>::max();
-  record.inputs[0].file.size = k_umax;                      // 20 digits
-  record.inputs[0].file.mtime_ns = k_min;                   // '-' and 19 digits
-  record.inputs[0].file.ctime_ns = -1;                      // the short way, negative
-  record.inputs[0].file.inode = 9'999'999'999'999'999'999;  // 19 digits, the most it sums unchecked
-  record.inputs[1].file.mtime_ns = k_max;                   // 19 digits at the signed limit
+  record.inputs[0].file.size = k_umax;     // 20 digits
+  record.inputs[0].file.mtime_ns = k_min;  // '-' and 19 digits
+  record.inputs[0].file.ctime_ns = -1;     // the short way, negative
+  record.inputs[0].file.inode =
+    9'999'999'999'999'999'999ULL;          // 19 digits, the most it sums unchecked
+  record.inputs[1].file.mtime_ns = k_max;  // 19 digits at the signed limit
   record.inputs[1].file.ctime_ns = 0;
   auto parsed = parse_record(serialize_record(record));
   REQUIRE(parsed);
