@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -158,9 +160,16 @@ ArtifactDigest digest_run_artifact(const std::string& root, const std::string& r
   ArtifactDigest artifact;
   artifact.path = relative;
   artifact.source = (fs::path(root) / relative).string();
-  std::optional<std::string> bytes = try_read_file(artifact.source);
+  if (const FileStat stat = stat_file(artifact.source); stat.size > k_max_artifact_bytes) {
+    throw std::runtime_error(fmt::format("{}: {} MiB, larger than the {} MiB limit of an artifact",
+                                         artifact.source, stat.size >> 20,
+                                         k_max_artifact_bytes >> 20));
+  }
+  std::optional<std::string> bytes = try_read_file(artifact.source, k_max_artifact_bytes);
   if (!bytes) {
-    throw std::runtime_error(fmt::format("{}: cannot be read", artifact.source));
+    throw std::runtime_error(
+      fmt::format("{}: cannot be read: {}", artifact.source,
+                  errno == EINVAL ? "not a regular file" : std::strerror(errno)));
   }
   for (const auto& [from, to] : rewrites) {
     replace_same_length(*bytes, from, to);

@@ -19,6 +19,7 @@
 #include "repro/repro.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,7 +65,12 @@ struct ArtifactDigest {
   Digest content;                        // anything else: its bytes
 };
 
-// Throws std::runtime_error when the file cannot be read.
+// The largest artifact a run may make: it is read whole (a few hundred MiB is a real case, an ONNX
+// Runtime CUDA provider library), and each of the -j runs at a time holds one.
+inline constexpr std::uint64_t k_max_artifact_bytes = std::uint64_t{4} << 30;
+
+// Throws std::runtime_error when the file cannot be read (saying why) or is larger than
+// k_max_artifact_bytes (naming the limit).
 ArtifactDigest digest_run_artifact(const std::string& root, const std::string& relative,
                                    const Rewrites& rewrites);
 

@@ -40,6 +40,9 @@ std::string percent(double fraction)
 
 std::string ruled_out_text(std::size_t runs, double confidence, std::optional<double> goal)
 {
+  if (runs == 0) {
+    return "no perturbed run (the control alone): no variant frequency is ruled out";
+  }
   const bool reached = goal && runs > 0 && detection_probability(*goal, runs) >= confidence;
   const double rate = reached ? *goal : detectable_rate(runs, confidence);
   return fmt::format("no variant seen in {} perturbed run{}: a variant of >= {} would have been "
@@ -57,6 +60,16 @@ std::string check_detection_goal(double rate, double confidence)
   if (!(confidence > 0.0 && confidence < 1.0)) {
     return fmt::format(
       "--confidence {} is not a probability between 0 and 1 (e.g. --confidence 0.95)", confidence);
+  }
+  // In doubles first: a tiny rate needs more runs than a size_t holds.
+  const double perturbed = std::ceil(std::log1p(-confidence) / std::log1p(-rate) - 1e-9);
+  if (perturbed + 1 > static_cast<double>(k_max_runs)) {
+    return fmt::format("--detect {} with --confidence {} needs {:.0f} runs, more than the limit of "
+                       "{} (the same as -n's); {} perturbed runs see a variant of >= {:.3g} with "
+                       "that confidence: give a --detect at least that large, or a lower "
+                       "--confidence",
+                       rate, confidence, perturbed + 1, k_max_runs, k_max_runs - 1,
+                       detectable_rate(k_max_runs - 1, confidence));
   }
   return {};
 }

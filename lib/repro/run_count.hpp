@@ -17,6 +17,8 @@ namespace nvfresh {
 
 inline constexpr double k_default_detect_rate = 0.05;
 inline constexpr double k_default_confidence = 0.95;
+// The most runs one repro makes, the control included: for -n and for what --detect plans alike.
+inline constexpr std::size_t k_max_runs = 100000;
 
 // The fewest runs that see a variant of frequency `rate` at least once with probability `confidence`.
 // Both must lie strictly between 0 and 1.
@@ -32,12 +34,14 @@ double detectable_rate(std::size_t runs, double confidence);
 std::string percent(double fraction);
 
 // "no variant seen in 59 perturbed runs: a variant of >= 5% would have been seen with 95% probability".
+// With no perturbed run (-n 1: the control alone) it says that nothing is ruled out.
 // The rate named is `goal` when the runs reach it (the --detect the run count came from), else the
 // smallest rate they do reach.
 std::string ruled_out_text(std::size_t runs, double confidence,
                            std::optional<double> goal = std::nullopt);
 
-// "" when both are usable, else what is wrong with them (for the --detect and --confidence options).
+// "" when both are usable, else what is wrong with them (for the --detect and --confidence options),
+// including a goal that needs more than k_max_runs runs.
 std::string check_detection_goal(double rate, double confidence);
 
 }  // namespace nvfresh

@@ -1,6 +1,7 @@
 #include "repro/artifacts.hpp"
 #include "temp_dir.hpp"
 #include "util/file_io.hpp"
+#include "util/hasher.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -103,7 +104,24 @@ TEST_CASE("artifacts: CUDA artifacts by components, other files by bytes, run na
   CHECK(list[0].first == "kernel.ptx: sm_100a ptx");
   CHECK(list[1].first == "log.txt: bytes");
   CHECK_THROWS_WITH(nvfresh::digest_run_artifact(dir.path(), "missing.ptx", {}),
-                    Catch::Contains("cannot be read"));
+                    Catch::Contains("cannot be read: No such file or directory"));
+}
+
+TEST_CASE("artifacts: a large artifact is digested; one over the limit names the limit",
+          "[artifacts]")
+{
+  TempDir dir;
+  // Sparse files: cheap to make. 300 MiB used to fail as "cannot be read" (a 256 MiB read limit).
+  const std::string large = dir.path("large.so");
+  dir.write("large.so", "");
+  std::filesystem::resize_file(large, std::uintmax_t{300} << 20);
+  const auto digested = nvfresh::digest_run_artifact(dir.path(), "large.so", {});
+  CHECK_FALSE(digested.digests.has_value());
+  CHECK_FALSE(digested.content == nvfresh::hash_bytes(""));
+  dir.write("huge.so", "");
+  std::filesystem::resize_file(dir.path("huge.so"), nvfresh::k_max_artifact_bytes + 1);
+  CHECK_THROWS_WITH(nvfresh::digest_run_artifact(dir.path(), "huge.so", {}),
+                    Catch::Contains("huge.so: 4096 MiB, larger than the 4096 MiB limit"));
 }
 
 TEST_CASE("artifacts: a text file diff, and binary files", "[artifacts]")

@@ -49,6 +49,9 @@ TEST_CASE("run count: the report's sentence", "[run_count]")
              Catch::Contains("a variant of >= 5.82% would"));
   CHECK(nvfresh::ruled_out_text(1, 0.9) == "no variant seen in 1 perturbed run: a variant of >= "
                                            "90% would have been seen with 90% probability");
+  // -n 1 is the control alone: it rules nothing out (it used to claim ">= 100%").
+  CHECK(nvfresh::ruled_out_text(0, 0.95, 0.05) ==
+        "no perturbed run (the control alone): no variant frequency is ruled out");
   CHECK(nvfresh::percent(0.05) == "5%");
   CHECK(nvfresh::percent(0.348) == "34.8%");
 }
@@ -62,4 +65,18 @@ TEST_CASE("run count: unusable goals are refused with a reason", "[run_count]")
              Catch::Contains("--confidence 1 is not a probability"));
   CHECK_THAT(nvfresh::check_detection_goal(0.0, 0.5), Catch::Contains("--detect"));
   CHECK_THAT(nvfresh::check_detection_goal(0.1, std::nan("")), Catch::Contains("--confidence"));
+}
+
+TEST_CASE("run count: a goal needing more than -n's limit of runs is refused", "[run_count]")
+{
+  // 1e-9 at 95% needs about 3e9 runs (repro used to plan them all and run out of memory).
+  const std::string refusal = nvfresh::check_detection_goal(1e-9, 0.95);
+  CHECK_THAT(refusal, Catch::Contains("needs 2995732274 runs, more than the limit of 100000"));
+  CHECK_THAT(refusal, Catch::Contains("99999 perturbed runs see a variant of >= 3e-05"));
+  // Rates so small that the run count overflows an integer are refused the same way.
+  CHECK_THAT(nvfresh::check_detection_goal(1e-300, 0.95), Catch::Contains("more than the limit"));
+  // The largest goal inside the limit is accepted, and plans at most the limit.
+  const double reachable = nvfresh::detectable_rate(nvfresh::k_max_runs - 1, 0.95) * 1.0001;
+  CHECK(nvfresh::check_detection_goal(reachable, 0.95).empty());
+  CHECK(nvfresh::runs_to_detect(reachable, 0.95) + 1 <= nvfresh::k_max_runs);
 }
