@@ -6,12 +6,17 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <malloc.h>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -35,6 +40,35 @@ void keep_freed_memory_for_reuse()
   mallopt(M_TOP_PAD, 16 << 20);
 }
 
+// The last resort of a compile: nvcc with the untouched arguments, as if nvfresh were not there (the
+// process becomes it; its status is nvcc's). Only when it cannot be started: one line and the status
+// a shell gives, 127 (not found) or 126 (not executable).
+[[noreturn]] void exec_compiler_plainly(const std::vector<std::string>& args,
+                                        const std::string& why)
+{
+  std::fflush(stdout);
+  std::fputs(fmt::format("nvfresh: {} (ran the compiler without nvfresh)\n", why).c_str(), stderr);
+  std::string program;
+  try {
+    program = nvfresh::find_program(args[0], nvfresh::current_environment());
+  } catch (const std::exception&) {
+    program.clear();
+  }
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const auto& arg : args) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  argv.push_back(nullptr);
+  if (!program.empty()) {
+    ::execv(program.c_str(), argv.data());
+  }
+  const int error = program.empty() ? ENOENT : errno;
+  std::fputs(fmt::format("nvfresh: cannot run {}: {}\n", args[0], std::strerror(error)).c_str(),
+             stderr);
+  std::_Exit(error == ENOENT ? 127 : 126);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -48,7 +82,7 @@ int main(int argc, char** argv)
     return nvfresh::run_help({});
   }
   if (const auto* command = nvfresh::find_command(args[0])) {
-    return command->run(std::vector<std::string>(args.begin() + 1, args.end()));
+    return nvfresh::run_guarded(*command, std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (args[0] == "-h" || args[0] == "--help") {
     return nvfresh::run_help({});
@@ -58,7 +92,8 @@ int main(int argc, char** argv)
     return nvfresh::run_compile(args, nvfresh::current_environment(), runner,
                                 nvfresh::AfterUnchangedPath::exit_process);
   } catch (const std::exception& error) {
-    std::fputs(fmt::format("nvfresh: {}\n", error.what()).c_str(), stderr);
-    return 127;
+    exec_compiler_plainly(args, error.what());
+  } catch (...) {
+    exec_compiler_plainly(args, "an unexpected error");
   }
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace nvfresh {
 
 const std::vector<Command>& commands()
@@ -48,6 +50,24 @@ const Command* find_command(std::string_view name)
     }
   }
   return nullptr;
+}
+
+int run_guarded(const Command& command, const std::vector<std::string>& args, std::FILE* errors)
+{
+  constexpr int k_exit_unexpected = 2;
+  std::string what;
+  try {
+    return command.run(args);
+  } catch (const std::exception& error) {
+    what = error.what();
+  } catch (...) {
+    what = "an unexpected error that is not a std::exception";
+  }
+  std::fflush(stdout);
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  fmt::print(errors, "nvfresh {}: {}\n", command.name, what);
+  std::fflush(errors);
+  return k_exit_unexpected;
 }
 
 int run_help(const std::vector<std::string>& args)

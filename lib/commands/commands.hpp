@@ -1,6 +1,7 @@
 // nvfresh's subcommands: one table of name, one-line help and the function that runs it.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,11 @@ struct Command {
 
 const std::vector<Command>& commands();
 const Command* find_command(std::string_view name);
+
+// The one top-level handler of every subcommand: runs it with `args`; an exception that escapes it
+// becomes one line on `errors`, "nvfresh <command>: <what>", and exit status 2 (never an abort).
+int run_guarded(const Command& command, const std::vector<std::string>& args,
+                std::FILE* errors = stderr);
 
 int run_help(const std::vector<std::string>& args);
 int run_version(const std::vector<std::string>& args);
