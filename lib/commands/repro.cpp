@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -84,13 +85,19 @@ to see a variant that RATE of runs produce with probability C, n = ceil(ln(1 - C
 perturbed runs plus the control (59 + 1 for the defaults, 5% and 95%); -n sets it directly. The report
 says what the runs rule out.
 
-Exit status: 0 all identical, 1 several variants, 2 a run failed.)";
+Each run may take --timeout seconds (default 3600): then it is killed, with every process it started,
+and reported as timed out. Interrupted (Ctrl-C, SIGTERM), repro stops the runs under way and reports
+the runs that finished.
+
+Exit status: 0 all identical, 1 several variants, 2 a run failed or timed out, 130/143 interrupted.)";
 
 struct ReproOptions {
   std::optional<std::size_t> runs;
   double detect = k_default_detect_rate;
   double confidence = k_default_confidence;
   std::size_t jobs = 2;
+  double timeout_seconds = 3600;
+  bool touch_sources = false;
   std::string out_dir;
   std::uint64_t seed = 0;
   bool json = false;
@@ -124,18 +131,26 @@ void add_cli_options(CLI::App& app, ReproOptions& options)
     app
       .add_option("-n,--runs", options.runs,
                   "number of runs, the control included (default: from --detect and --confidence)")
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(std::size_t{1}, k_max_runs));
   app
     .add_option("--detect", options.detect, "the smallest variant frequency to see (default 0.05)")
     ->excludes(runs);
   app.add_option("--confidence", options.confidence, "the probability of seeing it (default 0.95)");
   app.add_option("-j,--jobs", options.jobs, "runs at a time (default 2)")
     ->check(CLI::Range(1, 256));
+  app
+    .add_option("--timeout", options.timeout_seconds,
+                "seconds one run may take before it is killed with all it started (default 3600; "
+                "0: no limit)")
+    ->check(CLI::Range(0.0, 1e9));
   app.add_option("--artifact", options.artifacts,
                  "a glob of files the command makes, relative to its working directory "
                  "(repeatable); turns on the command mode");
   app.add_option("--workdir-copy", options.workdir_copy,
                  "run each command in a copy of DIR (default: an empty directory)");
+  app.add_flag("--touch-sources", options.touch_sources,
+               "give the sources a different modification time in each run (nvcc mode: the "
+               "source file, restored afterwards; command mode: the files --workdir-copy copied)");
   app.add_option("--out", options.out_dir,
                  "where to keep artifacts and diffs (default ./nvfresh-repro-<time>)");
   app.add_option(
@@ -233,6 +248,50 @@ struct ReproMode {
   std::optional<ReproTarget> nvcc;
   std::vector<std::string> patterns;
   std::string workdir_copy;
+  bool touch_sources = false;
+};
+
+// --touch-sources: run k's sources get this time plus k seconds (2001-09-09), a time no editor
+// leaves: -lineinfo and -G write it into the line table, where compare must not see it.
+constexpr std::int64_t k_touch_base_ns = std::int64_t{1'000'000'000} * 1'000'000'000;
+
+std::int64_t touched_mtime_ns(std::size_t run)
+{
+  return k_touch_base_ns + static_cast<std::int64_t>(run) * 1'000'000'000;
+}
+
+// Gives every file under `root` the run's modification time.
+void touch_tree(const std::string& root, std::size_t run)
+{
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file()) {
+      set_mtime_ns(entry.path().string(), touched_mtime_ns(run));
+    }
+  }
+}
+
+// nvcc mode's --touch-sources changes the user's source file: its modification time comes back
+// when repro ends (a build tool must not see it as edited).
+class RestoredMtime {
+public:
+  explicit RestoredMtime(std::string path)
+    : m_path(std::move(path)), m_mtime_ns(stat_file(m_path).mtime_ns)
+  {}
+  ~RestoredMtime()
+  {
+    try {
+      set_mtime_ns(m_path, m_mtime_ns);
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "nvfresh repro: could not restore the modification time of {}: {}\n",
+                 m_path, error.what());
+    }
+  }
+  RestoredMtime(const RestoredMtime&) = delete;
+  RestoredMtime& operator=(const RestoredMtime&) = delete;
+
+private:
+  std::string m_path;
+  std::int64_t m_mtime_ns;
 };
 
 // The run's private directories, its environment (perturbation, TMPDIR, compile caches) and argv.
@@ -358,19 +417,43 @@ void prepare_working_dir(const RunRecord& run, const ReproMode& mode)
   }
 }
 
-void execute_run(RunRecord& run, const ReproMode& mode)
+// --touch-sources: the run's sources get its own modification time. In nvcc mode the runs share the
+// source file: with -j above 1 a run may see a neighbour's time (still not the original one).
+void touch_sources(const RunRecord& run, const ReproMode& mode)
+{
+  if (mode.nvcc) {
+    set_mtime_ns(mode.nvcc->source, touched_mtime_ns(run.index));
+  } else {
+    touch_tree(run.working_dir, run.index);
+  }
+}
+
+// The signal that interrupted repro (SIGINT, SIGTERM), else 0. Set by the handler of ReproInterrupts.
+std::atomic<int> g_interrupted{0};
+
+void execute_run(RunRecord& run, const ReproMode& mode, double timeout_seconds)
 {
   const auto start = Clock::now();
   try {
     if (!mode.nvcc) {
       prepare_working_dir(run, mode);
     }
-    run.result =
-      run_redirected(run.argv, run.env, run.stdout_path, run.stderr_path, run.working_dir);
+    if (mode.touch_sources) {
+      touch_sources(run, mode);
+    }
+    run.result = run_redirected(run.argv, run.env, run.stdout_path, run.stderr_path,
+                                run.working_dir, RedirectLimits{true, timeout_seconds});
   } catch (const std::exception& error) {
     run.error = error.what();
   }
   run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (run.result.timed_out) {
+    run.error = fmt::format("timed out after {:g} s (--timeout); killed with every process it "
+                            "started",
+                            timeout_seconds);
+  } else if (g_interrupted.load() != 0 && run.failed()) {
+    run.error = "interrupted: repro was stopped while it ran";
+  }
   if (run.failed()) {
     return;
   }
@@ -445,14 +528,25 @@ private:
   std::set<ComponentDigestList> m_seen;
 };
 
-void execute_runs(std::vector<RunRecord>& runs, const ReproMode& mode, std::size_t jobs)
+// Runs them, `jobs` at a time, until all have run or repro is interrupted; returns how many were
+// started (runs are started in order: the rest never ran).
+std::size_t execute_runs(std::vector<RunRecord>& runs, const ReproMode& mode, std::size_t jobs,
+                         double timeout_seconds)
 {
   Progress progress(runs.size());
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> started{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < runs.size(); i = next++) {
+      if (g_interrupted.load() != 0) {
+        runs[i].error = "not run: repro was interrupted";
+        continue;
+      }
+      std::size_t seen = started.load();
+      while (seen < i + 1 && !started.compare_exchange_weak(seen, i + 1)) {
+      }
       progress.started();
-      execute_run(runs[i], mode);
+      execute_run(runs[i], mode, timeout_seconds);
       progress.finished(runs[i]);
     }
   };
@@ -464,6 +558,49 @@ void execute_runs(std::vector<RunRecord>& runs, const ReproMode& mode, std::size
     thread.join();
   }
   progress.clear();
+  return started.load();
+}
+
+// While it lives, SIGINT and SIGTERM stop repro's runs (their whole process groups) and let it report
+// what finished; a second signal ends repro at once (the handler is reset after the first).
+class ReproInterrupts {
+public:
+  ReproInterrupts()
+  {
+    g_interrupted.store(0);
+    allow_redirected_children();
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    action.sa_flags = SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &m_old_int);
+    ::sigaction(SIGTERM, &action, &m_old_term);
+  }
+  ~ReproInterrupts()
+  {
+    ::sigaction(SIGINT, &m_old_int, nullptr);
+    ::sigaction(SIGTERM, &m_old_term, nullptr);
+  }
+  ReproInterrupts(const ReproInterrupts&) = delete;
+  ReproInterrupts& operator=(const ReproInterrupts&) = delete;
+
+private:
+  static void on_signal(int signal)
+  {
+    g_interrupted.store(signal);
+    stop_redirected_children();
+  }
+
+  struct sigaction m_old_int {};
+  struct sigaction m_old_term {};
+};
+
+// The warning that heads the report of an interrupted repro.
+std::string interrupted_note(std::size_t started, std::size_t planned)
+{
+  return fmt::format("interrupted by {} after starting {} of {} runs: the runs under way were "
+                     "stopped, and this report covers the runs that finished",
+                     g_interrupted.load() == SIGINT ? "SIGINT" : "SIGTERM", started, planned);
 }
 
 // Groups every observation of every successful run; returns the variants (over observation numbers)
@@ -658,9 +795,14 @@ std::vector<std::string> warnings_for(const Environment& env)
 int repro(const ReproOptions& options, const ReproMode& mode, const Environment& env)
 {
   const auto start = Clock::now();
-  const std::vector<std::string> warnings = warnings_for(env);
+  std::vector<std::string> warnings = warnings_for(env);
   for (const auto& warning : warnings) {
     fmt::print(stderr, "nvfresh repro: {}\n", warning);
+  }
+  ReproInterrupts interrupts;
+  std::optional<RestoredMtime> source_mtime;
+  if (mode.touch_sources && mode.nvcc) {
+    source_mtime.emplace(mode.nvcc->source);
   }
   ScratchDir scratch;
   const AslrControl aslr = probe_aslr_control(env, scratch.path());
@@ -671,7 +813,12 @@ int repro(const ReproOptions& options, const ReproMode& mode, const Environment&
     runs.push_back(
       plan_run(i, plan[i], mode, aslr, noise_library, env, options.command, scratch.path()));
   }
-  execute_runs(runs, mode, options.jobs);
+  const std::size_t started = execute_runs(runs, mode, options.jobs, options.timeout_seconds);
+  if (g_interrupted.load() != 0) {
+    warnings.push_back(interrupted_note(started, runs.size()));
+    fmt::print(stderr, "nvfresh repro: {}\n", warnings.back());
+    runs.resize(started);
+  }
   auto [variants, refs] = assign_variants(runs);
   const fs::path out = fs::absolute(options.out_dir);
   fs::create_directories(out);
@@ -693,7 +840,8 @@ int repro(const ReproOptions& options, const ReproMode& mode, const Environment&
                            refs,
                            kept,
                            std::chrono::duration<double>(Clock::now() - start).count(),
-                           exit_code_of(runs, variants),
+                           g_interrupted.load() != 0 ? 128 + g_interrupted.load()
+                                                     : exit_code_of(runs, variants),
                            out.string()};
   const nlohmann::json document = repro_report_json(report);
   std::ofstream(out / "report.json") << dump_json(document) << "\n";
@@ -709,6 +857,7 @@ int repro(const ReproOptions& options, const ReproMode& mode, const Environment&
 std::variant<ReproMode, std::string> make_mode(const ReproOptions& options, const Environment& env)
 {
   ReproMode mode;
+  mode.touch_sources = options.touch_sources;
   if (!options.nvcc_mode()) {
     mode.patterns = options.artifacts;
     mode.workdir_copy = options.workdir_copy;

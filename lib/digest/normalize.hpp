@@ -9,7 +9,11 @@
 //                                       first hash is a hash of the absolute source path; it also
 //                                       appears in __fatbinwrap_<id> and __cudaRegisterLinkedBinary_<id>.
 //                                       The path hash becomes zeros; the rest of the id is kept.
-//   source mtime in .debug_line         a -G cubin's DWARF 2 line table records k.cu's mtime; zeroed.
+//   source mtime in .debug_line         with -G or -lineinfo, ptxas writes each source file's mtime
+//                                       (seconds, ULEB128: 5 bytes from 1978 to 3058) into the file_names
+//                                       entries of the cubin's DWARF 2 line table; zeroed. A touch-only
+//                                       change compares the same (measured with nvcc 13.0: the only
+//                                       field that moves; .nv_debug_line_sass has no file entries).
 #pragma once
 
 #include <string>
@@ -31,7 +35,7 @@ std::string normalized_module_id(std::string_view module_id);
 std::size_t normalize_module_id(std::string& bytes, std::string_view module_id);
 
 // Rewrites the modification time of every file entry in the DWARF 2-4 line-table headers of a
-// .debug_line section (a -G cubin records the source file's mtime there) to a ULEB128 zero of the
+// .debug_line section (a -G or -lineinfo cubin records the source file's mtime there) to a ULEB128 zero of the
 // same length. Stops quietly at anything it cannot parse; returns how many times were rewritten.
 std::size_t normalize_dwarf_line_mtimes(std::string& debug_line);
 

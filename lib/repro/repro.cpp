@@ -187,6 +187,8 @@ std::variant<ReproTarget, std::string> prepare_repro_target(const std::vector<st
   target.compiler = command[0];
   target.base_args = without_output_options(args);
   target.explicit_depfile = !parsed.request->depfile.path.empty();
+  target.source =
+    (std::filesystem::path(working_dir) / parsed.request->source).lexically_normal().string();
   const auto& output = parsed.request->output;
   target.output_name = output.empty() ? default_output(*parsed.request)
                                       : std::filesystem::path(output).filename().string();

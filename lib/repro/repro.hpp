@@ -50,6 +50,7 @@ struct ReproTarget {
   std::string compiler;                // argv[0]: "nvcc" or a path
   std::vector<std::string> base_args;  // the arguments without -o and -MF (and their values)
   std::string output_name;             // file name of the output (the user's, or nvcc's default)
+  std::string source;                  // the source file, absolute
   bool explicit_depfile = false;       // the user gave -MF: each run gets its own
 };
 

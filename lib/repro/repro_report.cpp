@@ -254,6 +254,9 @@ nlohmann::json variant_json(const ReproReport& report, std::size_t v)
 
 std::string run_status(const RunRecord& run)
 {
+  if (run.result.timed_out) {
+    return "TIMED OUT";
+  }
   if (!run.error.empty()) {
     return "FAILED";
   }
@@ -296,8 +299,12 @@ std::string format_repro_report(const ReproReport& report)
         "its heap grows from sample to sample)\n");
     }
   }
-  fmt::format_to(to, "result: {} (exit {})\nkept in {}\n", k_verdicts[report.exit_code],
-                 report.exit_code, report.out_dir);
+  const std::string_view verdict =
+    report.exit_code >= 0 && report.exit_code < static_cast<int>(std::size(k_verdicts))
+      ? k_verdicts[report.exit_code]
+      : "interrupted: the runs that finished are above";
+  fmt::format_to(to, "result: {} (exit {})\nkept in {}\n", verdict, report.exit_code,
+                 report.out_dir);
   return out;
 }
 

@@ -15,7 +15,10 @@
 #include <boost/process/v2/src.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -396,11 +399,93 @@ private:
   int m_fd;
 };
 
+// In the child, before exec: its working directory, and its own process group when asked.
+struct ChildSetup {
+  const std::string& working_dir;
+  bool own_process_group;
+
+  template <typename Launcher>
+  bp::error_code on_exec_setup(Launcher& /*launcher*/, const bp::filesystem::path& /*program*/,
+                               const char* const*& /*argv*/) const
+  {
+    if (own_process_group) {
+      ::setpgid(0, 0);
+    }
+    if (!working_dir.empty() && ::chdir(working_dir.c_str()) != 0) {
+      return {errno, boost::system::system_category()};
+    }
+    return {};
+  }
+};
+
+// The process groups of the run_redirected children that have one, for stop_redirected_children.
+constexpr std::size_t k_max_stoppable_children = 1024;
+std::array<std::atomic<pid_t>, k_max_stoppable_children> g_stoppable_groups{};
+std::atomic<bool> g_stopping{false};
+
+// Holds one child's group in g_stoppable_groups while it runs (not at all when all slots are taken).
+class StoppableGroup {
+public:
+  explicit StoppableGroup(pid_t group)
+  {
+    for (auto& slot : g_stoppable_groups) {
+      pid_t empty = 0;
+      if (slot.compare_exchange_strong(empty, group)) {
+        m_slot = &slot;
+        break;
+      }
+    }
+    if (g_stopping.load()) {
+      ::kill(-group, SIGKILL);
+    }
+  }
+  ~StoppableGroup()
+  {
+    if (m_slot != nullptr) {
+      m_slot->store(0);
+    }
+  }
+  StoppableGroup(const StoppableGroup&) = delete;
+  StoppableGroup& operator=(const StoppableGroup&) = delete;
+
+private:
+  std::atomic<pid_t>* m_slot = nullptr;
+};
+
+// Waits for the child; past the timeout kills it (its group when it has one) and says so.
+ProcessResult wait_within(bp::process& child, pid_t group, double timeout_seconds)
+{
+  if (timeout_seconds <= 0) {
+    child.wait();
+    return to_result(child.native_exit_code());
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(timeout_seconds));
+  auto pause = std::chrono::milliseconds(1);
+  boost::system::error_code error;
+  while (child.running(error) && !error) {
+    if (Clock::now() >= deadline) {
+      ::kill(group != 0 ? -group : child.id(), SIGKILL);
+      child.wait();
+      ProcessResult result = to_result(child.native_exit_code());
+      result.timed_out = true;
+      return result;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  if (error) {
+    child.wait();
+  }
+  return to_result(child.native_exit_code());
+}
+
 }  // namespace
 
 ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
                              const std::string& stdout_path, const std::string& stderr_path,
-                             const std::string& working_dir)
+                             const std::string& working_dir, const RedirectLimits& limits)
 {
   std::string program = resolve_program(argv, env);
   FileDescriptor out(stdout_path);
@@ -408,12 +493,32 @@ ProcessResult run_redirected(const std::vector<std::string>& argv, const Environ
   boost::asio::io_context context;
   // The initializers are passed as temporaries: Boost.Process applies a const one silently not at all.
   auto child =
-    working_dir.empty()
-      ? start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()})
-      : start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()},
-                      bp::process_start_dir(working_dir));
-  child->wait();
-  return to_result(child->native_exit_code());
+    start_process(context, program, argv, env, bp::process_stdio{nullptr, out.get(), err.get()},
+                  ChildSetup{working_dir, limits.own_process_group});
+  const pid_t group = limits.own_process_group ? child->id() : 0;
+  if (group != 0) {
+    ::setpgid(group, group);  // also from this side: a kill must not find the group missing
+  }
+  std::optional<StoppableGroup> stoppable;
+  if (group != 0) {
+    stoppable.emplace(group);
+  }
+  return wait_within(*child, group, limits.timeout_seconds);
+}
+
+void stop_redirected_children() noexcept
+{
+  g_stopping.store(true);
+  for (auto& slot : g_stoppable_groups) {
+    if (const pid_t group = slot.load(); group != 0) {
+      ::kill(-group, SIGKILL);
+    }
+  }
+}
+
+void allow_redirected_children() noexcept
+{
+  g_stopping.store(false);
 }
 
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,

@@ -15,9 +15,10 @@
 namespace nvfresh {
 
 struct ProcessResult {
-  int exit_code = 0;    // the child's exit status when it exited
-  int term_signal = 0;  // the signal that killed it, else 0
-  bool succeeded() const { return term_signal == 0 && exit_code == 0; }
+  int exit_code = 0;       // the child's exit status when it exited
+  int term_signal = 0;     // the signal that killed it, else 0
+  bool timed_out = false;  // run_redirected killed it at its timeout (term_signal is then SIGKILL)
+  bool succeeded() const { return term_signal == 0 && exit_code == 0 && !timed_out; }
 };
 
 // What a compiler printed, kept so that a later skipped compile can print the same.
@@ -82,15 +83,31 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
 ProcessResult run_capturing_output(const std::vector<std::string>& argv, const Environment& env,
                                    CapturedOutput& captured);
 
+// How run_redirected bounds a child. By default it stays in nvfresh's process group (a terminal's
+// Ctrl-C reaches it directly) and may run for ever.
+struct RedirectLimits {
+  // Its own process group: a timeout, or stop_redirected_children, kills everything it started
+  // (a compiler's children too), and a terminal's Ctrl-C reaches nvfresh only.
+  bool own_process_group = false;
+  // Seconds until it is killed (SIGKILL, its group when it has one) and reported as timed out; 0: none.
+  double timeout_seconds = 0;
+};
+
 // Runs argv to completion with stdin from /dev/null and stdout/stderr written to the two files
 // (created or truncated), in `working_dir` when one is given (a relative argv[0] with a '/' is then
-// found from there, as a shell would after `cd`). No signal forwarding: the child stays in nvfresh's
-// process group, so a terminal's Ctrl-C reaches it directly. Safe to call from several threads at
-// once. Throws std::runtime_error when the program cannot be found or started or a file cannot be
-// opened.
+// found from there, as a shell would after `cd`), within `limits`. No signal forwarding. Safe to call
+// from several threads at once. Throws std::runtime_error when the program cannot be found or started
+// or a file cannot be opened.
 ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
                              const std::string& stdout_path, const std::string& stderr_path,
-                             const std::string& working_dir = {});
+                             const std::string& working_dir = {},
+                             const RedirectLimits& limits = {});
+
+// Kills (SIGKILL) the process group of every run_redirected child with its own group that runs now,
+// and of every one started from now on, until allow_redirected_children. Async-signal-safe: a SIGINT
+// handler may call it.
+void stop_redirected_children() noexcept;
+void allow_redirected_children() noexcept;
 
 // Writes everything to fd, retrying on EINTR; false on error.
 bool write_fully(int fd, std::string_view data);

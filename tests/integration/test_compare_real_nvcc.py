@@ -3,6 +3,7 @@
 Raw objects of identical compiles differ (tmpxft stem, module id path hash); the digests must not.
 """
 import json
+import os
 from pathlib import Path
 
 import harness
@@ -21,6 +22,16 @@ DEVICE_KINDS = ("cubin", "ptx")
 # the fatbin.c declaration lines in host debug info) moves with run-dependent bytes, so one pair can
 # pass by luck; a few more make that flake show. Bounded: each pair is two compiles.
 EXTRA_DEBUG_PAIRS = 4
+
+
+def leb128(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
 
 
 def compare_command():
@@ -102,6 +113,25 @@ class CompareRealNvcc(harness.unittest.TestCase):
         before = self.compile("before", ["-arch=sm_80", "-g"])
         after = self.compile("after", ["-arch=sm_80", "-g"], source=KERNEL_SOURCE.replace(*HOST_EDIT))
         self.assertIn("host code", self.differing(self.compare(before, after)[1]))
+
+    def test_a_touched_source_compares_equal_with_line_info(self):
+        # -lineinfo and -G make ptxas write k.cu's modification time into the cubin's DWARF line table
+        # (a file_names entry's mtime, ULEB128); a touch alone must not make two objects differ.
+        harness.write(self.work / "k.cu", KERNEL_SOURCE)
+        for flags in (["-arch=sm_80", "-lineinfo"], ["-arch=sm_80", "-G"]):
+            with self.subTest(flags=flags):
+                objects = []
+                for name, mtime in (("old", 1_500_000_000), ("new", 1_700_000_000)):
+                    os.utime(self.work / "k.cu", (mtime, mtime))
+                    harness.run([self.nvcc, "-c", *flags, "k.cu", "-o", f"{name}.o"], cwd=self.work, check=True)
+                    objects.append(self.work / f"{name}.o")
+                    # The premise: the same compile to a bare cubin holds the mtime. (One output name: a -G
+                    # cubin's .note.nv.tkinfo holds the ptxas command line, -o included.)
+                    harness.run([self.nvcc, "-cubin", *flags, "k.cu", "-o", "k.cubin"], cwd=self.work, check=True)
+                    (self.work / "k.cubin").rename(self.work / f"{name}.cubin")
+                    self.assertIn(leb128(mtime), (self.work / f"{name}.cubin").read_bytes())
+                self.assert_same(*objects)
+                self.assert_same(self.work / "old.cubin", self.work / "new.cubin")
 
     def test_relocatable_device_code(self):
         flags = ["-arch=sm_80", "-rdc=true"]

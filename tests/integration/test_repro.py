@@ -58,14 +58,31 @@ class ReproRealNvcc(harness.unittest.TestCase):
         harness.write(self.work / "k.cu", KERNEL_SOURCE)
         self.out = self.work / "repro-out"
 
-    def repro(self, compiler, source="k.cu", jobs=2, flags=()):
+    def repro(self, compiler, source="k.cu", jobs=2, flags=(), options=()):
         command = [harness.nvfresh_bin(), "repro", "-n", str(RUNS), "-j", str(jobs), "--out", str(self.out), "--json",
-                   "--", compiler, "-c", "-arch=sm_80", *flags, source, "-o", "k.o"]
+                   *options, "--", compiler, "-c", "-arch=sm_80", *flags, source, "-o", "k.o"]
         result = harness.run(command, cwd=self.work)
         stdout = result.stdout.decode(errors="replace")
         stderr = result.stderr.decode(errors="replace")
         report = json.loads(stdout) if stdout.strip().startswith("{") else None
         return result.returncode, report, stderr
+
+    def test_touched_sources_with_line_info_are_one_variant(self):
+        # -lineinfo and -G write k.cu's mtime into the cubin's line table; --touch-sources gives each
+        # run its own, which the digests must read as noise. The wrapper notes the mtime each run saw.
+        seen = self.work / "mtimes"
+        wrapper = self.work / "nvcc_noting_mtime"
+        harness.write(wrapper, f'#!/bin/sh\nstat -c %Y "{self.work}/k.cu" >> "{seen}"\nexec "{self.nvcc}" "$@"\n')
+        wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+        original = (self.work / "k.cu").stat().st_mtime_ns
+        for flags in (["-lineinfo"], ["-G"]):
+            with self.subTest(flags=flags):
+                seen.unlink(missing_ok=True)
+                code, report, stderr = self.repro(str(wrapper), jobs=1, flags=flags, options=["--touch-sources"])
+                self.assertEqual(code, 0, stderr)
+                self.assertEqual(len(report["variants"]), 1, report["variants"])
+                self.assertEqual(len(set(seen.read_text().split())), RUNS, "each run must see its own mtime")
+                self.assertEqual((self.work / "k.cu").stat().st_mtime_ns, original, "k.cu's mtime was not restored")
 
     def test_identical_compiles_are_one_variant(self):
         code, report, stderr = self.repro(self.nvcc)

@@ -12,7 +12,10 @@ import json
 import math
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import harness
@@ -29,6 +32,15 @@ set(CMAKE_CUDA_ARCHITECTURES 80)
 add_library(kernels STATIC k.cu)
 """
 KERNEL_SOURCE = "__global__ void add_one(int* p) { p[threadIdx.x] += 1; }\n"
+
+
+def process_alive(pid):
+    # A killed process reparented to an init that does not reap it stays a zombie: dead all the same.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
 
 
 class ReproCommand(harness.unittest.TestCase):
@@ -185,6 +197,55 @@ class ReproCommand(harness.unittest.TestCase):
         code, _, stderr = self.repro(["--workdir-copy", str(self.work)], ["nvcc", "-c", "k.cu"])
         self.assertEqual(code, 2)
         self.assertIn("--workdir-copy goes with --artifact", stderr)
+
+    def test_a_run_past_its_timeout_is_killed_with_what_it_started(self):
+        child_pid = self.work / "child.pid"
+        command = ["sh", "-c", f"touch f; sleep 1000 & echo $! > {child_pid}; wait"]
+        code, report, stderr = self.repro_json(["-n", "1", "--timeout", "2", "--artifact", "f"], command)
+        self.assertEqual(code, 2, stderr)
+        self.assertIn("run 0 TIMED OUT: timed out after 2 s (--timeout)", stderr)
+        self.assertTrue(report["runs"][0]["failed"])
+        self.assertIn("timed out after 2 s", report["runs"][0]["error"])
+        self.assertFalse(process_alive(int(child_pid.read_text())), "the run's own child outlived the timeout")
+        code, _, stderr = self.repro(["--timeout", "-1", "--artifact", "f"], ["true"])
+        self.assertEqual(code, 2)
+        self.assertIn("--timeout", stderr)
+
+    def test_an_interrupted_repro_reports_the_runs_that_finished_and_cleans_up(self):
+        tmp = self.work / "tmp"
+        tmp.mkdir()
+        first, hanging = self.work / "first-done", self.work / "hanging"
+        script = f"touch f; if [ -e {first} ]; then touch {hanging}; exec sleep 1000; fi; touch {first}"
+        full = [harness.nvfresh_bin(), "repro", "-j", "1", "-n", "4", "--out", str(self.out), "--artifact", "f",
+                "--", "sh", "-c", script]
+        env = dict(os.environ, TMPDIR=str(tmp))
+        with subprocess.Popen(full, cwd=self.work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as repro:
+            while not hanging.exists() and repro.poll() is None:
+                time.sleep(0.05)
+            repro.send_signal(signal.SIGINT)
+            stdout, stderr = repro.communicate()
+        stderr = stderr.decode(errors="replace")
+        self.assertEqual(repro.returncode, 128 + signal.SIGINT, stderr)
+        self.assertIn("interrupted by SIGINT after starting 2 of 4 runs", stderr)
+        self.assertIn("interrupted", stdout.decode(errors="replace"))
+        report = json.loads((self.out / "report.json").read_text())
+        self.assertEqual([run["failed"] for run in report["runs"]], [False, True])
+        self.assertIn("interrupted", report["runs"][1]["error"])
+        self.assertEqual(list(tmp.iterdir()), [], "the runs' directories were left behind")
+
+    def test_run_counts_are_bounded_and_one_run_claims_nothing(self):
+        code, _, stderr = self.repro(["--detect", "1e-9", "--artifact", "f"], ["touch", "f"])
+        self.assertEqual(code, 2)
+        self.assertIn("needs 2995732274 runs, more than the limit of 100000", stderr)
+        code, report, stderr = self.repro_json(["-n", "1", "--artifact", "f"], ["touch", "f"])
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(report["ruled_out"], "no perturbed run (the control alone): no variant frequency is ruled out")
+
+    def test_an_artifact_over_256_mib_is_digested(self):
+        # A sparse file: cheap to make, and read as 300 MiB of zeros (it used to fail as "cannot be read").
+        code, report, stderr = self.repro_json(["-n", "1", "--artifact", "big.so"], ["truncate", "-s", "300M", "big.so"])
+        self.assertEqual(code, 0, stderr)
+        self.assertFalse(report["runs"][0]["failed"])
 
     def test_progress_goes_to_stderr_on_a_terminal_only(self):
         import os

@@ -1,6 +1,13 @@
+#include "temp_dir.hpp"
+#include "util/file_io.hpp"
 #include "util/process.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <thread>
 
 using namespace nvfresh;
 
@@ -20,4 +27,65 @@ TEST_CASE("capture_output reports a failing program and a missing one as nothing
   Environment env = current_environment();
   REQUIRE_FALSE(capture_output({"sh", "-c", "echo partial; exit 3"}, env).has_value());
   REQUIRE_FALSE(capture_output({"nvfresh-no-such-program-here"}, env).has_value());
+}
+
+namespace {
+
+// A process that was killed and reparented to an init that does not reap it stays a zombie: dead.
+bool process_alive(const std::string& pid)
+{
+  const auto stat = nvfresh::try_read_file("/proc/" + pid + "/stat");
+  return stat && stat->substr(stat->rfind(')') + 2, 1) != "Z";
+}
+
+}  // namespace
+
+TEST_CASE("run_redirected: past its timeout the child's whole process group is killed", "[process]")
+{
+  nvfresh::test::TempDir dir;
+  const std::string pid_file = dir.path("grandchild.pid");
+  const ProcessResult result = run_redirected(
+    {"sh", "-c", "sleep 1000 & echo $! > " + pid_file + "; wait"}, current_environment(),
+    dir.path("out"), dir.path("err"), {}, RedirectLimits{true, 1});
+  CHECK(result.timed_out);
+  CHECK(result.term_signal == SIGKILL);
+  CHECK_FALSE(result.succeeded());
+  std::string grandchild = nvfresh::read_file(pid_file);
+  grandchild = grandchild.substr(0, grandchild.find('\n'));
+  CHECK_FALSE(process_alive(grandchild));
+}
+
+TEST_CASE("run_redirected: a child within its timeout, or without one, runs as before", "[process]")
+{
+  nvfresh::test::TempDir dir;
+  const Environment env = current_environment();
+  const ProcessResult within =
+    run_redirected({"sh", "-c", "echo hi; exit 3"}, env, dir.path("out"), dir.path("err"),
+                   dir.path(), RedirectLimits{true, 600});
+  CHECK_FALSE(within.timed_out);
+  CHECK(within.exit_code == 3);
+  CHECK(nvfresh::read_file(dir.path("out")) == "hi\n");
+  const ProcessResult plain =
+    run_redirected({"sh", "-c", "pwd"}, env, dir.path("out"), dir.path("err"), dir.path());
+  CHECK(plain.succeeded());
+  CHECK(nvfresh::read_file(dir.path("out")) ==
+        std::filesystem::canonical(dir.path()).string() + "\n");
+}
+
+TEST_CASE("run_redirected: stop_redirected_children kills the groups of the children running",
+          "[process]")
+{
+  nvfresh::test::TempDir dir;
+  std::thread stopper([] {
+    // Stopped before or after the child starts: either way it is killed (a child started after
+    // the stop is killed at once), so the test cannot hang on the sleep.
+    nvfresh::stop_redirected_children();
+  });
+  const ProcessResult result =
+    run_redirected({"sleep", "1000"}, current_environment(), dir.path("out"), dir.path("err"), {},
+                   RedirectLimits{true, 0});
+  stopper.join();
+  nvfresh::allow_redirected_children();
+  CHECK(result.term_signal == SIGKILL);
+  CHECK_FALSE(result.timed_out);
 }
