@@ -86,7 +86,8 @@ int run_help(const std::vector<std::string>& args)
     "NVFRESH_SPACE_FLOOR, NVFRESH_CONFIG,\n          NVFRESH_CACHE, NVFRESH_CACHE_DIR, "
     "NVFRESH_CACHE_MAX_SIZE, "
     "NVFRESH_CACHE_MIN_FREE, "
-    "NVFRESH_CACHE_VERIFY,\n          NVFRESH_CACHE_ACROSS_CHECKOUTS (see README)\n");
+    "NVFRESH_CACHE_VERIFY,\n          NVFRESH_CACHE_ACROSS_CHECKOUTS, NVFRESH_CACHE_SHARED "
+    "(see doc/manual.md, \"Settings\")\n");
   return 0;
 }
 

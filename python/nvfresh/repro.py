@@ -16,7 +16,7 @@ so N runs of K samples cover both kinds of variation. The samples of one process
 independent draws (the heap grows from one to the next), so the report's confidence bound counts
 runs, not samples.
 
-The CuTe DSL example (README, "repro"; bench/cutedsl_repro.py runs it for real)::
+The CuTe DSL example (doc/manual.md, "repro"; bench/cutedsl_repro.py runs it for real)::
 
     import nvfresh.repro
 
