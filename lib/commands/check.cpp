@@ -90,7 +90,8 @@ nlohmann::json object_json(const ObjectStatus& status)
                         {"fresh", status.verdict.fresh()},
                         {"reasons", reasons}};
   // How the object came to be in its last build: "served from the cache (...); served from
-  // another checkout: names /a/src".
+  // another checkout: names /a/src". Only where this check read the record: one the record index
+  // calls fresh is not read (the index keeps no history; `explain` shows it for any object).
   if (status.record && !status.record->history.empty()) {
     const HistoryEntry& last = status.record->history.back();
     out["last_build"] = {{"event", last.event}, {"reason", last.reason}};
@@ -246,10 +247,10 @@ int run_check(const std::vector<std::string>& args)
   ProvenTree* proven = nullptr;
   {
     ProgressLine progress;
-    proven = &keep_until_exit(prove_tree(
-      build_dir, current_environment(),
-      [&](size_t done, size_t total) { progress.update(done, total); },
-      json ? TreeRecords::every_record : TreeRecords::indexed));  // --json: how each came to be
+    proven =
+      &keep_until_exit(prove_tree(build_dir, current_environment(), [&](size_t done, size_t total) {
+        progress.update(done, total);
+      }));
   }
   const ProvenTree& tree = *proven;
   size_t stale = std::count_if(tree.objects.begin(), tree.objects.end(),
