@@ -96,12 +96,6 @@ std::string canonical_or_same(const std::string& path)
   return error ? path : lexically_normal(canonical.string());
 }
 
-bool is_within(const std::string& path, const std::string& dir)
-{
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
-
 bool selected(const RegistryEntry& entry, const std::vector<std::string>& paths)
 {
   if (paths.empty()) {

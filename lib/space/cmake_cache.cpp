@@ -26,12 +26,6 @@ std::string canonical_or_empty(const std::string& path)
   return error ? std::string() : canonical.string();
 }
 
-bool is_within(const std::string& path, const std::string& dir)
-{
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
-
 // Why a tree whose CMakeCache.txt says `facts` is not regenerable, "" when it is.
 std::string ambiguity(const std::string& tree, const CMakeCacheFacts& facts)
 {

@@ -89,12 +89,6 @@ void add_process(const std::string& dir, int pid, ProcessSnapshot& snapshot)
   }
 }
 
-bool is_within(const std::string& path, const std::string& dir)
-{
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
-
 }  // namespace
 
 ProcessSnapshot snapshot_process_paths(const std::string& proc)

@@ -36,12 +36,6 @@ std::string keep_for_activity(const TreeReport& report, const CleanRule& rule)
   return {};
 }
 
-bool is_within(const std::string& path, const std::string& dir)
-{
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
-
 // Another registered tree inside this one, or the source dir of another registered tree.
 std::string keep_for_other_trees(const std::string& tree, const CleanRule& rule)
 {

@@ -397,6 +397,12 @@ std::string lexically_normal(const std::string& path)
   return normal;
 }
 
+bool is_within(const std::string& path, const std::string& dir)
+{
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
 std::string absolute_path(const std::string& path, const std::string& base_dir)
 {
   if (!path.empty() && path.front() == '/') {

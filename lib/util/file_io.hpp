@@ -94,6 +94,8 @@ void touch_file(const std::string& path);
 
 std::string absolute_path(const std::string& path, const std::string& base_dir);  // lexical
 std::string lexically_normal(const std::string& path);
+// Whether `path` is `dir` or lies below it, by their spelling (both absolute and normal).
+bool is_within(const std::string& path, const std::string& dir);
 std::string current_directory();  // $PWD when it names the cwd (keeps symlinks), else getcwd
 
 }  // namespace nvfresh
