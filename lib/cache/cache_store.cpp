@@ -263,8 +263,7 @@ void CacheStore::make_cache_dirs(const std::string& dir) const
 
 bool CacheStore::is_shard_dir(const std::string& dir)
 {
-  struct stat st {};
-  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return lstat_file(dir).is_directory;  // a symlink to a directory is not one
 }
 
 std::string CacheStore::shard_dir(const Digest& key) const
