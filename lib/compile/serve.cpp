@@ -107,12 +107,14 @@ void write_depfile_of(const Record& record, const ServeRequest& serve)
   }
 }
 
+// The entry came through CacheStore::read_entry, which checked that its object hashes to
+// object_digest: that is the output's content hash, not computed a second time.
 void write_object(Record& record, const CacheEntry& entry)
 {
   write_file_atomically(record.object, entry.object);
   FileStat written = stat_file(record.object);
-  record.output = {record.object,    hash_bytes(entry.object), written.size,
-                   written.mtime_ns, written.ctime_ns,         written.inode};
+  record.output = {record.object,    entry.object_digest, written.size,
+                   written.mtime_ns, written.ctime_ns,    written.inode};
 }
 
 }  // namespace
