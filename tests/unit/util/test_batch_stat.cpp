@@ -39,7 +39,7 @@ struct StatTree {
       dir.path("inc/sub/../b.h"), dir.path("inc/link.h"), dir.path("inc/dangling.h"),
       dir.path("linked/a.h"), dir.path("linked/b.h"), dir.path("gone/x.h"), dir.path("gone/y.h"),
       dir.path("inc/a.h/z.h"), dir.path("inc/a.h/w.h"), dir.path("inc/"), dir.path("other/d.h"),
-      "a.h", "b.h", "sub/c.h", "/", "/tmp", dir.path("inc/sub"),
+      "a.h", "b.h", "sub/c.h", "/", "/usr", dir.path("inc/sub"),
       // directories below open ones, opened from them: through a relative symlink, "..",
       // a missing one
       dir.path("inc/sub/missing.h"), dir.path("inc/sub/deeper/e.h"), dir.path("inc/sub/deeper/f.h"),
