@@ -50,6 +50,10 @@ constexpr CounterName k_counter_names[] = {
   {CacheCounter::not_stored_full, "not_stored_full"},
   {CacheCounter::verified, "verified"},
   {CacheCounter::verify_mismatches, "verify_mismatches"},
+  {CacheCounter::step_hits, "step_hits"},
+  {CacheCounter::step_misses, "step_misses"},
+  {CacheCounter::step_stores, "step_stores"},
+  {CacheCounter::step_saved_ns, "step_saved_ns"},
 };
 
 // An open file held under flock(LOCK_EX) for the lifetime of the object. Never opened through a
@@ -149,7 +153,7 @@ std::vector<CachedFile> files_of(const std::string& shard)
   std::error_code error;
   for (const auto& entry : fs::recursive_directory_iterator(shard, error)) {
     const std::string path = entry.path().string();
-    if (path.ends_with(".entry") || path.ends_with(".manifest")) {
+    if (path.ends_with(".entry") || path.ends_with(".manifest") || path.ends_with(".step")) {
       FileStat st = lstat_file(path);
       files.push_back({path, st.mtime_ns, st.size});
     }
@@ -281,6 +285,60 @@ std::string CacheStore::entry_file(const Digest& key) const
 {
   const std::string hex = key.to_hex();
   return fmt::format("{}/{}/{}.entry", shard_dir(key), hex.substr(1, 2), hex);
+}
+
+std::string CacheStore::step_file(const Digest& key) const
+{
+  const std::string hex = key.to_hex();
+  return fmt::format("{}/{}/{}.step", shard_dir(key), hex.substr(1, 2), hex);
+}
+
+std::optional<StepEntry> CacheStore::read_step(const Digest& key, std::string* error) const
+{
+  try {
+    auto text = try_read_compressed_file(step_file(key), k_max_entry_text);
+    if (!text) {
+      if (error != nullptr) {
+        *error = "missing";
+      }
+      return std::nullopt;
+    }
+    auto entry = parse_step_entry(*text, error);
+    if (entry && entry->key != key) {
+      if (error != nullptr) {
+        *error = fmt::format("it was stored under another key ({})", entry->key.short_hex());
+      }
+      return std::nullopt;
+    }
+    return entry;
+  } catch (const CompressedFileError& damaged) {
+    if (error != nullptr) {
+      *error = damaged.what();
+    }
+    return std::nullopt;
+  }
+}
+
+void CacheStore::write_step(const Digest& key, StepEntry entry)
+{
+  entry.key = key;
+  const std::string text = serialize_step_entry(entry);
+  {
+    make_cache_dirs(fs::path(step_file(key)).parent_path().string());
+    LockedFile lock(shard_dir(key) + "/lock", m_shared);
+    write_counted(key, step_file(key), text);
+  }
+  count(key, CacheCounter::step_stores);
+  evict_if_over_cap(key);
+}
+
+void CacheStore::touch_step(const Digest& key)
+{
+  try {
+    set_mtime_ns(step_file(key), now_ns());
+  } catch (const std::exception&) {
+    // a read-only cache still serves; only its LRU order is stale
+  }
 }
 
 std::optional<Manifest> CacheStore::read_manifest(const Digest& key) const

@@ -8,6 +8,7 @@
 //   <root>/<s>/lock              held (flock) while a manifest of the shard is read-modified-written
 //   <root>/<s>/<ss>/<key>.manifest   cache/manifest.hpp, one zstd frame
 //   <root>/<s>/<ss>/<key>.entry      cache/cache_entry.hpp, one zstd frame
+//   <root>/<s>/<ss>/<key>.step       cache/step_entry.hpp, one zstd frame (one cicc or ptxas run)
 //
 // Every file is written to a temporary name and renamed into place: a reader sees a whole file or
 // none. A file that does not decode or fails its checksum is a miss (and is replaced by the next
@@ -19,6 +20,7 @@
 
 #include "cache/cache_entry.hpp"
 #include "cache/manifest.hpp"
+#include "cache/step_entry.hpp"
 #include "util/hasher.hpp"
 
 #include <array>
@@ -43,6 +45,10 @@ enum class CacheCounter {
   not_stored_full,    // stores left out: the file system was below its free-space floor
   verified,           // hits recompiled to verify them, and the same
   verify_mismatches,  // hits recompiled whose codegen differed from the entry
+  step_hits,          // cicc/ptxas runs served from step entries
+  step_misses,        // cicc/ptxas runs looked up and run
+  step_stores,        // step entries stored
+  step_saved_ns,      // tool time the step hits saved
 };
 
 inline constexpr std::array k_cache_counters = {
@@ -57,6 +63,10 @@ inline constexpr std::array k_cache_counters = {
   CacheCounter::not_stored_full,
   CacheCounter::verified,
   CacheCounter::verify_mismatches,
+  CacheCounter::step_hits,
+  CacheCounter::step_misses,
+  CacheCounter::step_stores,
+  CacheCounter::step_saved_ns,
 };
 
 std::string_view counter_name(CacheCounter counter);
@@ -116,6 +126,13 @@ public:
   void touch_entry(const Digest& key);  // a hit: most recently used
   void remove_entry(const Digest& key);
 
+  // The step entry stored under `key` (step_entry.hpp), or nullopt with the reason: missing,
+  // damaged, or stored under another key. A hit touches it.
+  std::optional<StepEntry> read_step(const Digest& key, std::string* error = nullptr) const;
+  // Stores it bound to `key`, counted and evicted like every file. Throws FileWriteError.
+  void write_step(const Digest& key, StepEntry entry);
+  void touch_step(const Digest& key);
+
   // Whether the cache's file system has room above the floor.
   bool has_room() const;
 
@@ -137,6 +154,7 @@ public:
 
   std::string manifest_file(const Digest& key) const;
   std::string entry_file(const Digest& key) const;
+  std::string step_file(const Digest& key) const;
 
 private:
   std::string shard_dir(const Digest& key) const;

@@ -93,6 +93,11 @@ void print_stats(const ObjectCache& cache, const CacheCounters& counters, size_t
   fmt::print("  saved        {} of objects, {:.1f} s of nvcc time\n",
              format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::saved_bytes))),
              static_cast<double>(counter(counters, CacheCounter::saved_ns)) / 1e9);
+  fmt::print(
+    "  steps        {} served, {} run, {} stored (cicc, ptxas); {:.1f} s of tool time saved\n",
+    counter(counters, CacheCounter::step_hits), counter(counters, CacheCounter::step_misses),
+    counter(counters, CacheCounter::step_stores),
+    static_cast<double>(counter(counters, CacheCounter::step_saved_ns)) / 1e9);
   fmt::print("  verified     {} the same, {} with codegen that differs from the entry\n",
              counter(counters, CacheCounter::verified),
              counter(counters, CacheCounter::verify_mismatches));

@@ -344,3 +344,52 @@ TEST_CASE("cache store: a team's cache dir makes its directories group-writable 
   CHECK((st.st_mode & 07777) == 02775);
   CHECK(team.read_entry(key));
 }
+
+TEST_CASE("cache store: step entries are stored beside objects, bound to their key, counted and "
+          "evicted",
+          "[cache]")
+{
+  test::TempDir dir;
+  const std::uint64_t cap = 64 * 1024;
+  CacheStore store(dir.path("cache"), {cap, 0});
+  StepEntry step;
+  step.tool = "/usr/local/cuda/bin/ptxas";
+  step.pass = "sm_80";
+  step.outputs = {{"/tmp/tmpxft_########_########-9_k.cubin", random_bytes(8 * 1024, 1)}};
+  const Digest key = hash_bytes("step");
+  CHECK_FALSE(store.read_step(key));
+  store.write_step(key, step);
+  auto read = store.read_step(key);
+  REQUIRE(read);
+  CHECK(read->key == key);
+  CHECK(read->outputs == step.outputs);
+  CHECK(store.counters()[CacheCounter::step_stores] == 1);
+  CHECK(store.counters()[CacheCounter::files] == 1);
+
+  // Moved under another key, it is a miss there.
+  const Digest other = hash_bytes("other");
+  std::filesystem::create_directories(std::filesystem::path(store.step_file(other)).parent_path());
+  std::filesystem::copy_file(store.step_file(key), store.step_file(other));
+  std::string error;
+  CHECK_FALSE(store.read_step(other, &error));
+  CHECK(error.find("another key") != std::string::npos);
+
+  // A damaged one is a miss, with the reason.
+  {
+    std::fstream file(store.step_file(key), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(30);
+    file.put('\x55');
+  }
+  error.clear();
+  CHECK_FALSE(store.read_step(key, &error));
+  CHECK_FALSE(error.empty());
+
+  // Steps count against the cap like objects.
+  for (unsigned i = 0; i < 30; ++i) {
+    step.outputs[0].content = random_bytes(8 * 1024, i + 2);
+    store.write_step(hash_bytes("s" + std::to_string(i)), step);
+  }
+  CHECK(store.counters()[CacheCounter::evictions] > 0);
+  CHECK(static_cast<std::uint64_t>(store.counters()[CacheCounter::bytes]) <= cap + 16 * 1024);
+  CHECK(store.read_step(hash_bytes("s29")));
+}

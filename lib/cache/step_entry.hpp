@@ -1,0 +1,49 @@
+// A step entry: one run of cicc or ptxas that exited 0, everything a later run of the same step
+// needs to stand in for it: the files it wrote, what it printed, and the files it read and looked
+// up (which a hit sends on the trace channel, so that the compile's record stays complete). Paths
+// and contents hold placeholders where nvcc's temporary names were (step_key.hpp). Grammar at the
+// top of step_entry.cpp.
+#pragma once
+
+#include "util/hasher.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvfresh {
+
+struct StepRead {
+  std::string path;  // absolute: a file outside nvcc's temporary files (libdevice, ...)
+  Digest hash;       // its content when the step ran
+  bool operator==(const StepRead&) const = default;
+};
+
+struct StepOutput {
+  std::string path;     // absolute, with placeholders
+  std::string content;  // with placeholders
+  bool operator==(const StepOutput&) const = default;
+};
+
+struct StepEntry {
+  Digest key;               // the key it was stored under: read under another one, it is a miss
+  std::string tool;         // the tool's path (for the trace: the process a hit stands for)
+  std::string pass;         // the tracer's pass tag ("compute_80", "sm_90")
+  std::int64_t run_ns = 0;  // how long the tool ran: what a hit saves
+  std::vector<StepRead> reads;
+  std::vector<std::string> missing;  // lookups that found nothing
+  std::vector<StepOutput> outputs;
+  std::string out;  // stdout, byte for byte
+  std::string err;  // stderr
+  bool operator==(const StepEntry&) const = default;
+};
+
+constexpr int k_step_entry_format_version = 1;
+
+std::string serialize_step_entry(const StepEntry& entry);
+// nullopt (with the reason) when the text is damaged, truncated or of another version.
+std::optional<StepEntry> parse_step_entry(std::string_view text, std::string* error = nullptr);
+
+}  // namespace nvfresh

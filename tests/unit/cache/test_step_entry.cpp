@@ -1,0 +1,51 @@
+#include "cache/step_entry.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+namespace {
+
+StepEntry sample_entry()
+{
+  StepEntry entry;
+  entry.key = hash_bytes("key");
+  entry.tool = "/usr/local/cuda-13.0/nvvm/bin/cicc";
+  entry.pass = "compute_80";
+  entry.run_ns = 1234;
+  entry.reads = {{"/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", hash_bytes("bc")}};
+  entry.missing = {"/usr/local/cuda/include/not here.h"};
+  entry.outputs = {{"/tmp/tmpxft_########_########-7_k.ptx", "// ptx\n.version 9.0\n"},
+                   {"/tmp/tmpxft_########_########-7_k.cudafe1.c", std::string("a\0b\nend", 7)}};
+  entry.out = "";
+  entry.err = "warning: something\n";
+  return entry;
+}
+
+}  // namespace
+
+TEST_CASE("step_entry: an entry reads back as written")
+{
+  const StepEntry entry = sample_entry();
+  std::string error;
+  auto parsed = parse_step_entry(serialize_step_entry(entry), &error);
+  INFO(error);
+  REQUIRE(parsed);
+  CHECK(*parsed == entry);
+}
+
+TEST_CASE("step_entry: a damaged, truncated or extended entry is refused")
+{
+  const std::string text = serialize_step_entry(sample_entry());
+  for (size_t at : {size_t{20}, text.size() / 2, text.size() - 1}) {
+    std::string damaged = text;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x20);
+    std::string error;
+    CHECK_FALSE(parse_step_entry(damaged, &error));
+    CHECK_FALSE(error.empty());
+  }
+  CHECK_FALSE(parse_step_entry(text.substr(0, text.size() - 1)));
+  CHECK_FALSE(parse_step_entry(text + "x"));
+  CHECK_FALSE(parse_step_entry("nvfresh-step 99\nend 0\n"));
+  CHECK_FALSE(parse_step_entry(""));
+}
