@@ -2,6 +2,7 @@
 // Nothing escapes: an unexpected failure still runs the compiler with the original arguments.
 #include "commands/commands.hpp"
 #include "compile/compile.hpp"
+#include "compile/step_run.hpp"
 #include "util/process.hpp"
 
 #include <fmt/format.h>
@@ -80,6 +81,10 @@ int main(int argc, char** argv)
   }
   if (args.empty()) {
     return nvfresh::run_help({});
+  }
+  if (args[0] == nvfresh::k_step_subcommand) {  // the step cache's runner, started by the tracer
+    return nvfresh::run_step(std::vector<std::string>(args.begin() + 1, args.end()),
+                             nvfresh::current_environment());
   }
   if (const auto* command = nvfresh::find_command(args[0])) {
     return nvfresh::run_guarded(*command, std::vector<std::string>(args.begin() + 1, args.end()));

@@ -43,6 +43,9 @@ public:
   // kept for after_compile and not served.
   std::optional<ServedCompile> serve(const ServeRequest& serve, FileHasher& hasher);
 
+  // Whether a hit was sampled for verification: that compile must run every step (no step cache).
+  bool verifying() const { return m_verifying.has_value(); }
+
   // After the compile was recorded (outcome: what recording said). Stores a trusted, traced
   // compile (and names the entry in its record), or compares a sampled hit; returns the outcome,
   // its cause cache_verified or cache_mismatch for a sampled hit.

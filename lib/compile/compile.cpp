@@ -5,6 +5,7 @@
 #include "compile/compiler_caches.hpp"
 #include "compile/recording.hpp"
 #include "compile/skip.hpp"
+#include "compile/step_run.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
 #include "nvcc/command_line.hpp"
@@ -244,6 +245,9 @@ int compile_and_record(const std::vector<std::string>& command, const Environmen
   try {
     TraceListener listener;
     chained.env[k_trace_socket_variable] = listener.address();
+    if (cache.verifying()) {  // a verifying recompile compares fresh codegen: no served step
+      chained.env.erase(k_step_runner_variable);
+    }
     result = runner.run_capturing(chained.command, chained.env, captured);
     trace = listener.finish();
   } catch (const SpawnError& error) {

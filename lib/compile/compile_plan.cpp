@@ -2,6 +2,7 @@
 
 #include "cache/cache_store.hpp"
 #include "cache/object_cache.hpp"
+#include "compile/step_run.hpp"
 
 #include "nvcc/output_names.hpp"
 #include "outcome/outcome.hpp"
@@ -100,8 +101,9 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.hash_cache = hash_cache_file(plan.record_root);
   // The hash cache in a cache dir that is not used (not the user's, writable by others) is not
   // trusted either: its lines would tell what a file holds.
-  if (const CacheSettings cache = cache_settings(config, env);
-      cache.enabled && cache_dir_refusal(cache.dir, cache.shared).empty()) {
+  const CacheSettings cache = cache_settings(config, env);
+  const bool cache_usable = cache.enabled && cache_dir_refusal(cache.dir, cache.shared).empty();
+  if (cache_usable) {
     plan.shared_hash_cache = shared_hash_cache_file(cache.dir);
   }
   if (request.depfile.wanted) {
@@ -115,6 +117,13 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.child_env = env;
   plan.child_env.insert_or_assign(k_nested_marker, std::string(1, '1'));  // GCC 12 PR105329
   plan.child_env["LD_PRELOAD"] = preload_value(env, plan.trace_library);
+  // The step cache: the tracer runs cicc and ptxas through this executable (compile/step_run.hpp).
+  plan.child_env.erase(k_step_runner_variable);
+  if (cache_usable && !is_false(config.step_cache)) {
+    if (std::string self = this_executable(); !self.empty()) {
+      plan.child_env[k_step_runner_variable] = self;
+    }
+  }
   plan.signature_env = compile_environment(plan.child_env);
   plan.signature = command_signature(request.signature_args, plan.signature_env, working_dir);
   return plan;

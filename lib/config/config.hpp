@@ -20,6 +20,8 @@
 //   NVFRESH_CACHE_SHARED   cache_shared 1/true/yes: the cache dir is a team's (group-writable,
 //                                       setgid, its members' files); else a cache dir that is not
 //                                       the user's own, or that others may write, is not used
+//   NVFRESH_STEP_CACHE     step_cache   0/false/no/off: no step cache (cicc and ptxas runs served
+//                                       from the object cache's dir; default: on with the cache)
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -44,6 +46,7 @@ struct Config {
   std::string cache_verify;
   std::string cache_across_checkouts;
   std::string cache_shared;  // "" means not shared
+  std::string step_cache;    // "" means on (when the cache is)
   std::string space_floor;   // "" means the default
   std::string config_file;   // the file that was read, if any
 };

@@ -121,6 +121,7 @@ static int deliver(const char* line, size_t len)
 }
 
 static size_t event_head(char* line, char letter);
+static int runs_as_step_runner(void);
 
 // A line that could not be delivered is counted, and the count goes out as a lost line ("L pid
 // lost-<n>-events") with the next line that can be delivered, or when the process ends: the
@@ -183,6 +184,9 @@ static void decide_enabled(void)
     strcpy(g_trace_file, path);
     g_mode = k_mode_file;
   } else {
+    g_mode = k_mode_off;
+  }
+  if (g_mode != k_mode_off && runs_as_step_runner()) {
     g_mode = k_mode_off;
   }
 }
@@ -717,6 +721,72 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags)
 
 // ---- exec -----------------------------------------------------------------------------------------
 
+// ---- the step cache ------------------------------------------------------------------------------
+
+// NVFRESH_STEP_RUNNER (set by the launcher when the step cache is on) names nvfresh itself: cicc and
+// ptxas are started as "<runner> __step <path> <argv...>", which serves the step from the cache or
+// runs the tool (lib/compile/step_run.hpp). The runner speaks for itself on the trace channel, so a
+// runner that this library is loaded into (a dynamically linked nvfresh) is not traced.
+static const char k_runner_variable[] = "NVFRESH_STEP_RUNNER=";
+enum { k_runner_max_args = 4096 };
+
+static const char* env_lookup(char* const envp[], const char* assignment_prefix)
+{
+  size_t len = strlen(assignment_prefix);
+  for (size_t i = 0; envp != NULL && envp[i] != NULL; ++i) {
+    if (strncmp(envp[i], assignment_prefix, len) == 0) {
+      return envp[i] + len;
+    }
+  }
+  return NULL;
+}
+
+static int is_step_tool(const char* path)
+{
+  const char* name = base_name(path);
+  return strcmp(name, "cicc") == 0 || strcmp(name, "ptxas") == 0;
+}
+
+static int runs_as_step_runner(void)
+{
+  const char* runner = getenv("NVFRESH_STEP_RUNNER");
+  if (runner == NULL || runner[0] != '/') {
+    return 0;
+  }
+  char exe[PATH_MAX];
+  long len = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
+  exe[len > 0 ? len : 0] = '\0';
+  return strcmp(exe, runner) == 0;
+}
+
+// Execs the runner in place of a step tool; returns only when it does not (then the tool runs).
+static void exec_step_runner(int (*real)(const char*, char* const*, char* const*), const char* path,
+                             char* const argv[], char* const envp[])
+{
+  const char* runner = env_lookup(envp, k_runner_variable);
+  if (runner == NULL || runner[0] != '/' || path == NULL || !is_step_tool(path) || argv == NULL ||
+      syscall(SYS_faccessat, AT_FDCWD, path, X_OK) != 0) {
+    return;
+  }
+  size_t argc = 0;
+  while (argv[argc] != NULL) {
+    if (++argc > k_runner_max_args) {
+      return;
+    }
+  }
+  char* runner_argv[k_runner_max_args + 4];
+  runner_argv[0] = (char*)runner;
+  runner_argv[1] = (char*)"__step";
+  runner_argv[2] = (char*)path;
+  for (size_t i = 0; i < argc; ++i) {
+    runner_argv[3 + i] = argv[i];
+  }
+  runner_argv[3 + argc] = NULL;
+  int saved = errno;
+  real(runner, runner_argv, envp);
+  errno = saved;
+}
+
 // A shell's PATH search tries execve in each directory: the failures are lookups too. (A success
 // does not return; the new program's constructor records it.)
 NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp[])
@@ -724,6 +794,7 @@ NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp
   REAL(int, execve, const char*, char* const*, char* const*);
   if (tracing()) {
     report_lost();  // the count dies with this image
+    exec_step_runner(real_execve, path, argv, envp);
   }
   int result = real_execve(path, argv, envp);
   after_lookup(AT_FDCWD, path, result, errno, 'R');

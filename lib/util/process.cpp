@@ -31,6 +31,7 @@
 
 #include <fcntl.h>
 #include <pty.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -206,6 +207,11 @@ bool write_fully(int fd, std::string_view data)
     data.remove_prefix(static_cast<size_t>(written));
   }
   return true;
+}
+
+std::string this_executable()
+{
+  return self_executable();
 }
 
 Environment current_environment()
@@ -504,6 +510,53 @@ ProcessResult run_redirected(const std::vector<std::string>& argv, const Environ
     stoppable.emplace(group);
   }
   return wait_within(*child, group, limits.timeout_seconds);
+}
+
+ProcessResult run_program_as(const std::string& program, const std::vector<std::string>& argv,
+                             const Environment& env, const std::string& stdout_path,
+                             const std::string& stderr_path)
+{
+  FileDescriptor out(stdout_path);
+  FileDescriptor err(stderr_path);
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& arg : argv) {
+    args.push_back(const_cast<char*>(arg.c_str()));
+  }
+  args.push_back(nullptr);
+  std::vector<std::string> assignments;
+  assignments.reserve(env.size());
+  for (const auto& [name, value] : env) {
+    assignments.push_back(fmt::format("{}={}", name, value));
+  }
+  std::vector<char*> environment;
+  environment.reserve(assignments.size() + 1);
+  for (auto& assignment : assignments) {
+    environment.push_back(assignment.data());
+  }
+  environment.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.get(), STDERR_FILENO);
+  pid_t pid = 0;
+  const int error =
+    ::posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environment.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    throw SpawnError(error == ENOENT ? 127 : 126,
+                     fmt::format("{}: cannot be started: {}", program, std::strerror(error)));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ProcessResult result;
+  if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
 }
 
 void stop_redirected_children() noexcept

@@ -103,6 +103,14 @@ ProcessResult run_redirected(const std::vector<std::string>& argv, const Environ
                              const std::string& working_dir = {},
                              const RedirectLimits& limits = {});
 
+// Runs `program` (a path, no PATH search) with argv as it is (argv[0] included, as an exec would
+// pass it: a tool started by a shell's PATH search sees the name it was called by), stdin
+// inherited, stdout and stderr written to the two files (created or truncated), in this process's
+// group. Throws SpawnError when it cannot be started.
+ProcessResult run_program_as(const std::string& program, const std::vector<std::string>& argv,
+                             const Environment& env, const std::string& stdout_path,
+                             const std::string& stderr_path);
+
 // Kills (SIGKILL) the process group of every run_redirected child with its own group that runs now,
 // and of every one started from now on, until allow_redirected_children. Async-signal-safe: a SIGINT
 // handler may call it.
@@ -113,6 +121,9 @@ void allow_redirected_children() noexcept;
 bool write_fully(int fd, std::string_view data);
 
 Environment current_environment();
+
+// This executable, canonical; "" when /proc does not say.
+std::string this_executable();
 
 // PATH lookup as execvp does it, skipping nvfresh itself. Empty when not found.
 std::string find_program(const std::string& name, const Environment& env);

@@ -1,0 +1,195 @@
+"""The step cache with real nvcc, CMake and Ninja: cicc and ptxas served per arch.
+
+nvfresh's tracer runs cicc and ptxas through nvfresh (`nvfresh __step ...`), which serves a step
+whose key (tool, arguments and input file with nvcc's temporary names normalized, files the step
+read) it has stored, and runs and stores it otherwise. Which steps ran and which were served is read
+from the debug log (NVFRESH_LOG_FILE: "step <pass> <tool> served" or "... runs: <why>").
+
+Every scenario builds a tiny two-arch (80;90) project, changes one thing, builds again, and checks
+which steps ran, and that the object equals a compile of the same tree without the step cache (the
+bytes, nvcc's tmpxft stem aside, and `nvfresh compare`), and that the object's record lists the
+same inputs as that compile's (the served steps' process and reads are sent on the trace channel).
+"""
+import re
+import shutil
+from pathlib import Path
+
+import harness
+import objects
+import project
+from project import BuildTree, Target, normalized
+
+NVFRESH = harness.nvfresh_bin()
+STEP_RE = re.compile(r"\] step (\S+) (cicc|ptxas) (served|runs)")
+
+KERNEL = """\
+#include "values.h"
+const char* host_text();
+__global__ void kernel(int* out)
+{
+#if __CUDA_ARCH__ >= 900
+  out[0] = SM90_VALUE;
+#else
+  out[0] = ALL_VALUE;
+#endif
+  out[1] = COMMON_VALUE;
+}
+#ifndef __CUDA_ARCH__
+const char* host_text() { return HOST_TEXT; }
+#endif
+void launch(int* out) { kernel<<<1, 1>>>(out); }
+"""
+
+VALUES = {"SM90_VALUE": "90", "ALL_VALUE": "80", "COMMON_VALUE": "1", "HOST_TEXT": '"host-1"'}
+
+
+def values_h(values):
+    return (f"#define SM90_VALUE {values['SM90_VALUE']}\n"
+            f"#define ALL_VALUE {values['ALL_VALUE']}\n"
+            f"#define COMMON_VALUE {values['COMMON_VALUE']}\n"
+            "#ifndef __CUDA_ARCH__\n"
+            f"#define HOST_TEXT {values['HOST_TEXT']}\n"
+            "#endif\n")
+
+
+class StepCache(project.WorkDirPerClass, harness.unittest.TestCase):
+    TOOL = project.NINJA
+
+    @classmethod
+    def setUpClass(cls):
+        harness.require_nvcc()
+        cls.make_work_dir("nvfresh-step-cache-")
+        cls.counter = 0
+
+    def setUp(self):
+        type(self).counter += 1
+        self.root = self.work / f"case{self.counter}"
+        self.root.mkdir()
+        self.log = self.root / "nvfresh.log"
+        self.env = {"NVFRESH_CACHE_DIR": str(self.root / "cache"), "NVFRESH_LOG_FILE": str(self.log)}
+        self.values = dict(VALUES)
+
+    def make_tree(self, architectures="80;90"):
+        self.source = project.write_project(
+            self.root / "src", [Target("k", "k.cu", architectures=architectures)],
+            {"k.cu": KERNEL, "include/values.h": values_h(self.values)})
+        self.tree = BuildTree(self.source, self.root / "build", self.TOOL, env=self.env)
+        self.tree.configure()
+
+    def set_values(self, **changes):
+        self.values.update(changes)
+        harness.write(self.source / "include" / "values.h", values_h(self.values))
+
+    def steps_of_build(self, env=None):
+        """{(pass, tool): 'served' | 'runs'} of the steps one build ran."""
+        before = self.log.read_text() if self.log.exists() else ""
+        self.tree.build(env=env)
+        steps = {}
+        for pass_name, tool, what in STEP_RE.findall(self.log.read_text()[len(before):]):
+            self.assertNotIn((pass_name, tool), steps, "one step ran twice in one compile")
+            steps[(pass_name, tool)] = what
+        return steps
+
+    def record_inputs(self):
+        records = harness.record_files(self.tree.build_dir / ".nvfresh")
+        self.assertEqual(len(records), 1)
+        inputs, _, _ = objects.read_record(records[0])
+        return {name: (role, passes) for name, (role, _, passes) in inputs.items()}
+
+    def assert_like_plain_compile(self):
+        """The object and its record equal those of a compile without the step cache."""
+        served = self.tree.object("k.cu.o")
+        served_bytes = served.read_bytes()
+        served_inputs = self.record_inputs()
+        reference = self.root / "served.o"
+        shutil.copy(served, reference)
+        served.unlink()
+        self.assertEqual(self.steps_of_build(env={"NVFRESH_STEP_CACHE": "0"}), {})
+        self.assertEqual(normalized(served.read_bytes()), normalized(served_bytes),
+                         "an object assembled from served steps differs from a plain compile")
+        compared = harness.run([NVFRESH, "compare", str(reference), str(served)])
+        self.assertEqual(compared.returncode, 0, compared.stdout.decode())
+        self.assertEqual(self.record_inputs(), served_inputs,
+                         "the record of a compile with served steps lists other inputs")
+
+    def test_host_only_edit_serves_every_device_step(self):
+        self.make_tree()
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "runs",
+                                                 ("sm_80", "ptxas"): "runs",
+                                                 ("compute_90", "cicc"): "runs",
+                                                 ("sm_90", "ptxas"): "runs"})
+        self.set_values(HOST_TEXT='"host-2"')
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "served",
+                                                 ("sm_80", "ptxas"): "served",
+                                                 ("compute_90", "cicc"): "served",
+                                                 ("sm_90", "ptxas"): "served"})
+        self.assertIn(b"host-2", self.tree.object("k.cu.o").read_bytes())
+        inputs = self.record_inputs()
+        self.assertEqual({Path(name).name for name in inputs} & {"cicc", "ptxas"}, {"cicc", "ptxas"},
+                         "the served steps' tools are missing from the record")
+        self.assert_like_plain_compile()
+        stats = harness.run([NVFRESH, "cache", "stats"], env=self.env, check=True).stdout.decode()
+        self.assertIn("steps        4 served, 4 run, 4 stored", stats)
+
+    def test_sm90_only_edit_runs_only_sm90_steps(self):
+        self.make_tree()
+        self.steps_of_build()
+        self.set_values(SM90_VALUE="91")
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "served",
+                                                 ("sm_80", "ptxas"): "served",
+                                                 ("compute_90", "cicc"): "runs",
+                                                 ("sm_90", "ptxas"): "runs"})
+        self.assert_like_plain_compile()
+
+    def test_added_arch_runs_only_its_steps(self):
+        self.make_tree(architectures="80")
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "runs",
+                                                 ("sm_80", "ptxas"): "runs"})
+        harness.write(self.source / "CMakeLists.txt",
+                      project.cmake_lists([Target("k", "k.cu", architectures="80;90")]))
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "served",
+                                                 ("sm_80", "ptxas"): "served",
+                                                 ("compute_90", "cicc"): "runs",
+                                                 ("sm_90", "ptxas"): "runs"})
+        self.assert_like_plain_compile()
+
+    def test_device_edit_in_every_arch_serves_nothing(self):
+        self.make_tree()
+        self.steps_of_build()
+        self.set_values(COMMON_VALUE="2")
+        self.assertEqual(set(self.steps_of_build().values()), {"runs"})
+        self.assert_like_plain_compile()
+
+    def test_damaged_step_entry_is_a_miss(self):
+        self.make_tree()
+        self.steps_of_build()
+        entries = list((self.root / "cache").rglob("*.step"))
+        self.assertEqual(len(entries), 4)
+        for entry in entries:
+            data = bytearray(entry.read_bytes())
+            data[len(data) // 2] ^= 0x5A
+            entry.write_bytes(bytes(data))
+        self.set_values(HOST_TEXT='"host-2"')
+        self.assertEqual(set(self.steps_of_build().values()), {"runs"})
+        self.assert_like_plain_compile()
+
+    def test_failing_tool_is_never_stored(self):
+        # cicc rejects a call of a host function from a kernel; plain nvcc prints the same error.
+        self.make_tree()
+        bad = KERNEL.replace("out[1] = COMMON_VALUE;", "out[1] = host_text()[0];")
+        harness.write(self.source / "k.cu", bad)
+        failed = harness.run(["cmake", "--build", str(self.tree.build_dir)],
+                             env=self.tree.merged_env(None))
+        self.assertNotEqual(failed.returncode, 0)
+        self.assertIn("runs", set(STEP_RE.findall(self.log.read_text())[0]))
+        self.assertEqual(list((self.root / "cache").rglob("*.step")), [])
+        plain = harness.run(["nvcc", "-arch=sm_80", "-I", str(self.source / "include"), "-c",
+                             str(self.source / "k.cu"), "-o", str(self.root / "plain.o")])
+        self.assertNotEqual(plain.returncode, 0)
+        message = "calling a __host__ function"
+        self.assertIn(message, plain.stderr.decode())
+        self.assertIn(message, failed.stdout.decode() + failed.stderr.decode())
+
+
+if __name__ == "__main__":
+    harness.main()
