@@ -160,6 +160,24 @@ class StepCache(project.WorkDirPerClass, harness.unittest.TestCase):
         self.assertEqual(set(self.steps_of_build().values()), {"runs"})
         self.assert_like_plain_compile()
 
+    def test_concurrent_builds_share_one_cache(self):
+        # Two build trees of one source build at once, twice (the second time after a host-only
+        # edit): whatever each step finds (stored by the other tree a moment before, or not yet),
+        # every object equals a plain compile.
+        self.make_tree()
+        other = BuildTree(self.source, self.root / "build2", self.TOOL, env=self.env)
+        other.configure()
+        for host in ('"host-1"', '"host-2"'):
+            self.set_values(HOST_TEXT=host)
+            running = [tree.start_build() for tree in (self.tree, other)]
+            for tree, process in zip((self.tree, other), running):
+                tree.finish_build(process)
+            compared = harness.run([NVFRESH, "compare", str(self.tree.object("k.cu.o")),
+                                    str(other.object("k.cu.o"))])
+            self.assertEqual(compared.returncode, 0, compared.stdout.decode())
+        self.assertIn("served", set(STEP_RE.findall(self.log.read_text())[-1]))
+        self.assert_like_plain_compile()
+
     def test_damaged_step_entry_is_a_miss(self):
         self.make_tree()
         self.steps_of_build()
