@@ -45,14 +45,37 @@ struct Step {
   std::string pass;
 };
 
-[[noreturn]] void exec_plainly(const Step& step)
+// The environment the tool gets: the runner's, with LD_PRELOAD as the tracer found it.
+Environment tool_environment(const Environment& runner_env)
+{
+  Environment env = runner_env;
+  if (auto preload = env.find(k_step_preload_variable); preload != env.end()) {
+    env["LD_PRELOAD"] = preload->second;
+    env.erase(k_step_preload_variable);
+  }
+  return env;
+}
+
+[[noreturn]] void exec_plainly(const Step& step, const Environment& env)
 {
   std::vector<char*> argv;
+  argv.reserve(step.argv.size() + 1);
   for (const auto& arg : step.argv) {
     argv.push_back(const_cast<char*>(arg.c_str()));
   }
   argv.push_back(nullptr);
-  ::execv(step.tool.c_str(), argv.data());
+  std::vector<std::string> assignments;
+  assignments.reserve(env.size());
+  for (const auto& [name, value] : env) {
+    assignments.push_back(fmt::format("{}={}", name, value));
+  }
+  std::vector<char*> environment;
+  environment.reserve(assignments.size() + 1);
+  for (auto& assignment : assignments) {
+    environment.push_back(assignment.data());
+  }
+  environment.push_back(nullptr);
+  ::execve(step.tool.c_str(), argv.data(), environment.data());
   std::_Exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -174,7 +197,8 @@ bool inputs_hold(const StepEntry& entry, FileHasher& hasher)
                       [](const std::string& path) { return lstat_file(path).exists; });
 }
 
-[[noreturn]] void serve(const Step& step, const StepEntry& entry, const TraceSink& sink)
+[[noreturn]] void serve(const Step& step, const StepEntry& entry, const TraceSink& sink,
+                        const Environment& env)
 {
   std::string lines = process_lines(step);
   for (const auto& read : entry.reads) {
@@ -190,7 +214,7 @@ bool inputs_hold(const StepEntry& entry, FileHasher& hasher)
     lines += fmt::format("W {} {}\n", ::getpid(), outputs.back().first);
   }
   if (!sink.send(lines)) {
-    exec_plainly(step);  // the record would miss what the step read: run it for real
+    exec_plainly(step, env);  // the record would miss what the step read: run it for real
   }
   for (const auto& [path, content] : outputs) {
     write_file_atomically(path, content);
@@ -366,8 +390,9 @@ std::string temp_capture(const std::string& stem, const char* which)
 
 }  // namespace
 
-int run_step(const std::vector<std::string>& args, const Environment& env)
+int run_step(const std::vector<std::string>& args, const Environment& runner_env)
 {
+  const Environment env = tool_environment(runner_env);
   if (args.size() < 2) {
     std::fputs("nvfresh: __step is nvfresh's own (the step cache's runner)\n", stderr);
     return 2;
@@ -379,7 +404,7 @@ int run_step(const std::vector<std::string>& args, const Environment& env)
     try {
       return load_config(env);
     } catch (const std::exception&) {
-      exec_plainly(step);
+      exec_plainly(step, env);
     }
   }();
   log::set_file(config.log_file);
@@ -387,7 +412,7 @@ int run_step(const std::vector<std::string>& args, const Environment& env)
   if (!settings.enabled || is_false(config.step_cache) || !step_refusal(step.argv).empty() ||
       !is_cached_step_tool(step.tool)) {
     log::info("step {} runs plainly: {}", step.tool, step_refusal(step.argv));
-    exec_plainly(step);
+    exec_plainly(step, env);
   }
   const TraceSink sink(env);
   std::optional<Digest> key;
@@ -401,11 +426,11 @@ int run_step(const std::vector<std::string>& args, const Environment& env)
     step.pass = pass_of(step.argv);
     cache.emplace(settings);
     if (!cache->store().refusal().empty()) {
-      exec_plainly(step);
+      exec_plainly(step, env);
     }
     key = step_key(step, hasher, given_files);
     if (!key) {
-      exec_plainly(step);
+      exec_plainly(step, env);
     }
     std::string why;
     if (auto entry = cache->store().read_step(*key, &why); entry && inputs_hold(*entry, hasher)) {
@@ -414,7 +439,7 @@ int run_step(const std::vector<std::string>& args, const Environment& env)
       cache->store().touch_step(*key);
       log::info("step {} {} served ({})", step.pass, fs::path(step.tool).filename().string(),
                 key->short_hex());
-      serve(step, *entry, sink);
+      serve(step, *entry, sink, env);
     } else {
       log::info("step {} {} runs: {}", step.pass, fs::path(step.tool).filename().string(),
                 entry ? "an input changed" : why);
@@ -422,13 +447,13 @@ int run_step(const std::vector<std::string>& args, const Environment& env)
     cache->store().count(*key, CacheCounter::step_misses);
   } catch (const std::exception& error) {
     log::info("step {} runs plainly: {}", step.tool, error.what());
-    exec_plainly(step);
+    exec_plainly(step, env);
   }
   try {
     run_and_store(step, env, cache->store(), *key, hasher, given_files, sink);
   } catch (const std::exception& error) {  // thrown only before the tool started
     log::info("step {} runs plainly: {}", step.tool, error.what());
-    exec_plainly(step);
+    exec_plainly(step, env);
   }
 }
 

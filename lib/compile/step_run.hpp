@@ -21,6 +21,8 @@ namespace nvfresh {
 
 inline constexpr const char* k_step_subcommand = "__step";
 inline constexpr const char* k_step_runner_variable = "NVFRESH_STEP_RUNNER";
+// LD_PRELOAD as the tracer found it: the runner starts without one, the tool gets it back.
+inline constexpr const char* k_step_preload_variable = "NVFRESH_STEP_PRELOAD";
 
 // args: <tool path as execve named it> <argv[0]> <argv[1]> ...; returns the exit status (or does
 // not return: an exec of the tool, or a re-raised signal).

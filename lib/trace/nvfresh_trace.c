@@ -728,7 +728,9 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags)
 // runs the tool (lib/compile/step_run.hpp). The runner speaks for itself on the trace channel, so a
 // runner that this library is loaded into (a dynamically linked nvfresh) is not traced.
 static const char k_runner_variable[] = "NVFRESH_STEP_RUNNER=";
-enum { k_runner_max_args = 4096 };
+static const char k_step_preload_variable[] = "NVFRESH_STEP_PRELOAD=";
+enum { k_runner_max_args = 4096, k_runner_max_env = 4096 };
+static char g_step_preload[PATH_MAX * 4];
 
 static const char* env_lookup(char* const envp[], const char* assignment_prefix)
 {
@@ -782,8 +784,35 @@ static void exec_step_runner(int (*real)(const char*, char* const*, char* const*
     runner_argv[3 + i] = argv[i];
   }
   runner_argv[3 + argc] = NULL;
+  // The runner gets no LD_PRELOAD (a sanitized, dynamic nvfresh refuses to start behind another
+  // preloaded library), and NVFRESH_STEP_PRELOAD with its value, which it gives the tool back.
+  size_t envc = 0;
+  while (envp != NULL && envp[envc] != NULL) {
+    if (++envc > k_runner_max_env) {
+      return;
+    }
+  }
+  char* runner_env[k_runner_max_env + 2];
+  size_t used = 0;
+  const char* preload = NULL;
+  for (size_t i = 0; i < envc; ++i) {
+    if (strncmp(envp[i], "LD_PRELOAD=", strlen("LD_PRELOAD=")) == 0) {
+      preload = envp[i] + strlen("LD_PRELOAD=");
+    } else if (strncmp(envp[i], k_step_preload_variable, strlen(k_step_preload_variable)) != 0) {
+      runner_env[used++] = envp[i];
+    }
+  }
+  if (preload != NULL) {
+    if (strlen(k_step_preload_variable) + strlen(preload) >= sizeof g_step_preload) {
+      return;
+    }
+    strcpy(g_step_preload, k_step_preload_variable);
+    strcat(g_step_preload, preload);
+    runner_env[used++] = g_step_preload;
+  }
+  runner_env[used] = NULL;
   int saved = errno;
-  real(runner, runner_argv, envp);
+  real(runner, runner_argv, runner_env);
   errno = saved;
 }
 
