@@ -26,8 +26,9 @@ LEVELS = {
     "cache": 5,      # the content-addressed object cache
     "space": 5,      # disk space: build trees, footprints, full file systems
     "compile": 6,    # one compile end to end (the orchestrator)
-    "commands": 7,   # the subcommands
-    "launcher": 8,   # main()
+    "doctor": 7,     # the setup checks of `nvfresh doctor` (they run a compile)
+    "commands": 8,   # the subcommands
+    "launcher": 9,   # main()
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -36,6 +36,10 @@ const std::vector<Command>& commands()
     {"space",
      "build trees by size, free space per file system; --clean removes old regenerable ones",
      run_space},
+    {"doctor",
+     "check the setup of a build tree: every CUDA compile through nvfresh, sync, the tracer, "
+     "disks, compiler caches, the build tool",
+     run_doctor},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
     {"--version", "print nvfresh's version", run_version},
   };

@@ -32,6 +32,11 @@ const CompilerCache* cache_named(const std::string& word)
 
 }  // namespace
 
+bool is_compiler_cache(const std::string& word)
+{
+  return cache_named(word) != nullptr;
+}
+
 ChainedRun prepare_chained_caches(const CompilerChain& chain, const Environment& env)
 {
   ChainedRun run;

@@ -25,6 +25,9 @@ struct ChainedRun {
   std::vector<std::string> bypassed;  // launchers left out, for the log
 };
 
+// Whether a launcher word (a path or a name) is one of the compiler caches above.
+bool is_compiler_cache(const std::string& word);
+
 ChainedRun prepare_chained_caches(const CompilerChain& chain, const Environment& env);
 
 }  // namespace nvfresh

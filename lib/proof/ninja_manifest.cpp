@@ -1,5 +1,7 @@
 #include "proof/ninja_manifest.hpp"
 
+#include "proof/ninja_syntax.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -22,60 +24,11 @@ constexpr KindRule k_kind_rules[] = {
   {ArtifactKind::static_library, "_STATIC_LIBRARY_LINKER__"},
 };
 
-// One logical line of build.ninja ("$\n" continuations joined), split into words with the
-// escapes "$ ", "$:", "$$" undone. An unescaped ':' ends a word and is its own word ":".
-std::vector<std::string> ninja_words(std::string_view line)
-{
-  std::vector<std::string> words;
-  std::string word;
-  auto flush = [&] {
-    if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  };
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (c == '$' && i + 1 < line.size()) {
-      char next = line[++i];
-      word += (next == ' ' || next == ':' || next == '$') ? std::string(1, next)
-                                                          : "$" + std::string(1, next);
-    } else if (c == ' ') {
-      flush();
-    } else if (c == ':') {
-      flush();
-      words.emplace_back(":");
-    } else {
-      word += c;
-    }
-  }
-  flush();
-  return words;
-}
-
 // The logical lines that start with "build " (continuations joined).
 std::vector<std::string> ninja_build_lines(std::string_view text)
 {
-  std::vector<std::string> lines;
-  std::string current;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = text.substr(begin, end - begin);
-    begin = end + 1;
-    bool continued =
-      !line.empty() && line.back() == '$' && (line.size() < 2 || line[line.size() - 2] != '$');
-    if (!current.empty()) {
-      line.remove_prefix(std::min(line.find_first_not_of(' '), line.size()));
-    }
-    current += continued ? line.substr(0, line.size() - 1) : line;
-    if (!continued) {
-      if (current.rfind("build ", 0) == 0) {
-        lines.push_back(std::move(current));
-      }
-      current.clear();
-    }
-  }
+  std::vector<std::string> lines = ninja_logical_lines(text);
+  std::erase_if(lines, [](const std::string& line) { return !line.starts_with("build "); });
   return lines;
 }
 
@@ -87,38 +40,6 @@ const KindRule* kind_of_rule(std::string_view rule)
     }
   }
   return nullptr;
-}
-
-struct NinjaEdge {
-  std::vector<std::string> outputs;
-  std::string rule;
-  std::vector<std::string> explicit_inputs;
-  std::vector<std::string> implicit_inputs;
-};
-
-NinjaEdge parse_build_words(const std::vector<std::string>& words)
-{
-  NinjaEdge edge;
-  size_t i = 1;  // skip "build"
-  for (; i < words.size() && words[i] != ":"; ++i) {
-    if (words[i] != "|") {
-      edge.outputs.push_back(words[i]);
-    }
-  }
-  if (++i < words.size()) {
-    edge.rule = words[i++];
-  }
-  auto* target = &edge.explicit_inputs;
-  for (; i < words.size(); ++i) {
-    if (words[i] == "|") {
-      target = &edge.implicit_inputs;
-    } else if (words[i] == "||" || words[i] == "|@") {
-      break;
-    } else {
-      target->push_back(words[i]);
-    }
-  }
-  return edge;
 }
 
 LinkEdge link_edge_from(const NinjaEdge& edge, const KindRule& kind, const std::string& build_dir)

@@ -2,7 +2,7 @@
 //   line  := comment | entry | blank
 //   comment := ("#" | "//") any
 //   entry := key [":" type] "=" value        e.g. CMAKE_HOME_DIRECTORY:INTERNAL=/src/project
-// Only CMAKE_HOME_DIRECTORY and CMAKE_CACHEFILE_DIR are used; a value runs to the end of the line.
+// Only the keys of k_cache_keys are used; a value runs to the end of the line.
 #include "space/cmake_cache.hpp"
 
 #include "util/file_io.hpp"
@@ -18,6 +18,20 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint64_t k_max_cache_bytes = 64ULL << 20;  // ORT's is 0.3 MB
+
+struct CacheKey {
+  std::string_view key;
+  std::string CMakeCacheFacts::*field;
+};
+
+const CacheKey k_cache_keys[] = {
+  {"CMAKE_HOME_DIRECTORY", &CMakeCacheFacts::home_directory},
+  {"CMAKE_CACHEFILE_DIR", &CMakeCacheFacts::cache_directory},
+  {"CMAKE_GENERATOR", &CMakeCacheFacts::generator},
+  {"CMAKE_MAKE_PROGRAM", &CMakeCacheFacts::make_program},
+  {"CMAKE_CUDA_COMPILER", &CMakeCacheFacts::cuda_compiler},
+  {"CMAKE_CUDA_HOST_COMPILER", &CMakeCacheFacts::cuda_host_compiler},
+};
 
 std::string canonical_or_empty(const std::string& path)
 {
@@ -68,10 +82,10 @@ CMakeCacheFacts parse_cmake_cache(std::string_view text)
     }
     std::string_view key = line.substr(0, std::min(line.find(':'), equals));
     std::string_view value = line.substr(equals + 1);
-    if (key == "CMAKE_HOME_DIRECTORY") {
-      facts.home_directory = value;
-    } else if (key == "CMAKE_CACHEFILE_DIR") {
-      facts.cache_directory = value;
+    for (const auto& entry : k_cache_keys) {
+      if (entry.key == key) {
+        facts.*entry.field = value;
+      }
     }
   }
   return facts;

@@ -11,8 +11,12 @@
 namespace nvfresh {
 
 struct CMakeCacheFacts {
-  std::string home_directory;   // CMAKE_HOME_DIRECTORY: the source dir
-  std::string cache_directory;  // CMAKE_CACHEFILE_DIR: the build tree cmake wrote this cache for
+  std::string home_directory;      // CMAKE_HOME_DIRECTORY: the source dir
+  std::string cache_directory;     // CMAKE_CACHEFILE_DIR: the build tree cmake wrote this cache for
+  std::string generator;           // CMAKE_GENERATOR: "Ninja", "Unix Makefiles", …
+  std::string make_program;        // CMAKE_MAKE_PROGRAM: the build tool
+  std::string cuda_compiler;       // CMAKE_CUDA_COMPILER: nvcc
+  std::string cuda_host_compiler;  // CMAKE_CUDA_HOST_COMPILER: -ccbin ("" when unset)
 };
 
 // "" for a value the text does not have.

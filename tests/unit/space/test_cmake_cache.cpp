@@ -77,3 +77,15 @@ TEST_CASE("anything else is ambiguous, with the reason", "[cmake_cache]")
   }
   CHECK_THAT(classify_tree(dir.path("b_gone")).reason, Catch::EndsWith("is gone"));
 }
+
+TEST_CASE("CMakeCache.txt: the generator, the build tool, nvcc and -ccbin", "[cmake_cache]")
+{
+  auto facts =
+    parse_cmake_cache("CMAKE_GENERATOR:INTERNAL=Ninja\nCMAKE_MAKE_PROGRAM:FILEPATH=/usr/bin/ninja\n"
+                      "CMAKE_CUDA_COMPILER:FILEPATH=/usr/local/cuda/bin/nvcc\n"
+                      "CMAKE_CUDA_HOST_COMPILER:FILEPATH=/opt/g++\n");
+  CHECK(facts.generator == "Ninja");
+  CHECK(facts.make_program == "/usr/bin/ninja");
+  CHECK(facts.cuda_compiler == "/usr/local/cuda/bin/nvcc");
+  CHECK(facts.cuda_host_compiler == "/opt/g++");
+}
