@@ -1,7 +1,5 @@
 #include "doctor/build_wiring.hpp"
 
-#include "doctor/nvcc_runs.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +9,6 @@ namespace nvfresh {
 namespace {
 
 constexpr size_t k_steps_named = 5;
-constexpr std::string_view k_stamp_dir = ".nvfresh/stamps/";
 
 bool is_cmake_cuda_compile(const NvccRun& run)
 {
@@ -57,13 +54,6 @@ bool runs_nvfresh_sync(const BuildCommand& command)
   return false;
 }
 
-bool has_stamp_input(const BuildCommand& command)
-{
-  return std::any_of(command.inputs.begin(), command.inputs.end(), [](const std::string& input) {
-    return input.find(k_stamp_dir) != std::string::npos;
-  });
-}
-
 }  // namespace
 
 SetupCheck check_compiles_through_nvfresh(const std::vector<TreeCommands>& trees)
@@ -75,7 +65,7 @@ SetupCheck check_compiles_through_nvfresh(const std::vector<TreeCommands>& trees
   size_t compiles = 0;
   std::vector<std::string> bypasses;
   for (const auto& tree : trees) {
-    for (const auto& run : nvcc_runs_of(tree.commands.commands)) {
+    for (const auto& run : tree.runs) {
       if (!run.compile) {
         continue;
       }
@@ -125,14 +115,11 @@ SetupCheck check_sync_wired(const TreeCommands& top)
   }
   size_t through = 0;
   std::vector<std::string> unstamped;
-  for (const auto& command : top.commands.commands) {
-    for (const auto& run : nvcc_runs_of(command)) {
-      if (run.compile && run.through_nvfresh) {
-        ++through;
-        if (!has_stamp_input(command)) {
-          unstamped.push_back(command.output);
-          break;
-        }
+  for (const auto& run : top.runs) {
+    if (run.compile && run.through_nvfresh) {
+      ++through;
+      if (!run.stamped) {
+        unstamped.push_back(run.step);
       }
     }
   }

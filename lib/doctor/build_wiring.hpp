@@ -6,6 +6,7 @@
 //     module's stamps among its inputs, which is how sync makes the build tool rebuild it.
 #pragma once
 
+#include "doctor/nvcc_runs.hpp"
 #include "doctor/setup_check.hpp"
 #include "proof/build_commands.hpp"
 
@@ -14,11 +15,13 @@
 
 namespace nvfresh {
 
-// The build commands of one tree and where they were read from ("/b/build.ninja", "/b (Makefiles)").
+// The build commands of one tree, where they were read from ("/b/build.ninja", "/b (Makefiles)"),
+// and the nvcc programs they run.
 struct TreeCommands {
   std::string tree;  // the build tree's directory
   std::string source;
   BuildCommands commands;
+  std::vector<NvccRun> runs;  // nvcc_runs_of(commands.commands, …)
 };
 
 SetupCheck check_compiles_through_nvfresh(const std::vector<TreeCommands>& trees);

@@ -27,9 +27,16 @@ std::string resolve_program(const std::string& program, const Environment& env)
   return error ? std::string() : canonical.string();
 }
 
+// nvcc as a symlink to nvfresh (a name containing "nvcc"): `nvfresh nvcc`.
+bool resolves_to_nvfresh(const std::string& program)
+{
+  return file_name_of(resolve_program(program, current_environment())) == "nvfresh";
+}
+
 TreeCommands tree_commands(const std::string& tree)
 {
-  TreeCommands commands{tree, {}, load_build_commands(tree)};
+  TreeCommands commands{tree, {}, load_build_commands(tree), {}};
+  commands.runs = nvcc_runs_of(commands.commands.commands, resolves_to_nvfresh);
   commands.source = commands.commands.generator == "ninja"  ? tree + "/build.ninja"
                     : commands.commands.generator == "make" ? tree + " (Makefiles)"
                                                             : tree;
@@ -113,9 +120,7 @@ DoctorPlan plan_doctor(const std::string& build_dir, const Environment& env)
     plan.trees.push_back(tree_commands(nested));
   }
   for (const auto& tree : plan.trees) {
-    for (auto& run : nvcc_runs_of(tree.commands.commands)) {
-      plan.nvcc_runs.push_back(std::move(run));
-    }
+    plan.nvcc_runs.insert(plan.nvcc_runs.end(), tree.runs.begin(), tree.runs.end());
   }
   const CMakeCacheFacts facts = read_cmake_cache(plan.build_dir).value_or(CMakeCacheFacts{});
   plan.generator = plan.trees.front().commands.generator;

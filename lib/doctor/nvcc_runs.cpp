@@ -94,8 +94,12 @@ std::vector<std::string> NvccRun::launchers_before_nvfresh() const
                                  : std::vector<std::string>(before.begin(), nvfresh);
 }
 
-std::vector<NvccRun> nvcc_runs_of(const BuildCommand& command)
+std::vector<NvccRun> nvcc_runs_of(const BuildCommand& command, IsNvfreshAlias is_alias)
 {
+  const bool stamped =
+    std::any_of(command.inputs.begin(), command.inputs.end(), [](const std::string& input) {
+      return input.find(".nvfresh/stamps/") != std::string::npos;
+    });
   std::vector<NvccRun> runs;
   for (const auto& words : programs_of(command.command)) {
     if (runs_no_compiler(words)) {
@@ -112,18 +116,21 @@ std::vector<NvccRun> nvcc_runs_of(const BuildCommand& command)
     run.description = command.description;
     run.before.assign(words.begin(), nvcc);
     run.nvcc = *nvcc;
-    run.through_nvfresh = std::any_of(run.before.begin(), run.before.end(), is_nvfresh);
+    run.through_nvfresh = std::any_of(run.before.begin(), run.before.end(), is_nvfresh) ||
+                          (is_alias != nullptr && is_alias(run.nvcc));
+    run.stamped = stamped;
     classify_arguments(run, std::vector<std::string>(nvcc + 1, words.end()));
     runs.push_back(std::move(run));
   }
   return runs;
 }
 
-std::vector<NvccRun> nvcc_runs_of(const std::vector<BuildCommand>& commands)
+std::vector<NvccRun> nvcc_runs_of(const std::vector<BuildCommand>& commands,
+                                  IsNvfreshAlias is_alias)
 {
   std::vector<NvccRun> runs;
   for (const auto& command : commands) {
-    for (auto& run : nvcc_runs_of(command)) {
+    for (auto& run : nvcc_runs_of(command, is_alias)) {
       runs.push_back(std::move(run));
     }
   }

@@ -27,7 +27,8 @@ BuildCommand sync_step()
 
 TreeCommands tree(std::vector<BuildCommand> commands, const std::string& dir = "/b")
 {
-  return {dir, dir + "/build.ninja", {"ninja", std::move(commands)}};
+  auto runs = nvcc_runs_of(commands);
+  return {dir, dir + "/build.ninja", {"ninja", std::move(commands)}, std::move(runs)};
 }
 
 }  // namespace
@@ -62,7 +63,7 @@ TEST_CASE("compiles: names a custom command, a target without nvfresh and a nest
 TEST_CASE("compiles: a tree without build files or without CUDA compiles is a problem",
           "[build_wiring]")
 {
-  CHECK_FALSE(check_compiles_through_nvfresh({TreeCommands{"/b", "/b", {}}}).ok);
+  CHECK_FALSE(check_compiles_through_nvfresh({TreeCommands{"/b", "/b", {}, {}}}).ok);
   auto none = check_compiles_through_nvfresh({tree({sync_step()})});
   CHECK_FALSE(none.ok);
   CHECK(none.finding == "no step of /b/build.ninja compiles CUDA with nvcc");

@@ -67,3 +67,18 @@ TEST_CASE("nvcc runs that compile nothing: device link, --version, -E; -ccbin as
   CHECK(runs("/usr/bin/g++ -c a.cpp -o a.o").empty());
   CHECK(runs("/opt/nvfresh link-record -- /usr/bin/g++ a.o -o a").empty());
 }
+
+TEST_CASE("stamped steps; nvcc that is nvfresh under another name", "[nvcc_runs]")
+{
+  BuildCommand command{
+    "a.o", "/b/bin/nvcc -c a.cu -o a.o", {"/s/a.cu", ".nvfresh/stamps/1.stamp"}, ""};
+  auto plain = nvcc_runs_of(command);
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0].stamped);
+  CHECK_FALSE(plain[0].through_nvfresh);
+  auto alias =
+    nvcc_runs_of(command, [](const std::string& program) { return program == "/b/bin/nvcc"; });
+  CHECK(alias[0].through_nvfresh);
+  command.inputs.pop_back();
+  CHECK_FALSE(nvcc_runs_of(command)[0].stamped);
+}
