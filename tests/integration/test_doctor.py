@@ -4,7 +4,8 @@ and Unix Makefiles) checked, one line per check, OK or the problem and its fix.
 - Right: configured with the module (CMAKE_PROJECT_INCLUDE), Ninja and Makefiles: exit 0, every
   line OK, and --json with the same checks and findings.
 - Wiring broken: a custom command that calls nvcc directly (Ninja and Makefiles): `compiles` names
-  its output; configured with only CMAKE_CUDA_COMPILER_LAUNCHER=nvfresh: `sync` says the step is
+  its output; an ExternalProject (the example again, without nvfresh; only its configure step run):
+  `compiles` names its objects in the nested tree; configured with only CMAKE_CUDA_COMPILER_LAUNCHER=nvfresh: `sync` says the step is
   missing.
 - Toolchain and disks broken: NVFRESH_RECORD_DIR below a regular file (the tests run as root, so a
   mode cannot make a directory unwritable); ccache kept between nvfresh and nvcc; a -ccbin wrapper
@@ -131,6 +132,18 @@ class BrokenWiring(DoctorCase):
         cls.custom = {tool.label: configure(work, "custom-" + name, tool, source=source)
                       for name, tool in (("ninja", project.NINJA), ("make", project.MAKE))
                       if not project.require_tool(tool)}
+        # An ExternalProject: the example again, built without nvfresh; its build tree exists once
+        # the outer build ran its configure step (no compile needed).
+        outer = work / "outer-project"
+        shutil.copytree(EXAMPLE, outer)
+        with open(outer / "CMakeLists.txt", "a") as lists:
+            lists.write(
+                "include(ExternalProject)\n"
+                f"ExternalProject_Add(inner SOURCE_DIR {EXAMPLE}\n"
+                "  CMAKE_ARGS -DCMAKE_CUDA_ARCHITECTURES=80\n"
+                "  BUILD_COMMAND \"\" INSTALL_COMMAND \"\")\n")
+        cls.outer = configure(work, "outer", project.NINJA, source=outer)
+        harness.run(["cmake", "--build", str(cls.outer), "--target", "inner"], check=True)
         cls.launcher_only = configure(work, "launcher-only", project.NINJA, module=False,
                                       extra=[f"-DCMAKE_CUDA_COMPILER_LAUNCHER={harness.nvfresh_bin()}"])
 
@@ -141,6 +154,13 @@ class BrokenWiring(DoctorCase):
                                                   "put ${NVFRESH_EXECUTABLE} before the compiler")
                 self.assertIn("gen_scale.o", checks["compiles"][1])
                 self.assertIn("without nvfresh", checks["compiles"][1])
+
+    def test_an_external_project_compiling_without_nvfresh_is_named(self):
+        checks = self.assert_only_failure(self.outer, "compiles", "2 of 4 CUDA compiles bypass nvfresh",
+                                          "CMAKE_ARGS")
+        inner = "inner-prefix/src/inner-build"
+        self.assertIn(f"CMakeFiles/kernels.dir/src/attention.cu.o (in {self.outer}/{inner}): a nested "
+                      "build tree (an ExternalProject)", checks["compiles"][1])
 
     def test_the_launcher_alone_has_no_sync_step(self):
         checks = self.assert_only_failure(self.launcher_only, "sync", "runs 'nvfresh sync'",
