@@ -79,10 +79,8 @@ void plan_toolchain(DoctorPlan& plan, const CMakeCacheFacts& facts, const Enviro
   if (!plan.probe.host_compiler.empty()) {
     plan.programs.push_back(
       {"host compiler", plan.probe.host_compiler, resolve_program(plan.probe.host_compiler, env)});
-  } else {
-    for (const char* name : {"gcc", "g++"}) {
-      plan.programs.push_back({"host compiler", name, resolve_program(name, env)});
-    }
+  } else {  // nvcc 13.0 runs "gcc" from PATH for every host step (checked with -dryrun)
+    plan.programs.push_back({"host compiler", "gcc", resolve_program("gcc", env)});
   }
 }
 

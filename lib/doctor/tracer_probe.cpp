@@ -58,7 +58,7 @@ SetupCheck compile_and_judge(const TracerProbe& probe, const std::string& dir)
   env.erase("NVFRESH_ACTIVE");
   const std::string toolchain =
     fmt::format("{} and host compiler {}", probe.nvcc,
-                probe.host_compiler.empty() ? "nvcc's default" : probe.host_compiler);
+                probe.host_compiler.empty() ? "gcc (nvcc's default)" : probe.host_compiler);
   ProcessResult result = run_redirected(argv, env, dir + "/out", dir + "/err", dir);
   if (!result.succeeded()) {
     return failed("tracer",

@@ -8,7 +8,8 @@ and Unix Makefiles) checked, one line per check, OK or the problem and its fix.
   `compiles` names its objects in the nested tree; configured with only CMAKE_CUDA_COMPILER_LAUNCHER=nvfresh: `sync` says the step is
   missing.
 - Toolchain and disks broken: NVFRESH_RECORD_DIR below a regular file (the tests run as root, so a
-  mode cannot make a directory unwritable); ccache kept between nvfresh and nvcc; a -ccbin wrapper
+  mode cannot make a directory unwritable); ccache kept between nvfresh and nvcc, or first on PATH
+  as gcc (Debian's /usr/lib/ccache); a -ccbin wrapper
   that clears LD_PRELOAD, so that the tracer cannot see the host compiler.
 Each broken tree: exit 1, the failing check's line and its fix. Nothing is built: doctor reads the
 generator's files and runs one tiny compile of its own.
@@ -196,6 +197,18 @@ class BrokenToolchain(DoctorCase):
         self.assert_only_failure(self.ccache, "compiler-cache",
                                  "ccache stands between nvfresh and nvcc in 2 compiles: nvfresh runs it "
                                  "with CCACHE_RECACHE=1", "NVFRESH_KEEP_CUDA_LAUNCHER")
+
+    def test_ccache_as_gcc_on_path(self):
+        ccache = shutil.which("ccache")
+        self.assertIsNotNone(ccache, "ccache is installed by scripts/install_deps.sh")
+        masquerade = self.work / "ccache-bin"
+        masquerade.mkdir(exist_ok=True)
+        if not (masquerade / "gcc").exists():
+            (masquerade / "gcc").symlink_to(ccache)
+        env = {"PATH": f"{masquerade}:{os.environ['PATH']}", "CCACHE_DIR": str(self.work / "ccache")}
+        self.assert_only_failure(self.right, "compiler-cache",
+                                 f"the host compiler gcc is {os.path.realpath(ccache)}: nvfresh runs the "
+                                 "compile with CCACHE_RECACHE=1", "point -ccbin", env=env)
 
     def test_a_host_compiler_the_tracer_cannot_see(self):
         checks = self.assert_only_failure(self.hidden, "tracer", "the tracer missed",
