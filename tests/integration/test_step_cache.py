@@ -52,14 +52,11 @@ def values_h(values):
             "#endif\n")
 
 
-class StepCache(project.WorkDirPerClass, harness.unittest.TestCase):
+class StepCacheTree(project.WorkDirPerClass):
+    """Mixed into a unittest.TestCase: one tiny project per test, built through nvfresh with Ninja,
+    and what its builds' steps did. CMAKE_ARGS: extra CMake cache arguments (another nvcc)."""
     TOOL = project.NINJA
-
-    @classmethod
-    def setUpClass(cls):
-        harness.require_nvcc()
-        cls.make_work_dir("nvfresh-step-cache-")
-        cls.counter = 0
+    CMAKE_ARGS = ()
 
     def setUp(self):
         type(self).counter += 1
@@ -69,11 +66,12 @@ class StepCache(project.WorkDirPerClass, harness.unittest.TestCase):
         self.env = {"NVFRESH_CACHE_DIR": str(self.root / "cache"), "NVFRESH_LOG_FILE": str(self.log)}
         self.values = dict(VALUES)
 
-    def make_tree(self, architectures="80;90"):
+    def make_tree(self, architectures="80;90", options=()):
         self.source = project.write_project(
-            self.root / "src", [Target("k", "k.cu", architectures=architectures)],
+            self.root / "src", [Target("k", "k.cu", architectures=architectures, options=list(options))],
             {"k.cu": KERNEL, "include/values.h": values_h(self.values)})
-        self.tree = BuildTree(self.source, self.root / "build", self.TOOL, env=self.env)
+        self.tree = BuildTree(self.source, self.root / "build", self.TOOL, cache_args=self.CMAKE_ARGS,
+                              env=self.env)
         self.tree.configure()
 
     def set_values(self, **changes):
@@ -111,6 +109,14 @@ class StepCache(project.WorkDirPerClass, harness.unittest.TestCase):
         self.assertEqual(compared.returncode, 0, compared.stdout.decode())
         self.assertEqual(self.record_inputs(), served_inputs,
                          "the record of a compile with served steps lists other inputs")
+
+
+class StepCache(StepCacheTree, harness.unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        harness.require_nvcc()
+        cls.make_work_dir("nvfresh-step-cache-")
+        cls.counter = 0
 
     def test_host_only_edit_serves_every_device_step(self):
         self.make_tree()
@@ -151,6 +157,21 @@ class StepCache(project.WorkDirPerClass, harness.unittest.TestCase):
                                                  ("sm_80", "ptxas"): "served",
                                                  ("compute_90", "cicc"): "runs",
                                                  ("sm_90", "ptxas"): "runs"})
+        self.assert_like_plain_compile()
+
+    def test_relocatable_device_code_serves_its_steps(self):
+        # -rdc=true: cicc reads nvcc's module id file too (a temporary file it is given, keyed by
+        # content); the module id hashes the source path, so a host-only edit keeps it.
+        self.make_tree(options=["-rdc=true"])
+        self.assertEqual(set(self.steps_of_build().values()), {"runs"})
+        self.set_values(HOST_TEXT='"host-2"')
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "served",
+                                                 ("sm_80", "ptxas"): "served",
+                                                 ("compute_90", "cicc"): "served",
+                                                 ("sm_90", "ptxas"): "served"})
+        served = self.tree.object("k.cu.o").read_bytes()
+        self.assertIn(b"host-2", served)
+        self.assertIn(b"__nv_relfatbin", served, "not a relocatable-device-code object")
         self.assert_like_plain_compile()
 
     def test_device_edit_in_every_arch_serves_nothing(self):
