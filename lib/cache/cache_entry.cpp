@@ -14,13 +14,15 @@
 //   "variant" TAB index TAB name TAB hex32 *  a digest of another variant a recompile saw
 //   "created" TAB time_ns TAB compile_ns
 //   "origin" TAB tree TAB cwd TAB object TAB nvcc_version
+//   "bound" TAB build_root TAB source_root    the roots its object names ("" for none)
 //   "origin_arg" TAB word *                   the command, in order
 //   "origin_env" TAB name TAB value *
 //
 // An entry that fails its checks is a miss, and the next compile of it replaces it.
 //
 // History: 1, the first; 2 (B24) adds "key" and "object_digest": an entry file copied under another
-// key, or whose object was replaced, is a miss. A version 1 entry is a miss.
+// key, or whose object was replaced, is a miss. A version 1 entry is a miss. "bound" came later
+// within version 2: an entry without it is served by lookups only.
 #include "cache/cache_entry.hpp"
 
 #include "util/line_file.hpp"
@@ -94,6 +96,11 @@ const std::unordered_map<std::string, Rule>& rules()
         e.origin_object = f[3];
         e.nvcc_version = f[4];
       }}},
+    {"bound",
+     {3,
+      [](const LineFields& f, CacheEntry& e) {
+        e.bound = CacheEntry::Binding{f[1], f[2]};
+      }}},
     {"origin_arg",
      {2, [](const LineFields& f, CacheEntry& e) { e.origin_command.push_back(f[1]); }}},
     {"origin_env", {3, [](const LineFields& f, CacheEntry& e) { e.origin_env[f[1]] = f[2]; }}},
@@ -110,6 +117,9 @@ std::string serialize_cache_entry(const CacheEntry& e)
   out.line("object_digest", e.object_digest);
   out.line("created", e.created_ns, e.compile_ns);
   out.line("origin", e.origin_tree, e.origin_cwd, e.origin_object, e.nvcc_version);
+  if (e.bound) {
+    out.line("bound", e.bound->build_root, e.bound->source_root);
+  }
   for (const auto& word : e.origin_command) {
     out.line("origin_arg", word);
   }

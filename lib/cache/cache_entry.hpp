@@ -37,6 +37,15 @@ struct CacheEntry {
   std::int64_t created_ns = 0;
   std::int64_t compile_ns = 0;  // how long nvcc took: what a hit saves
   std::string origin_tree;      // the build tree that compiled it first (absolute)
+  // The roots its object names (its manifest entry's bound_build_root and bound_source_root), so
+  // that restoring the object a record names checks the binding as a lookup does. nullopt in
+  // entries written before it: such an entry is not restored, it is looked up.
+  struct Binding {
+    std::string build_root;
+    std::string source_root;
+    bool operator==(const Binding&) const = default;
+  };
+  std::optional<Binding> bound;
   std::string nvcc_version;
   // How to compile it again (cache verify): the command, its working directory and environment,
   // the object's path in the origin tree.

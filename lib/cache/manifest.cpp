@@ -4,8 +4,11 @@
 //   manifest := "nvfresh-manifest" TAB "1" LF entry* checksum
 //   entry    := "entry" TAB hex32 TAB time_ns TAB bound_build TAB bound_source LF
 //               (input | probe | probe_dir | lookup)*
-//   input    := "input" TAB hex32 TAB role TAB passes TAB path LF
+//   input    := "input" TAB hex32 TAB role TAB passes TAB [stamp TAB] path LF
 //               an input of every pass, with its content hash (role and passes as in records)
+//   stamp    := size TAB mtime_ns TAB ctime_ns TAB inode TAB device
+//               the stat stamp it had when stored (manifest.hpp: InputStamp), "0" fields when
+//               none; manifests written before stamps have no stamp fields and still read
 //   probe    := "probe" TAB path LF                    a lookup that found nothing
 //   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path LF
 //               a directory of probes that vouched for them when the compile was recorded
@@ -48,8 +51,18 @@ void apply(const LineFields& f, Manifest& manifest)
     entry.bound_source_root = f[4];
     manifest.entries.push_back(std::move(entry));
   } else if (f[0] == "input") {
-    expect_field_count(f, 5);
-    current(manifest, f).inputs.push_back({f[4], digest_field(f[1]), f[2], f[3]});
+    if (f.size() == 5) {
+      current(manifest, f).inputs.push_back({f[4], digest_field(f[1]), f[2], f[3], {}});
+      return;
+    }
+    expect_field_count(f, 10);
+    InputStamp stamp;
+    if (!parse_number(f[4], stamp.size) || !parse_number(f[5], stamp.mtime_ns) ||
+        !parse_number(f[6], stamp.ctime_ns) || !parse_number(f[7], stamp.inode) ||
+        !parse_number(f[8], stamp.device)) {
+      throw LineParseError{"bad input stamp"};
+    }
+    current(manifest, f).inputs.push_back({f[9], digest_field(f[1]), f[2], f[3], stamp});
   } else if (f[0] == "probe") {
     expect_field_count(f, 2);
     current(manifest, f).probes.push_back(f[1]);
@@ -78,7 +91,9 @@ std::string serialize_manifest(const Manifest& manifest)
   for (const auto& entry : manifest.entries) {
     out.line("entry", entry.result, entry.time_ns, entry.bound_build_root, entry.bound_source_root);
     for (const auto& input : entry.inputs) {
-      out.line("input", input.hash, input.role, input.passes, input.path);
+      const InputStamp& s = input.stamp;
+      out.line("input", input.hash, input.role, input.passes, s.size, s.mtime_ns, s.ctime_ns,
+               s.inode, s.device, input.path);
     }
     for (const auto& probe : entry.probes) {
       out.line("probe", probe);

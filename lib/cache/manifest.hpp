@@ -18,11 +18,26 @@
 
 namespace nvfresh {
 
+// The stat stamp an input had when its entry was stored, with the device (a record's stamps have
+// none): a file that has it now holds the entry's content, so a lookup in another build dir of the
+// same checkout (the same files, the same inodes) stats it and hashes nothing. All zero: none (the
+// file had changed within FileHasher's settle time, or the manifest predates stamps).
+struct InputStamp {
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t device = 0;
+  bool known() const { return inode != 0 || device != 0; }
+  bool operator==(const InputStamp&) const = default;
+};
+
 struct ManifestInput {
   std::string path;  // tree-relative (tree_roots.hpp) or absolute
   Digest hash;
   std::string role;    // as the record names it (record.hpp): source, header, options_file, tool
   std::string passes;  // "host,compute_80", "-" when not known
+  InputStamp stamp;
   bool operator==(const ManifestInput&) const = default;
 };
 

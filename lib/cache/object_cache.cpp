@@ -20,6 +20,7 @@ namespace {
 constexpr std::string_view k_key_version = "nvfresh-cache-1";
 constexpr std::uint64_t k_default_min_free = 1ULL << 30;
 constexpr std::uint64_t k_max_object = 4ULL << 30;
+constexpr std::uint64_t k_max_options_file = 16ULL << 20;
 
 std::string default_cache_dir(const Environment& env)
 {
@@ -94,8 +95,19 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
   ManifestEntry entry;
   entry.time_ns = now_ns();
   for (const auto& input : record.inputs) {
-    entry.inputs.push_back({map.to_key(input.file.path), input.file.hash,
-                            std::string(role_name(input.role)), join_passes(input.passes)});
+    Digest hash = input.file.hash;
+    if (input.role == InputRole::options_file) {
+      auto content = try_read_file(input.file.path, k_max_options_file);
+      if (!content || hash_bytes(*content) != input.file.hash) {
+        throw std::runtime_error(input.file.path + " changed since the compile read it");
+      }
+      hash = hash_bytes(map.text_to_key(*content));
+    }
+    entry.inputs.push_back({map.to_key(input.file.path),
+                            hash,
+                            std::string(role_name(input.role)),
+                            join_passes(input.passes),
+                            {}});
   }
   for (const auto& probe : probe_paths(record.probes)) {
     entry.probes.push_back(map.to_key(probe));
@@ -108,6 +120,28 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
     entry.lookups.push_back({lookup.name, map.to_key(lookup.resolved), lookup.program});
   }
   return entry;
+}
+
+// The stamps of the record's inputs that still hold now and have settled (FileHasher's rule: a
+// same-size rewrite within one coarse timestamp tick keeps its stat), with their device: a lookup
+// in another build dir of this checkout then stats those files and hashes none of them.
+// An options file has none: its entry hash is of its content with the roots mapped.
+void add_input_stamps(ManifestEntry& entry, const Record& record, FileHasher& hasher)
+{
+  std::vector<const std::string*> paths;
+  paths.reserve(record.inputs.size());
+  for (const auto& input : record.inputs) {
+    paths.push_back(&input.file.path);
+  }
+  const std::vector<FileStat> now = hasher.stat_ahead(paths);
+  const std::int64_t settled_before = now_ns() - FileHasher::k_default_settle_ns;
+  for (size_t i = 0; i < record.inputs.size() && i < entry.inputs.size(); ++i) {
+    const FileStat& s = now[i];
+    if (record.inputs[i].role != InputRole::options_file &&
+        record.inputs[i].file.same_stamp_as(s) && s.ctime_ns <= settled_before) {
+      entry.inputs[i].stamp = {s.size, s.mtime_ns, s.ctime_ns, s.inode, s.device};
+    }
+  }
 }
 
 Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
@@ -137,6 +171,15 @@ struct LookupSet {
 };
 
 }  // namespace
+
+std::optional<Digest> options_file_hash(const std::string& path, const PathMap& map)
+{
+  auto content = try_read_file(path, k_max_options_file);
+  if (!content) {
+    return std::nullopt;
+  }
+  return hash_bytes(map.text_to_key(*content));
+}
 
 std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
                                              const PathMap& map)
@@ -170,14 +213,64 @@ LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
   return set;
 }
 
+// Where this tree's file of an input has the stamp the entry stored (device included: the same
+// file, as the source tree's and the toolkit's are for every build dir of a checkout), its content
+// is the entry's: the input takes the stamp, and the hasher the fingerprint (FileHasher::seed), so
+// that neither the check nor the record a hit writes reads the file.
+void take_stored_stamps(const ManifestEntry& entry, LookupSet& set, FileHasher& hasher)
+{
+  std::vector<const std::string*> paths;
+  std::vector<size_t> stamped;
+  for (size_t i = 0; i < entry.inputs.size(); ++i) {
+    if (entry.inputs[i].stamp.known()) {
+      paths.push_back(&set.inputs[i].file.path);
+      stamped.push_back(i);
+    }
+  }
+  const std::vector<FileStat> now = hasher.stat_ahead(paths);
+  std::vector<FileFingerprint> known;
+  known.reserve(stamped.size());
+  for (size_t n = 0; n < stamped.size(); ++n) {
+    const InputStamp& stored = entry.inputs[stamped[n]].stamp;
+    const FileStat& s = now[n];
+    if (!s.exists || !s.is_regular || s.size != stored.size || s.mtime_ns != stored.mtime_ns ||
+        s.ctime_ns != stored.ctime_ns || s.inode != stored.inode || s.device != stored.device) {
+      continue;
+    }
+    FileFingerprint& file = set.inputs[stamped[n]].file;
+    file.size = s.size;
+    file.mtime_ns = s.mtime_ns;
+    file.ctime_ns = s.ctime_ns;
+    file.inode = s.inode;
+    known.push_back(file);
+  }
+  hasher.seed(known);
+}
+
 // Does the disk (and PATH) still look as the entry says? The first difference, or "".
 std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
                      const std::string& path_value, const std::string& working_dir)
 {
-  // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree:
-  // the entry has no stat stamps of this tree's files, so every input is judged by its hash (the
-  // tree's hash cache makes that a stat where the file is unchanged).
-  const LookupSet set = lookup_set_in_tree(entry, map);
+  // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree: an
+  // input whose file still has the stamp the entry stored is unchanged; every other one is judged
+  // by its hash (the tree's hash cache makes that a stat where the file is unchanged).
+  LookupSet set = lookup_set_in_tree(entry, map);
+  take_stored_stamps(entry, set, hasher);
+  // Options files (the Makefiles generator's includes_CUDA.rsp) are compared by their content
+  // with the roots mapped, as the arguments they hold are in the manifest key.
+  std::vector<RecordedInput> options_files;
+  for (auto& input : set.inputs) {
+    if (input.role == InputRole::options_file) {
+      options_files.push_back(std::move(input));
+    }
+  }
+  std::erase_if(set.inputs,
+                [](const RecordedInput& input) { return input.role == InputRole::options_file; });
+  for (const auto& file : options_files) {
+    if (options_file_hash(file.file.path, map) != file.file.hash) {
+      return file.file.path + " holds other options";
+    }
+  }
   if (auto changed = first_changed_lookup({set.inputs, set.probes, set.probe_dirs}, hasher)) {
     return changed->describe();
   }
@@ -190,28 +283,33 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
   return {};
 }
 
-// The root of another tree that the entry's object names (this tree's root is elsewhere), or "":
-// it names only this tree's roots, or none.
-std::string other_root_named(const ManifestEntry& entry, const TreeRoots& roots)
+// The root of another tree that an entry bound to these roots names (this tree's root is
+// elsewhere), or "": it names only this tree's roots, or none.
+std::string other_root_named(const CacheEntry::Binding& bound, const TreeRoots& roots)
 {
-  if (!entry.bound_source_root.empty() && entry.bound_source_root != roots.source) {
-    return entry.bound_source_root;
+  if (!bound.source_root.empty() && bound.source_root != roots.source) {
+    return bound.source_root;
   }
-  if (!entry.bound_build_root.empty() && entry.bound_build_root != roots.build) {
-    return entry.bound_build_root;
+  if (!bound.build_root.empty() && bound.build_root != roots.build) {
+    return bound.build_root;
   }
   return {};
 }
 
+CacheEntry::Binding binding_of(const ManifestEntry& entry)
+{
+  return {entry.bound_build_root, entry.bound_source_root};
+}
+
 // What a hit of an entry naming `other` says: another checkout where it names another source
 // tree, another build dir where it names only another build tree.
-std::string other_tree_note(const ManifestEntry& entry, const std::string& other)
+std::string other_tree_note(const CacheEntry::Binding& bound, const std::string& other)
 {
   if (other.empty()) {
     return {};
   }
   return fmt::format("served from another {}: names {}",
-                     other == entry.bound_source_root ? "checkout" : "build dir", other);
+                     other == bound.source_root ? "checkout" : "build dir", other);
 }
 
 CacheEntry entry_of(const Record& record, std::string object, const PathMap& map,
@@ -300,7 +398,7 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   const std::string path_value = env_value(env, std::string(k_path_variable));
   std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
   for (const auto& entry : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
-    const std::string other = other_root_named(entry, map.roots());
+    const std::string other = other_root_named(binding_of(entry), map.roots());
     if (!other.empty() && (!m_settings.across_checkouts || elsewhere)) {
       log::info("cache: entry {} does not match: bound to another tree (its object names {}){}",
                 entry.result.short_hex(), other,
@@ -316,7 +414,8 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
                 entry.result.short_hex(), stored->manifest_key.short_hex());
       continue;
     }
-    CacheHit hit{entry.result, std::move(*stored), entry, map, other_tree_note(entry, other)};
+    CacheHit hit{entry.result, std::move(*stored), entry, map,
+                 other_tree_note(binding_of(entry), other)};
     if (other.empty()) {
       note_hit(hit.key, hit.entry);
       return hit;
@@ -351,7 +450,9 @@ std::optional<CacheEntry> ObjectCache::matching_entry(const ManifestEntry& entry
   return stored;
 }
 
-std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record)
+std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record,
+                                                        const std::string& build_tree,
+                                                        std::string* elsewhere)
 {
   if (!record.cache_entry) {
     return std::nullopt;
@@ -366,6 +467,26 @@ std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record)
   if (hash_bytes(stored->object) != record.output.hash) {
     log::info("cache: entry {} holds another object than the record names", key.short_hex());
     return std::nullopt;
+  }
+  // The binding, as a lookup checks it: an object that names another tree's paths is not what a
+  // compile of this tree gives (the record may have been written by a hit from another checkout
+  // while cache_across_checkouts was set, or the tree may have moved since).
+  if (!stored->bound) {
+    log::info("cache: entry {} does not say what its object names: looking it up", key.short_hex());
+    return std::nullopt;
+  }
+  const bool names_a_root =
+    !stored->bound->build_root.empty() || !stored->bound->source_root.empty();
+  const std::string other =
+    names_a_root ? other_root_named(*stored->bound, tree_roots_of(build_tree)) : std::string();
+  if (!other.empty() && !m_settings.across_checkouts) {
+    log::info("cache: entry {} that the record names is bound to another tree (its object names "
+              "{}); NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it",
+              key.short_hex(), other);
+    return std::nullopt;
+  }
+  if (elsewhere != nullptr) {
+    *elsewhere = other_tree_note(*stored->bound, other);
   }
   note_hit(key, *stored);
   return stored;
@@ -405,12 +526,14 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
               std::nullopt};
     }
     ManifestEntry manifest_entry = manifest_entry_of(record, map);
+    add_input_stamps(manifest_entry, record, hasher);
     const PathMap::Named bound = roots_bound(*object, map);
     manifest_entry.bound_build_root = bound.build ? map.roots().build : std::string();
     manifest_entry.bound_source_root = bound.source ? map.roots().source : std::string();
     manifest_entry.result = result_key(*key, manifest_entry);
     CacheEntry entry = entry_of(record, std::move(*object), map, command, env);
     entry.manifest_key = *key;
+    entry.bound = binding_of(manifest_entry);
     m_store.write_entry(manifest_entry.result, std::move(entry));
     m_store.update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
     return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex()),

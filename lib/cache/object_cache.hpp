@@ -57,6 +57,12 @@ struct CacheHit {
   std::string elsewhere;
 };
 
+// The hash a manifest holds for an options file (the Makefiles generator's includes_CUDA.rsp,
+// which spells the checkout's -I paths): of its content with the tree roots mapped
+// (PathMap::text_to_key), as the arguments it holds are in the manifest key; nullopt when it
+// cannot be read.
+std::optional<Digest> options_file_hash(const std::string& path, const PathMap& map);
+
 // A manifest's probes (key paths) as this tree spells them, by directory (record.hpp).
 std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
                                              const PathMap& map);
@@ -94,9 +100,11 @@ public:
                                  const Environment& env);
 
   // The entry a record names (Record::cache_entry) when it holds the very object the record
-  // describes (its bytes hash to record.output.hash), a hit, counted; else nullopt, not counted:
-  // the caller looks the compile up as usual.
-  std::optional<CacheEntry> entry_for_record(const Record& record);
+  // describes (its bytes hash to record.output.hash) and is bound to the roots of the tree at
+  // build_tree as a lookup requires (another tree's only with across_checkouts, *elsewhere then
+  // saying so), a hit, counted; else nullopt, not counted: the caller looks the compile up.
+  std::optional<CacheEntry> entry_for_record(const Record& record, const std::string& build_tree,
+                                             std::string* elsewhere = nullptr);
 
   // Stores the result of a compile that was recorded trusted and traced. The object is read from
   // its recorded path. Never throws.

@@ -58,12 +58,14 @@ std::optional<ServedCompile> CacheStep::restore(const LoadedRecord& loaded,
     return std::nullopt;
   }
   try {
-    auto entry = m_cache->entry_for_record(*loaded.record);
+    std::string elsewhere;
+    auto entry = m_cache->entry_for_record(*loaded.record, build_tree_of(serve.plan), &elsewhere);
     if (!entry) {
       return std::nullopt;
     }
-    return ServedCompile{serve_recorded(*loaded.record->cache_entry, *entry, loaded, serve, hasher),
-                         entry->compile_ns};
+    return ServedCompile{
+      serve_recorded(*loaded.record->cache_entry, *entry, loaded, serve, hasher, elsewhere),
+      entry->compile_ns};
   } catch (const std::exception& error) {
     log::info("cache: the object the record names not restored, looking it up: {}", error.what());
     return std::nullopt;

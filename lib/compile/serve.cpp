@@ -17,17 +17,6 @@ namespace nvfresh {
 
 namespace {
 
-// The directory of the record root's build tree: where the tree's paths are relative to.
-std::string build_tree_of(const CompilePlan& plan)
-{
-  constexpr std::string_view k_suffix = "/.nvfresh";
-  const std::string& root = plan.record_root;
-  if (root.size() > k_suffix.size() && root.ends_with(k_suffix)) {
-    return root.substr(0, root.size() - k_suffix.size());
-  }
-  return find_build_tree(plan.working_dir).value_or(plan.working_dir);
-}
-
 // The entry's console output and depfile as this tree spells them.
 void set_console(Record& record, const CacheEntry& entry, const PathMap& map)
 {
@@ -64,7 +53,11 @@ bool add_inputs(Record& record, const CacheHit& hit, FileHasher& hasher, std::st
   for (const auto& input : hit.matched.inputs) {
     const std::string path = hit.map.to_tree(input.path);
     FingerprintResult now = hasher.fingerprint(path);
-    if (!now.fingerprint || now.fingerprint->hash != input.hash) {
+    const bool options_file = input.role == role_name(InputRole::options_file);
+    const std::optional<Digest> hash = options_file      ? options_file_hash(path, hit.map)
+                                       : now.fingerprint ? std::optional(now.fingerprint->hash)
+                                                         : std::nullopt;
+    if (!now.fingerprint || hash != input.hash) {
       *why = path + " changed since the lookup";
       return false;
     }
@@ -119,6 +112,17 @@ void write_object(Record& record, const CacheEntry& entry)
 
 }  // namespace
 
+// The directory of the record root's build tree: where the tree's paths are relative to.
+std::string build_tree_of(const CompilePlan& plan)
+{
+  constexpr std::string_view k_suffix = "/.nvfresh";
+  const std::string& root = plan.record_root;
+  if (root.size() > k_suffix.size() && root.ends_with(k_suffix)) {
+    return root.substr(0, root.size() - k_suffix.size());
+  }
+  return find_build_tree(plan.working_dir).value_or(plan.working_dir);
+}
+
 CompileIdentity compile_identity(const CompileRequest& request, const CompilePlan& plan)
 {
   return {request.signature_args, plan.signature_env, plan.working_dir, plan.source,
@@ -150,11 +154,12 @@ std::string served_description(const CacheHit& hit)
 }
 
 Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedRecord& loaded,
-                       const ServeRequest& serve, FileHasher& hasher)
+                       const ServeRequest& serve, FileHasher& hasher, const std::string& elsewhere)
 {
   const Record& record = *loaded.record;
   write_file_atomically(record.object, entry.object);
-  const std::string description = served_description(key, entry) + ", the object its record names";
+  const std::string description = served_description(key, entry) + ", the object its record names" +
+                                  (elsewhere.empty() ? "" : "; " + elsewhere);
   if (auto written = first_input_written_since(record.inputs, serve.start_ns)) {
     Record raced = record;
     mark_raced(raced, *written, serve.start_ns);

@@ -27,6 +27,9 @@ struct ServeRequest {
   std::int64_t start_ns = 0;              // coarse_now_ns() before the lookup's first stat
 };
 
+// The directory of the record root's build tree: where the tree's paths are relative to.
+std::string build_tree_of(const CompilePlan& plan);
+
 // What the cache needs to know of this compile.
 CompileIdentity compile_identity(const CompileRequest& request, const CompilePlan& plan);
 
@@ -45,9 +48,11 @@ std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve,
 // what a skip does, with the object written first. The manifest is not read and no input set
 // compared; the record vouches for the inputs as it does for a skip. `loaded` holds that record
 // (load_record with its bytes kept), `serve.start_ns` was taken before its inputs were looked at.
+// `elsewhere`: "served from another checkout: names …" where the entry names another tree's paths.
 // Throws on a write failure (the caller compiles).
 Outcome serve_recorded(const Digest& key, const CacheEntry& entry, const LoadedRecord& loaded,
-                       const ServeRequest& serve, FileHasher& hasher);
+                       const ServeRequest& serve, FileHasher& hasher,
+                       const std::string& elsewhere = {});
 
 // "served from the cache (entry 3f2a…, first compiled 2026-12-01 11:30 in /home/u/build)".
 std::string served_description(const CacheHit& hit);

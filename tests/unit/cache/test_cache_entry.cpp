@@ -23,6 +23,7 @@ CacheEntry sample_entry()
   entry.created_ns = 1'700'000'000'000'000'000;
   entry.compile_ns = 42'000'000'000;
   entry.origin_tree = "/home/a/build";
+  entry.bound = CacheEntry::Binding{"", "/home/a/src"};
   entry.nvcc_version = "Cuda compilation tools, release 13.0, V13.0.88";
   entry.origin_command = {"/usr/local/cuda/bin/nvcc", "-c", "k.cu", "-o", "k.o"};
   entry.origin_cwd = "/home/a/build";

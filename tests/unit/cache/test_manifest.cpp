@@ -11,10 +11,13 @@ ManifestEntry entry(const std::string& name, std::int64_t time)
   ManifestEntry e;
   e.result = hash_bytes(name);
   e.time_ns = time;
-  e.inputs = {
-    {"\x02SOURCE\x03/k.cu", hash_bytes("k"), "source", "-"},
-    {"/usr/local/cuda/include/cuda_runtime.h", hash_bytes("rt"), "header", "host,compute_80"},
-    {"path with\ttab and\nnewline", hash_bytes("odd"), "header", "sm_90a"}};
+  e.inputs = {{"\x02SOURCE\x03/k.cu", hash_bytes("k"), "source", "-", {}},
+              {"/usr/local/cuda/include/cuda_runtime.h",
+               hash_bytes("rt"),
+               "header",
+               "host,compute_80",
+               {4096, 1'700'000'000'000'000'001, 1'700'000'000'000'000'002, 77, 2049}},
+              {"path with\ttab and\nnewline", hash_bytes("odd"), "header", "sm_90a", {}}};
   e.probes = {"\x02SOURCE\x03/shadow/value.h", "/usr/include/missing.h"};
   e.lookups = {{"gcc", "/usr/bin/gcc", true}, {"cicc", "", false}};
   e.probe_dirs = {{"\x02SOURCE\x03/shadow", 12, 34, 1'700'000'000'000'000'000, 5},
@@ -66,4 +69,22 @@ TEST_CASE("manifest: add_entry puts the newest first, replaces its result, keeps
     count += e.result == hash_bytes("r10") ? 1 : 0;
   }
   CHECK(count == 1);
+}
+
+TEST_CASE("manifest: input lines without stamps (written before them) still read", "[cache]")
+{
+  Manifest manifest;
+  manifest.entries = {entry("a", 2)};
+  std::string text = serialize_manifest(manifest);
+  // The stamped line as a manifest before stamps spelled it, with the checksum made again.
+  const std::string stamped = "\t4096\t1700000000000000001\t1700000000000000002\t77\t2049\t";
+  const size_t at = text.find(stamped);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, stamped.size(), "\t");
+  text.erase(text.rfind("checksum\t"));
+  text += "checksum\t" + hash_bytes(text).to_hex() + "\n";
+  auto parsed = parse_manifest(text);
+  REQUIRE(parsed);
+  manifest.entries[0].inputs[1].stamp = {};
+  CHECK(*parsed == manifest);
 }

@@ -25,21 +25,25 @@ TEST_CASE("the entry a record names serves only the object the record describes"
   CacheEntry stored;
   stored.object = "the object's bytes";
   stored.compile_ns = 5'000'000'000;
+  stored.bound = CacheEntry::Binding{};
   const Digest key = hash_bytes("an entry");
   cache.store().write_entry(key, stored);
+  const std::string tree = dir.path("build");
 
   Record record;
   record.output.hash = hash_bytes(stored.object);
   SECTION("a record that names no entry")
   {
-    CHECK_FALSE(cache.entry_for_record(record));
+    CHECK_FALSE(cache.entry_for_record(record, tree));
   }
   SECTION("the entry named, holding those bytes: a hit")
   {
     record.cache_entry = key;
-    auto entry = cache.entry_for_record(record);
+    std::string elsewhere = "not set";
+    auto entry = cache.entry_for_record(record, tree, &elsewhere);
     REQUIRE(entry);
     CHECK(entry->object == stored.object);
+    CHECK(elsewhere.empty());
     CHECK(cache.store().counters()[CacheCounter::hits] == 1);
     CHECK(cache.store().counters()[CacheCounter::saved_ns] == stored.compile_ns);
   }
@@ -47,13 +51,57 @@ TEST_CASE("the entry a record names serves only the object the record describes"
   {
     record.cache_entry = key;
     record.output.hash = hash_bytes("what the record's compile wrote");
-    CHECK_FALSE(cache.entry_for_record(record));
+    CHECK_FALSE(cache.entry_for_record(record, tree));
     CHECK(cache.store().counters()[CacheCounter::hits] == 0);
   }
   SECTION("the entry named is gone (evicted)")
   {
     record.cache_entry = hash_bytes("another entry");
-    CHECK_FALSE(cache.entry_for_record(record));
+    CHECK_FALSE(cache.entry_for_record(record, tree));
+  }
+  SECTION("an entry that does not say what its object names is looked up, not restored")
+  {
+    stored.bound.reset();
+    cache.store().write_entry(key, stored);
+    record.cache_entry = key;
+    CHECK_FALSE(cache.entry_for_record(record, tree));
+  }
+}
+
+TEST_CASE("the entry a record names is restored only where its binding allows", "[cache]")
+{
+  test::TempDir dir;
+  dir.write("ck/build/CMakeCache.txt", "CMAKE_HOME_DIRECTORY:INTERNAL=" + dir.path("ck") + "\n");
+  dir.write("ck2/build/CMakeCache.txt", "CMAKE_HOME_DIRECTORY:INTERNAL=" + dir.path("ck2") + "\n");
+  CacheSettings settings = settings_in(dir);
+  CacheEntry stored;
+  stored.object = "host code naming the checkout";
+  stored.bound = CacheEntry::Binding{"", dir.path("ck")};
+  const Digest key = hash_bytes("an entry naming ck");
+  ObjectCache(settings).store().write_entry(key, stored);
+  Record record;
+  record.output.hash = hash_bytes(stored.object);
+  record.cache_entry = key;
+  SECTION("its own checkout: restored")
+  {
+    ObjectCache cache(settings);
+    std::string elsewhere;
+    CHECK(cache.entry_for_record(record, dir.path("ck/build"), &elsewhere));
+    CHECK(elsewhere.empty());
+  }
+  SECTION("another checkout: not restored, not counted")
+  {
+    ObjectCache cache(settings);
+    CHECK_FALSE(cache.entry_for_record(record, dir.path("ck2/build")));
+    CHECK(cache.store().counters()[CacheCounter::hits] == 0);
+  }
+  SECTION("another checkout with cache_across_checkouts: restored, and said so")
+  {
+    settings.across_checkouts = true;
+    ObjectCache cache(settings);
+    std::string elsewhere;
+    CHECK(cache.entry_for_record(record, dir.path("ck2/build"), &elsewhere));
+    CHECK(elsewhere == "served from another checkout: names " + dir.path("ck"));
   }
 }
 
@@ -158,4 +206,73 @@ TEST_CASE("cache_across_checkouts: off by default, on from the environment or th
   const std::string file = dir.write("nvfresh.conf", "cache_across_checkouts = yes\n");
   const Environment configured{{"HOME", dir.path()}, {"NVFRESH_CONFIG", file}};
   CHECK(cache_settings(load_config(configured), configured).across_checkouts);
+}
+
+namespace {
+
+// The input set stored for the entry `result`, from its manifest.
+std::optional<ManifestEntry> stored_input_set(ObjectCache& cache, const Digest& result)
+{
+  auto entry = cache.store().read_entry(result);
+  REQUIRE(entry);
+  auto manifest = cache.store().read_manifest(entry->manifest_key);
+  REQUIRE(manifest);
+  for (const auto& stored : manifest->entries) {
+    if (stored.result == result) {
+      return stored;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE(
+  "a manifest keeps the settled stamps of its inputs, and a lookup trusts only an equal one",
+  "[cache]")
+{
+  test::TempDir dir;
+  const std::string settled = "/usr/include/stdio.h";  // changed long ago: its stamp has settled
+  const std::string fresh = dir.write("ck/value.h", "#define VALUE 1\n");
+  dir.write("ck/k.cu", "__global__ void k() {}\n");
+  make_build_tree(dir, "ck/build-a", "ck");
+  make_build_tree(dir, "ck/build-b", "ck");
+  ObjectCache cache(settings_in(dir));
+  Record record;
+  record.object = dir.write("ck/build-a/k.o", "plain device code");
+  record.output.hash = hash_bytes("plain device code");
+  record.console_mode = "captured";
+  record.working_dir = dir.path("ck/build-a");
+  record.source = dir.path("ck/k.cu");
+  FileHasher hasher;
+  for (const std::string& path : {settled, fresh}) {
+    auto fingerprint = hasher.fingerprint(path).fingerprint;
+    REQUIRE(fingerprint);
+    record.inputs.push_back({*fingerprint, InputRole::header, {}});
+  }
+  const CompileIdentity identity{{"-c", record.source},      {},
+                                 record.working_dir,         record.source,
+                                 "/usr/local/cuda/bin/nvcc", dir.path("ck/build-a")};
+  const StoreOutcome outcome = cache.store_result(identity, record, {"nvcc"}, {});
+  REQUIRE(outcome.key);
+  ManifestEntry entry = *stored_input_set(cache, *outcome.key);
+  REQUIRE(entry.inputs.size() == 2);
+  const FileStat now = stat_file(settled);
+  CHECK(entry.inputs[0].stamp ==
+        InputStamp{now.size, now.mtime_ns, now.ctime_ns, now.inode, now.device});
+  CHECK_FALSE(entry.inputs[1].stamp.known());  // changed just now: a rewrite could keep its stat
+  REQUIRE(look_up(cache, dir, "ck/build-b", "ck"));
+
+  // The stamp vouches for the content: a stored hash that the file does not have (no compile
+  // stores that, so it shows the file was not read) is believed while the stamp is the file's...
+  const Digest manifest_key = cache.store().read_entry(*outcome.key)->manifest_key;
+  Manifest manifest;
+  manifest.entries = {entry};
+  manifest.entries[0].inputs[0].hash = hash_bytes("not what stdio.h holds");
+  cache.store().update_manifest(manifest_key, [&](Manifest& m) { m = manifest; });
+  CHECK(look_up(cache, dir, "ck/build-b", "ck"));
+  // ... and only then: on another device the same inode is another file, which is hashed.
+  manifest.entries[0].inputs[0].stamp.device += 1;
+  cache.store().update_manifest(manifest_key, [&](Manifest& m) { m = manifest; });
+  CHECK_FALSE(look_up(cache, dir, "ck/build-b", "ck"));
 }
