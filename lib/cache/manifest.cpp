@@ -110,14 +110,12 @@ std::string serialize_manifest(const Manifest& manifest)
 
 std::optional<Manifest> parse_manifest(std::string_view text, std::string* error)
 {
-  auto lines = read_line_file(text, k_magic, k_manifest_format_version, error);
-  if (!lines) {
-    return std::nullopt;
-  }
   Manifest manifest;
   try {
-    for (const auto& fields : *lines) {
-      apply(fields, manifest);
+    if (!for_each_line(
+          text, k_magic, k_manifest_format_version,
+          [&](const LineFields& fields) { apply(fields, manifest); }, error)) {
+      return std::nullopt;
     }
   } catch (const LineParseError& failure) {
     if (error != nullptr) {

@@ -249,7 +249,8 @@ void take_stored_stamps(const ManifestEntry& entry, LookupSet& set, FileHasher& 
 
 // Does the disk (and PATH) still look as the entry says? The first difference, or "".
 std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
-                     const std::string& path_value, const std::string& working_dir)
+                     const std::string& path_value, const std::string& working_dir,
+                     std::vector<ProbeGroup>* probes = nullptr)
 {
   // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree: an
   // input whose file still has the stamp the entry stored is unchanged; every other one is judged
@@ -279,6 +280,9 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
         map.to_tree(lookup.resolved)) {
       return lookup.name + " resolves elsewhere on PATH";
     }
+  }
+  if (probes != nullptr) {
+    *probes = std::move(set.probes);
   }
   return {};
 }
@@ -397,7 +401,11 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   auto manifest = key ? m_store.read_manifest(*key) : std::nullopt;
   const std::string path_value = env_value(env, std::string(k_path_variable));
   std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
-  for (const auto& entry : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
+  std::vector<ManifestEntry> entries;
+  if (manifest) {
+    entries = std::move(manifest->entries);
+  }
+  for (auto& entry : entries) {
     const std::string other = other_root_named(binding_of(entry), map.roots());
     if (!other.empty() && (!m_settings.across_checkouts || elsewhere)) {
       log::info("cache: entry {} does not match: bound to another tree (its object names {}){}",
@@ -405,7 +413,8 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
                 m_settings.across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
       continue;
     }
-    auto stored = matching_entry(entry, map, hasher, {path_value, identity.working_dir});
+    std::vector<ProbeGroup> probes;
+    auto stored = matching_entry(entry, map, hasher, {path_value, identity.working_dir}, &probes);
     if (!stored) {
       continue;
     }
@@ -414,8 +423,9 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
                 entry.result.short_hex(), stored->manifest_key.short_hex());
       continue;
     }
-    CacheHit hit{entry.result, std::move(*stored), entry, map,
-                 other_tree_note(binding_of(entry), other)};
+    std::string note = other_tree_note(binding_of(entry), other);
+    CacheHit hit{entry.result, std::move(*stored), std::move(entry),
+                 map,          std::move(probes),  std::move(note)};
     if (other.empty()) {
       note_hit(hit.key, hit.entry);
       return hit;
@@ -434,9 +444,10 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
 
 std::optional<CacheEntry> ObjectCache::matching_entry(const ManifestEntry& entry,
                                                       const PathMap& map, FileHasher& hasher,
-                                                      const SearchPath& search)
+                                                      const SearchPath& search,
+                                                      std::vector<ProbeGroup>* probes)
 {
-  if (std::string why = mismatch(entry, map, hasher, search.path_value, search.working_dir);
+  if (std::string why = mismatch(entry, map, hasher, search.path_value, search.working_dir, probes);
       !why.empty()) {
     log::info("cache: entry {} does not match: {}", entry.result.short_hex(), why);
     return std::nullopt;

@@ -52,6 +52,7 @@ struct CacheHit {
   CacheEntry entry;
   ManifestEntry matched;  // the input set that matched, tree-relative
   PathMap map;
+  std::vector<ProbeGroup> probes;  // the matched probes as this tree spells them, by directory
   // Where the object names another tree's paths (served with NVFRESH_CACHE_ACROSS_CHECKOUTS=1):
   // "served from another checkout: names /a/src"; "" where it names only this tree's, or none.
   std::string elsewhere;
@@ -128,9 +129,11 @@ private:
     std::string path_value;  // PATH
     std::string working_dir;
   };
-  // The stored entry when the disk matches `entry`'s input set, or nullopt (logged).
+  // The stored entry when the disk matches `entry`'s input set, or nullopt (logged); *probes
+  // gets the entry's probes as this tree spells them.
   std::optional<CacheEntry> matching_entry(const ManifestEntry& entry, const PathMap& map,
-                                           FileHasher& hasher, const SearchPath& search);
+                                           FileHasher& hasher, const SearchPath& search,
+                                           std::vector<ProbeGroup>* probes);
 
   CacheSettings m_settings;
   CacheStore m_store;

@@ -38,7 +38,7 @@ Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
   for (const auto& dep : hit.entry.depfile_prerequisites) {
     record.depfile_prerequisites.push_back(hit.map.text_to_tree(dep));
   }
-  record.probes = probe_groups_in_tree(hit.matched.probes, hit.map);
+  record.probes = hit.probes;
   for (DirectoryStamp dir : hit.matched.probe_dirs) {  // the next skip checks them as they are
     dir.path = hit.map.to_tree(dir.path);
     record.probe_dirs.push_back(std::move(dir));

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <charconv>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,5 +94,12 @@ void expect_field_count(const LineFields& fields, size_t count);
 // the header names `magic` and `version` and the checksum holds; else nullopt and *error says why.
 std::optional<std::vector<LineFields>> read_line_file(std::string_view text, std::string_view magic,
                                                       int version, std::string* error = nullptr);
+
+// The same checks, each body line handed to `each` in one fields buffer that is reused (its
+// strings keep their capacity: a manifest of thousands of lines allocates almost nothing). False,
+// with *error, when a check fails or a line has a bad escape; what `each` throws goes through.
+bool for_each_line(std::string_view text, std::string_view magic, int version,
+                   const std::function<void(const LineFields&)>& each,
+                   std::string* error = nullptr);
 
 }  // namespace nvfresh

@@ -78,6 +78,31 @@ std::optional<std::string> unescape_field(std::string_view text)
   return plain;
 }
 
+bool split_fields_into(std::string_view line, std::vector<std::string>& fields)
+{
+  size_t count = 0;
+  size_t begin = 0;
+  while (begin <= line.size()) {
+    const size_t end = std::min(line.find('\t', begin), line.size());
+    const std::string_view text = line.substr(begin, end - begin);
+    if (count == fields.size()) {
+      fields.emplace_back();
+    }
+    std::string& field = fields[count++];
+    if (text.find('\\') == std::string_view::npos) {
+      field.assign(text);  // the common case: nothing escaped, the string's capacity reused
+    } else if (auto plain = unescape_field(text)) {
+      field = std::move(*plain);
+    } else {
+      fields.resize(count);
+      return false;
+    }
+    begin = end + 1;
+  }
+  fields.resize(count);
+  return true;
+}
+
 std::optional<std::vector<std::string>> split_fields(std::string_view line)
 {
   std::vector<std::string> fields;

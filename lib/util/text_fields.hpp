@@ -24,5 +24,7 @@ bool parse_number(std::string_view text, Number& value)
 
 // Splits one line at TABs and unescapes every field; nullopt when a field has a bad escape.
 std::optional<std::vector<std::string>> split_fields(std::string_view line);
+// The same into `fields`, whose strings are reused (their capacity kept); false on a bad escape.
+bool split_fields_into(std::string_view line, std::vector<std::string>& fields);
 
 }  // namespace nvfresh
