@@ -16,6 +16,12 @@ Prints ratios; asserts nothing.
     launcher, Ninja -j2. Back on A, the nvcc runs must be 0 for nvfresh (served from its cache);
     ccache's count comes from its own statistics.
 
+(c) --only dirs: a second build dir B of a tree of cub TUs with __FILE__ in their checks (what an
+    object names binds its entry: the checkout here), fresh dirs alternating between nvfresh and
+    ccache, and another checkout with and without NVFRESH_CACHE_ACROSS_CHECKOUTS / base_dir. Per
+    TU: the compile edges' mean from .ninja_log (links and nvfresh's sync apart); with
+    --callgrind also one TU's hit in a fresh build dir under callgrind, for both.
+
 usage: bench/cache_speed.py [--nvfresh build/bin/nvfresh] [--runs 5] [--cutlass] [--tus 50]
                             [--callgrind] [--only single|tree|dirs] [--dir-tus 16]
                             [--dir-runs 5] [--no-other] [--keep]
@@ -24,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -136,9 +143,13 @@ def bench_single(nvfresh, nvcc, root, runs, cutlass, kernels, callgrind):
         object_path.unlink(missing_ok=True)
         ours = callgrind_instructions(nvfresh_cmd, work, {"NVFRESH_CACHE_DIR": str(cache)}, root)
         object_path.unlink(missing_ok=True)
+        shutil.rmtree(records, ignore_errors=True)
+        fresh = callgrind_instructions(nvfresh_cmd, work, {"NVFRESH_CACHE_DIR": str(cache)}, root)
+        object_path.unlink(missing_ok=True)
         theirs = callgrind_instructions([CCACHE] + nvcc_cmd, work, ccache_env, root)
-        print(f"  callgrind instructions, one hit: nvfresh {ours:,}  ccache {theirs:,}  "
-              f"ratio {fmt_ratio(ours, theirs)}")
+        print(f"  callgrind instructions, one hit: nvfresh after clean {ours:,}, in a fresh tree "
+              f"{fresh:,}; ccache {theirs:,}; ratios {fmt_ratio(ours, theirs)}, "
+              f"{fmt_ratio(fresh, theirs)}")
 
 
 def ccache_version():
@@ -237,6 +248,40 @@ def write_file_tree(src, tus):
                       f"  CUDA_CHECK(cudaGetLastError()); }}\n")
 
 
+def compile_edges(build):
+    """(count, summed ms) of the CUDA compile edges in a Ninja tree's .ninja_log, and the summed ms
+    of every other edge (links, nvfresh's sync): what a tree's build spends beside its hits."""
+    count, compiles, others = 0, 0, 0
+    log = build / ".ninja_log"
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        fields = line.split("\t")
+        if len(fields) != 5 or line.startswith("#"):
+            continue
+        ms = int(fields[1]) - int(fields[0])
+        if fields[3].endswith(".cu.o"):
+            count, compiles = count + 1, compiles + ms
+        else:
+            others += ms
+    return count, compiles, others
+
+
+def callgrind_one_hit(side, nvfresh, nvcc, src, build, env, out_dir):
+    """Instructions of one TU's hit in a fresh build dir (no record, no tree hash cache): the
+    tree configured, then its first TU's compile command alone, as Ninja runs it, under callgrind."""
+    args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", f"-DCMAKE_CUDA_COMPILER={nvcc}"]
+    if side == "nvfresh":
+        args += [f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake", f"-DNVFRESH_EXECUTABLE={nvfresh}"]
+    else:
+        args += [f"-DCMAKE_CUDA_COMPILER_LAUNCHER={CCACHE}"]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **env))
+    commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout
+    line = next(c for c in commands.splitlines() if " -c " in c and c.endswith(".cu.o"))
+    cmd = shlex.split(line)
+    (build / cmd[cmd.index("-o") + 1]).parent.mkdir(parents=True, exist_ok=True)
+    return callgrind_instructions(cmd, build, env, out_dir)
+
+
 def build_side(side, nvfresh, nvcc, src, build, env):
     """Configures and builds one tree: (wall, cpu, nvcc runs, served or hit)."""
     args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", f"-DCMAKE_CUDA_COMPILER={nvcc}"]
@@ -256,7 +301,7 @@ def build_side(side, nvfresh, nvcc, src, build, env):
     return wall, cpu, misses1 - misses0, hits1 - hits0
 
 
-def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True):
+def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True, callgrind=False):
     src = root / "file-tree"
     write_file_tree(src, tus)
     clone = root / "another-checkout"
@@ -272,6 +317,10 @@ def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True):
     for n in range(runs):
         for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env)):
             seconds[side].append(build_side(side, nvfresh, nvcc, src, src / f"{side}-b{n}", env))
+    per_tu = {}
+    for side in seconds:
+        edges = [compile_edges(src / f"{side}-b{n}") for n in range(runs)]
+        per_tu[side] = (median([c / max(n, 1) for n, c, _ in edges]), median([o for _, _, o in edges]))
     for side, measured in seconds.items():
         rows.append((side, "build dir B" + (f" (median of {runs})" if runs > 1 else ""),
                      tuple(median([m[i] for m in measured]) for i in range(2))
@@ -293,6 +342,16 @@ def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True):
     print(f"  {'':<8} {'step':<27} {'wall s':>8} {'cpu s':>8} {'nvcc runs':>10} {'served/hits':>12}")
     for side, step, (wall, cpu, runs, served) in rows:
         print(f"  {side:<8} {step:<27} {wall:>8.2f} {cpu:>8.2f} {runs:>10} {served:>12}")
+    for side, (tu_ms, other_ms) in per_tu.items():
+        print(f"  {side:<8} build dir B per TU (.ninja_log, compile edges): {tu_ms:.1f} ms; "
+              f"the other edges (link, sync): {other_ms} ms")
+    print(f"  per TU in build dir B: ratio {fmt_ratio(per_tu['nvfresh'][0], per_tu['ccache'][0])}")
+    if callgrind and shutil.which("valgrind"):
+        counts = {side: callgrind_one_hit(side, nvfresh, nvcc, src, src / f"{side}-callgrind", env, root)
+                  for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env))}
+        print(f"  callgrind instructions, one TU's hit in a fresh build dir: nvfresh "
+              f"{counts['nvfresh']:,}, ccache {counts['ccache']:,}: ratio "
+              f"{fmt_ratio(counts['nvfresh'], counts['ccache'])}")
     ours = next(r for side, step, r in rows if side == "nvfresh" and step.startswith("build dir B"))
     theirs = next(r for side, step, r in rows if side == "ccache" and step.startswith("build dir B"))
     print(f"  build dir B: nvfresh {ours[0]:.2f} s with {ours[2]} nvcc runs, ccache {theirs[0]:.2f} s "
@@ -324,7 +383,8 @@ def main():
         if args.only in (None, "tree"):
             bench_tree(nvfresh, nvcc, root, args.tus)
         if args.only in (None, "dirs"):
-            bench_dirs(nvfresh, nvcc, root, args.dir_tus, args.dir_runs, not args.no_other)
+            bench_dirs(nvfresh, nvcc, root, args.dir_tus, args.dir_runs, not args.no_other,
+                       args.callgrind)
     finally:
         if args.keep:
             print(f"kept {root}")
