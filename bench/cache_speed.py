@@ -19,8 +19,8 @@ Prints ratios; asserts nothing.
 (c) --only dirs: a second build dir B of a tree of cub TUs with __FILE__ in their checks (what an
     object names binds its entry: the checkout here), fresh dirs alternating between nvfresh and
     ccache, and another checkout with and without NVFRESH_CACHE_ACROSS_CHECKOUTS / base_dir. Per
-    TU: the compile edges' mean from .ninja_log (links and nvfresh's sync apart); with
-    --callgrind also one TU's hit in a fresh build dir under callgrind, for both.
+    TU: the compile edges' mean from .ninja_log (links and nvfresh's sync apart), the CPU of one
+    TU's hit in a fresh build dir (and after a clean); with --callgrind that hit's instructions.
 
 usage: bench/cache_speed.py [--nvfresh build/bin/nvfresh] [--runs 5] [--cutlass] [--tus 50]
                             [--callgrind] [--only single|tree|dirs] [--dir-tus 16]
@@ -265,9 +265,9 @@ def compile_edges(build):
     return count, compiles, others
 
 
-def callgrind_one_hit(side, nvfresh, nvcc, src, build, env, out_dir):
-    """Instructions of one TU's hit in a fresh build dir (no record, no tree hash cache): the
-    tree configured, then its first TU's compile command alone, as Ninja runs it, under callgrind."""
+def one_hit_command(side, nvfresh, nvcc, src, build, env):
+    """A tree configured at `build`, and its first TU's compile command as Ninja runs it (the
+    object's directory made): what one hit in a fresh build dir runs."""
     args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", f"-DCMAKE_CUDA_COMPILER={nvcc}"]
     if side == "nvfresh":
         args += [f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake", f"-DNVFRESH_EXECUTABLE={nvfresh}"]
@@ -279,7 +279,29 @@ def callgrind_one_hit(side, nvfresh, nvcc, src, build, env, out_dir):
     line = next(c for c in commands.splitlines() if " -c " in c and c.endswith(".cu.o"))
     cmd = shlex.split(line)
     (build / cmd[cmd.index("-o") + 1]).parent.mkdir(parents=True, exist_ok=True)
+    return cmd, build / cmd[cmd.index("-o") + 1]
+
+
+def callgrind_one_hit(side, nvfresh, nvcc, src, build, env, out_dir):
+    """Instructions of one TU's hit in a fresh build dir (no record, no tree hash cache)."""
+    cmd, _ = one_hit_command(side, nvfresh, nvcc, src, build, env)
     return callgrind_instructions(cmd, build, env, out_dir)
+
+
+def hit_cpu(side, nvfresh, nvcc, src, build, env, runs):
+    """Mean CPU seconds (user + sys) of one TU's hit, `runs` times: in a fresh build dir (its
+    records and hash cache removed before each) and, for nvfresh, after a clean (the object
+    removed, the record kept)."""
+    cmd, obj = one_hit_command(side, nvfresh, nvcc, src, build, env)
+    fresh, after_clean = [], []
+    for _ in range(runs):
+        obj.unlink(missing_ok=True)
+        shutil.rmtree(build / ".nvfresh", ignore_errors=True)
+        fresh.append(benchlib.timed(cmd, cwd=build, env=env)[1])
+        if side == "nvfresh":
+            obj.unlink(missing_ok=True)
+            after_clean.append(benchlib.timed(cmd, cwd=build, env=env)[1])
+    return statistics.mean(fresh), statistics.mean(after_clean) if after_clean else float("nan")
 
 
 def build_side(side, nvfresh, nvcc, src, build, env):
@@ -346,6 +368,12 @@ def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True, callgrind=False):
         print(f"  {side:<8} build dir B per TU (.ninja_log, compile edges): {tu_ms:.1f} ms; "
               f"the other edges (link, sync): {other_ms} ms")
     print(f"  per TU in build dir B: ratio {fmt_ratio(per_tu['nvfresh'][0], per_tu['ccache'][0])}")
+    hits = {side: hit_cpu(side, nvfresh, nvcc, src, src / f"{side}-hits", env, 20)
+            for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env))}
+    print(f"  one TU's hit, CPU (mean of 20, user + sys): in a fresh build dir nvfresh "
+          f"{hits['nvfresh'][0] * 1000:.1f} ms, ccache {hits['ccache'][0] * 1000:.1f} ms: ratio "
+          f"{fmt_ratio(hits['nvfresh'][0], hits['ccache'][0])}; nvfresh after clean "
+          f"{hits['nvfresh'][1] * 1000:.1f} ms: {fmt_ratio(hits['nvfresh'][1], hits['ccache'][0])}")
     if callgrind and shutil.which("valgrind"):
         counts = {side: callgrind_one_hit(side, nvfresh, nvcc, src, src / f"{side}-callgrind", env, root)
                   for side, env in (("nvfresh", nvfresh_env), ("ccache", ccache_env))}
