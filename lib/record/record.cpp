@@ -53,7 +53,7 @@
 // A record file holds this text as zstd: one frame, or for a big text (128 KB and more) up to four,
 // cut at line ends, that a reader decompresses on as many threads (`zstd -dc` gives the text whole
 // either way). They come after a head (a zstd skippable frame, stored as it is;
-// util/compressed_file.hpp) that names the object again, so that a record torn after its first
+// record_container.hpp) that names the object again, so that a record torn after its first
 // bytes still says which object it described:
 //
 //   head      := "nvfresh-record-head" TAB "1" LF "object" TAB path LF "source" TAB path LF
@@ -67,7 +67,7 @@
 // in a skippable frame), which readers use in place of the text while it is intact and made with
 // these frames.
 //
-// A note (a skippable frame after the compressed text and the image; util/compressed_file.hpp) holds what later
+// A note (a skippable frame after the compressed text and the image; record_container.hpp) holds what later
 // skips changed, and applies only to the text whose checksum it names:
 //
 //   note      := "nvfresh-record-note" TAB "1" LF "base" TAB hex32 LF output history*

@@ -168,7 +168,7 @@ std::optional<RecordHead> parse_record_head(std::string_view text);
 
 // What a skip changes about a record (the output's stamp: the skip brings the object's mtime up
 // to date; and the history), kept in a note after the record's compressed text
-// (util/compressed_file.hpp), so that a skip neither serializes nor compresses a CUTLASS-sized
+// (record_container.hpp), so that a skip neither serializes nor compresses a CUTLASS-sized
 // record again. A note applies only to the text whose checksum it names; any other note, or one
 // that fails its own checksum, is ignored (the record then says what it said before the skip).
 struct RecordNote {

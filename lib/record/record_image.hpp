@@ -1,5 +1,5 @@
 // A record's image: the whole Record in binary, stored in the record file next to its text
-// (record_root.cpp, util/compressed_file.hpp), so that the unchanged path reads a record without
+// (record_root.cpp, record_container.hpp), so that the unchanged path reads a record without
 // decompressing and parsing it. A CUTLASS TU's record is 358 KB of text: its zstd frames and
 // their parse were 1.8 ms of a 5.5 ms skip on the GPU machine; its image is read in a fraction of
 // that. The text stays the record (`zstd -dc` prints it; readers without images parse it): an
@@ -22,7 +22,7 @@
 //   start end trusted untrusted_reason history[] console_mode console_out console_err
 //   console_terminals console_terminal_env[]
 // Front-coded: the length of the prefix shared with the previous path of the same list, then the
-// rest. The image has no checksum of its own: the frame that holds it does (compressed_file.cpp).
+// rest. The image has no checksum of its own: the frame that holds it does (record_container.cpp).
 #pragma once
 
 #include "record/record.hpp"

@@ -1,7 +1,7 @@
 #include "record/record_root.hpp"
 
+#include "record/record_container.hpp"
 #include "record/record_image.hpp"
-#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
 
@@ -135,7 +135,7 @@ namespace {
 bool load_record_image(LoadedRecord& loaded, std::string& bytes, bool keep_stored,
                        size_t parse_threads)
 {
-  const auto image_bytes = compressed_file_image(bytes);
+  const auto image_bytes = record_container_image(bytes);
   if (!image_bytes) {
     return false;
   }
@@ -144,7 +144,7 @@ bool load_record_image(LoadedRecord& loaded, std::string& bytes, bool keep_store
     return false;
   }
   loaded.record = std::move(image->record);
-  if (auto note = compressed_file_note(bytes)) {
+  if (auto note = record_container_note(bytes)) {
     if (auto parsed = parse_record_note(*note)) {
       apply_record_note(*loaded.record, image->text_checksum, *parsed);
     }
@@ -171,12 +171,12 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
       return loaded;
     }
     if (bytes) {
-      note = compressed_file_note(*bytes);
+      note = record_container_note(*bytes);
       if (keep_stored) {
         loaded.stored = *bytes;
       }
       text =
-        decompress_if_compressed(std::move(*bytes), record_file, k_default_max_text, parse_threads);
+        record_container_text(std::move(*bytes), record_file, k_default_max_text, parse_threads);
     }
   } catch (const CompressedFileError& error) {
     loaded.error = error.what();
@@ -188,7 +188,7 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
     loaded.record = parse_record(*text, &loaded.error, parse_threads);
   }
   const std::string checksum = loaded.record ? record_text_checksum(*text) : std::string();
-  if (loaded.record && keep_stored && has_compressed_text(loaded.stored)) {
+  if (loaded.record && keep_stored && has_record_container_text(loaded.stored)) {
     loaded.text_checksum = checksum;
   }
   if (loaded.record && note) {
@@ -197,7 +197,7 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
     }
   }
   if (!loaded.record) {
-    auto head = read_compressed_file_head(record_file);
+    auto head = read_record_container_head(record_file);
     loaded.head = head ? parse_record_head(*head) : std::nullopt;
   }
   return loaded;
@@ -215,7 +215,7 @@ void write_record_file(const std::string& file, std::string_view text, std::stri
 {
   try {
     make_directories(fs::path(file).parent_path().string());
-    write_compressed_file(file, text, head, k_record_frames, image);
+    write_record_container(file, text, head, k_record_frames, image);
   } catch (const FileWriteError& error) {
     throw error.with_advice("free space there, or point NVFRESH_RECORD_DIR at a disk with room; "
                             "see nvfresh space");
@@ -235,9 +235,9 @@ void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
     save_record(loaded.file, record);
     return;
   }
-  write_compressed_file_note(loaded.file, loaded.stored,
-                             serialize_record_note({loaded.text_checksum, output, history}),
-                             loaded.stored_from);
+  write_record_container_note(loaded.file, loaded.stored,
+                              serialize_record_note({loaded.text_checksum, output, history}),
+                              loaded.stored_from);
 }
 
 void remove_record(const std::string& record_file)

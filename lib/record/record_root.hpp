@@ -70,14 +70,14 @@ void save_record(const std::string& record_file, const Record& record);  // atom
 
 // What a skip changes (the output's stamp, the history) saved as the note of the loaded record's
 // file: the record's text is not written again, nothing else can change; the note alone is written
-// over the old one while the file is the one loaded (write_compressed_file_note). Without kept
+// over the old one while the file is the one loaded (write_record_container_note). Without kept
 // bytes of a compressed record, the record is saved whole (atomically) with them. Throws.
 void save_record_note(const LoadedRecord& loaded, const FileFingerprint& output,
                       const std::vector<HistoryEntry>& history);
 void remove_record(const std::string& record_file);  // no error if absent
 
 // Writes one of nvfresh's files under a record root (a record, a link record), compressed and
-// atomically with its head and image (write_compressed_file), creating its directory. Throws
+// atomically with its head and image (write_record_container), creating its directory. Throws
 // FileWriteError; on a full disk its message names the file system and says what to do (free space
 // there, or NVFRESH_RECORD_DIR).
 void write_record_file(const std::string& file, std::string_view text, std::string_view head = {},

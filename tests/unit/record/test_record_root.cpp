@@ -1,7 +1,7 @@
+#include "record/record_container.hpp"
 #include "record/record_image.hpp"
 #include "record/record_root.hpp"
 #include "temp_dir.hpp"
-#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 
 #include <catch2/catch.hpp>
@@ -98,8 +98,8 @@ TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record
   auto loaded = load_record(file);
   CHECK_FALSE(loaded.record);
   CHECK_THAT(loaded.error, Catch::Contains("truncated or corrupt"));
-  CHECK_THROWS_AS(nvfresh::try_read_compressed_file(file), nvfresh::CompressedFileError);
-  CHECK(nvfresh::decompress_if_compressed("plain text", "x") == "plain text");
+  CHECK_THROWS_AS(record_container_text(read_file(file), file), CompressedFileError);
+  CHECK(record_container_text("plain text", "x") == "plain text");
 }
 
 TEST_CASE("a torn record still names its object through its head; a forged head names nothing",
@@ -146,23 +146,6 @@ TEST_CASE("a record that is a FIFO, a directory or a dangling link is unreadable
   CHECK(load_record(dir.path("absent.rec")).error == "missing");
 }
 
-TEST_CASE("a zstd frame without its content size (the zstd tool on a pipe) reads as well",
-          "[record_store]")
-{
-  const std::string text(100000, 'r');
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
-  ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
-  std::string packed(ZSTD_compressBound(text.size()), '\0');
-  const size_t size =
-    ZSTD_compress2(context.get(), packed.data(), packed.size(), text.data(), text.size());
-  REQUIRE(ZSTD_isError(size) == 0);
-  packed.resize(size);
-  REQUIRE(ZSTD_getFrameContentSize(packed.data(), packed.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
-  CHECK(nvfresh::decompress_if_compressed(packed, "piped.rec") == text);
-  CHECK_THROWS_AS(nvfresh::decompress_if_compressed(packed.substr(0, size - 3), "piped.rec"),
-                  nvfresh::CompressedFileError);
-}
-
 TEST_CASE("a skip's note changes the output stamp and the history, nothing else", "[record_store]")
 {
   test::TempDir dir;
@@ -173,7 +156,7 @@ TEST_CASE("a skip's note changes the output stamp and the history, nothing else"
   record.history = {{1, "compiled", "nvcc ran"}};
   std::string file = record_file_for(dir.path(".nvfresh"), record.object);
   save_record(file, record);
-  const std::string text_before = *try_read_compressed_file(file);
+  const std::string text_before = record_container_text(read_file(file), file);
 
   LoadedRecord loaded = load_record(file, /*keep_stored=*/true);
   REQUIRE(loaded.record);
@@ -182,7 +165,8 @@ TEST_CASE("a skip's note changes the output stamp and the history, nothing else"
   std::vector<HistoryEntry> history = {{1, "compiled", "nvcc ran"}, {2, "skipped", "unchanged"}};
   save_record_note(loaded, output, history);
 
-  CHECK(*try_read_compressed_file(file) == text_before);  // the text is not written again
+  // the text is not written again
+  CHECK(record_container_text(read_file(file), file) == text_before);
   Record expected = record;
   expected.output = output;
   expected.history = history;
@@ -212,9 +196,9 @@ TEST_CASE("a skip's note changes the output stamp and the history, nothing else"
     other.object = "/build/b.o";
     save_record(file, other);
     const LoadedRecord other_loaded = load_record(file, true);
-    write_compressed_file_note(file, other_loaded.stored,
-                               serialize_record_note({loaded.text_checksum, output, history}),
-                               other_loaded.stored_from);
+    write_record_container_note(file, other_loaded.stored,
+                                serialize_record_note({loaded.text_checksum, output, history}),
+                                other_loaded.stored_from);
     CHECK(load_record(file).record == other);
   }
 }
@@ -396,7 +380,7 @@ TEST_CASE("a big record is several zstd frames, read whole by zstd and on thread
   CHECK(whole == text);
 
   for (size_t threads : {size_t{1}, size_t{4}}) {
-    CHECK(decompress_if_compressed(stored, file, k_default_max_text, threads) == text);
+    CHECK(record_container_text(stored, file, k_default_max_text, threads) == text);
     CHECK(load_record(file, false, threads).record == record);
   }
 
@@ -406,7 +390,7 @@ TEST_CASE("a big record is several zstd frames, read whole by zstd and on thread
     FileFingerprint output = record.output;
     output.mtime_ns = 77;
     save_record_note(loaded, output, {{2, "skipped", "unchanged"}});
-    CHECK(*try_read_compressed_file(file) == text);
+    CHECK(record_container_text(read_file(file), file) == text);
     auto noted = load_record(file, false, 4);
     REQUIRE(noted.record);
     CHECK(noted.record->output.mtime_ns == 77);
@@ -446,24 +430,25 @@ TEST_CASE("a record file holds its image after the text, read in place of the te
   const std::string stored = nvfresh::read_file(file);
   const TextFrames frames = text_frames_of(stored);
   REQUIRE(frames.end < stored.size());  // the image's frame follows the text's
-  const auto image = compressed_file_image(stored);
+  const auto image = record_container_image(stored);
   REQUIRE(image);
   CHECK(*image == serialize_record_image(record, record_text_checksum(text)));
-  CHECK(*try_read_compressed_file(file) == text);  // zstd -dc: the text, as without an image
+  // zstd -dc: the text, as without an image
+  CHECK(record_container_text(read_file(file), file) == text);
 
   // What the loader returns comes from the image: written with another record's image, the file
   // reads as that record (nvfresh writes both from one Record; this only shows which is read).
   Record other = record;
   other.object = "/elsewhere/other.o";
-  write_compressed_file(file, text, serialize_record_head({record.object, record.source}), 4,
-                        serialize_record_image(other, record_text_checksum(text)));
+  write_record_container(file, text, serialize_record_head({record.object, record.source}), 4,
+                         serialize_record_image(other, record_text_checksum(text)));
   CHECK(load_record(file).record == other);
 
   SECTION("an image damaged in one byte is not used: the text is read")
   {
     std::string damaged = stored;
     damaged[(frames.end + stored.size()) / 2] ^= 0x55;
-    CHECK_FALSE(compressed_file_image(damaged));
+    CHECK_FALSE(record_container_image(damaged));
     write_file_atomically(file, damaged);
     CHECK(load_record(file).record == record);
   }
@@ -475,7 +460,7 @@ TEST_CASE("a record file holds its image after the text, read in place of the te
     std::string rewritten = read_file(file);
     // the changed text's frames, then the image of the original record
     rewritten = rewritten.substr(0, text_frames_of(rewritten).end) + stored.substr(frames.end);
-    CHECK_FALSE(compressed_file_image(rewritten));
+    CHECK_FALSE(record_container_image(rewritten));
     write_file_atomically(file, rewritten);
     CHECK(load_record(file).record == changed);
   }
@@ -488,8 +473,8 @@ TEST_CASE("a record file holds its image after the text, read in place of the te
     output.mtime_ns = 99;
     save_record_note(loaded, output, {{3, "skipped", "unchanged"}});
     const std::string noted = read_file(file);
-    CHECK(compressed_file_image(noted));
-    CHECK(*try_read_compressed_file(file) == text);
+    CHECK(record_container_image(noted));
+    CHECK(record_container_text(read_file(file), file) == text);
     auto again = load_record(file);
     REQUIRE(again.record);
     CHECK(again.record->object == other.object);
@@ -501,52 +486,7 @@ TEST_CASE("a record file holds its image after the text, read in place of the te
     Record small;
     small.object = "/b/a.o";
     save_record(file, small);
-    CHECK(compressed_file_image(read_file(file)));
+    CHECK(record_container_image(read_file(file)));
     CHECK(load_record(file).record == small);
   }
-}
-
-TEST_CASE("frames without their sizes, a note after them: streamed frame after frame",
-          "[record_store]")
-{
-  // What the zstd tool writes from a pipe (no content size), twice, then a skippable frame.
-  auto unsized_frame = [](const std::string& text) {
-    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), &ZSTD_freeCCtx);
-    ZSTD_CCtx_setParameter(context.get(), ZSTD_c_contentSizeFlag, 0);
-    std::string out(ZSTD_compressBound(text.size()) + 64, '\0');
-    ZSTD_outBuffer output{out.data(), out.size(), 0};
-    ZSTD_inBuffer input{text.data(), text.size(), 0};
-    REQUIRE(ZSTD_compressStream2(context.get(), &output, &input, ZSTD_e_end) == 0);
-    out.resize(output.pos);
-    REQUIRE(ZSTD_getFrameContentSize(out.data(), out.size()) == ZSTD_CONTENTSIZE_UNKNOWN);
-    return out;
-  };
-  std::string first(300 * 1024, 'a');
-  std::string second = "second piece\n";
-  const std::string note = std::string("\x51\x2A\x4D\x18\x03\x00\x00\x00", 8) + "abc";
-  const std::string bytes = unsized_frame(first) + unsized_frame(second) + note;
-  CHECK(decompress_if_compressed(bytes, "x") == first + second);
-  CHECK_THROWS_AS(decompress_if_compressed(bytes.substr(0, bytes.size() - note.size() - 3), "x"),
-                  CompressedFileError);
-  CHECK_THROWS_AS(decompress_if_compressed(bytes + "junk", "x"), CompressedFileError);
-  // a bound on the text holds while streaming
-  CHECK_THROWS_AS(decompress_if_compressed(bytes, "x", 100 * 1024), CompressedFileError);
-}
-
-TEST_CASE("a frame that claims more than its blocks can hold is corrupt, not allocated",
-          "[record_store]")
-{
-  // "abc" in a frame whose header then claims 3 GB (an 8-byte size field in place of its 1-byte
-  // one): its one block decompresses to 128 KB at most.
-  std::string frame(ZSTD_compressBound(3), '\0');
-  frame.resize(ZSTD_compress(frame.data(), frame.size(), "abc", 3, 1));
-  REQUIRE(static_cast<unsigned char>(frame[4]) == 0x20);  // single segment, 1-byte size
-  std::string claimed = frame.substr(0, 4) + '\xE0';      // single segment, 8-byte size
-  const std::uint64_t size = 3'000'000'000ULL;
-  claimed.append(reinterpret_cast<const char*>(&size), sizeof size);
-  claimed += frame.substr(6);
-  REQUIRE(ZSTD_getFrameContentSize(claimed.data(), claimed.size()) == size);
-  CHECK_THROWS_WITH(decompress_if_compressed(claimed, "x", 8ULL << 30),
-                    Catch::Contains("claims 3000000000 bytes"));
-  CHECK(decompress_if_compressed(frame, "x") == "abc");
 }
