@@ -1,6 +1,6 @@
 // The per-object record: everything nvfresh knows about how one object came to be.
 // One record per object, kept inside the build tree (see record_root.hpp), written atomically.
-// The on-disk grammar is at the top of record.cpp.
+// The on-disk grammar is in record_format.hpp.
 #pragma once
 
 #include "util/file_io.hpp"
@@ -127,7 +127,7 @@ struct Record {
   bool operator==(const Record&) const = default;
 };
 
-// The record text's format version (record.cpp's format comment has the history): raised with each
+// The record text's format version (record_format.hpp has the history): raised with each
 // change an older reader cannot read, so that it finds a version it does not know (stale) instead of
 // misreading. Versions from the oldest readable one on are read: what they lack is optional.
 constexpr int k_record_format_version = 5;

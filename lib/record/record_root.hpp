@@ -4,7 +4,7 @@
 // tree is the nearest directory at or above the working directory that holds CMakeCache.txt,
 // build.ninja or a .nvfresh directory, else the working directory itself. It holds:
 //   records/<basename>-<hash>.rec   one record per object, keyed by the object's absolute path
-//                                   (record.cpp has the grammar)
+//                                   (record_format.hpp has the grammar)
 //   links/<basename>-<hash>.link    one link record per linked artifact (link_record.cpp)
 //   hash-cache                      stat-keyed content hashes of large files (file_hasher.cpp)
 //   events.log, events.log.1        the outcome of every compile (events.cpp)

@@ -1,4 +1,4 @@
-// libFuzzer target for lib/record/record.cpp, record_image.cpp and the record loader
+// libFuzzer target for lib/record/record_parse.cpp, record_image.cpp and the record loader
 // (record/record_root.cpp): a record file as `check` and the next compile read it (a head frame,
 // zstd frames and an image, or plain text), and the same bytes as an image.
 // load_record must never crash or throw; a record it accepts must survive serialize_record ->

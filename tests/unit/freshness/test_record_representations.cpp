@@ -1,7 +1,7 @@
-// One Record with every field set, through each way nvfresh stores it: the text (record.cpp), the
-// binary image (record_image.cpp), and the record index (record_index.cpp), which keeps what the
-// freshness check needs. record.cpp's tripwire (sizeof(Record)) fails the build when a field is
-// added, until the field is set here and every representation carries it.
+// One Record with every field set, through each way nvfresh stores it: the text (record_write.cpp,
+// record_parse.cpp), the binary image (record_image.cpp), and the record index (record_index.cpp),
+// which keeps what the freshness check needs. record_write.cpp's tripwire (sizeof(Record)) fails
+// the build when a field is added, until the field is set here and every representation carries it.
 #include "freshness/record_index.hpp"
 #include "record/record.hpp"
 #include "record/record_image.hpp"
