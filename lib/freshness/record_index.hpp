@@ -14,23 +14,15 @@
 // cache's rule: a same-size rewrite within one coarse clock tick keeps a stamp). An index that does
 // not read back whole (version, checksum, bounds) is empty.
 //
-// File grammar (binary, little-endian; str = u32 length, bytes):
-//   index     := magic version build_dir paths stamps dirs records checksum
-//   magic     := "nvfresh-record-index\n"          version := u32 (1)
-//   build_dir := str                               the tree the entries were judged for
-//   paths     := u32 n, str * n                    ids are positions
-//   stamps    := u32 n, (u32 path, u64 size, i64 mtime_ns, i64 ctime_ns, u64 inode) * n
-//   dirs      := u32 n, (u32 path, u8 stamped, u64 inode, u64 device, i64 mtime_ns, i64 ctime_ns) * n
-//   records   := u32 n, record * n
-//   record    := u32 file, u64 size, i64 mtime_ns, i64 ctime_ns, u64 inode,     the record file
-//                u32 object, u32 source, 16 bytes hash, u64 size, i64 mtime_ns, i64 ctime_ns,
-//                u64 inode,                                                     the object
-//                16 bytes environment digest, u8 path_matters, str PATH,
-//                u32 n, u32 stamp * n,  u32 m, u32 dir * m,  u32 k, u32 path * k (absent probes)
-//   checksum  := 16 bytes, XXH3-128 of every byte before it
+// The file's grammar is at the top of record_index_file.cpp; the judging of an entry against the
+// disk is indexed_freshness.hpp.
+//
+// Why in freshness/ and not in record/: an entry is a freshness judgement kept, not a copy of the
+// record. Only a record judged fresh gets one, and add() decides with the freshness layer's rules
+// what the entry must hold: which probe directories vouch (stat'ed now), whether PATH matters
+// (path_lookups.hpp), the settle rule of the hash cache.
 #pragma once
 
-#include "freshness/file_hasher.hpp"
 #include "record/record.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
@@ -135,33 +127,8 @@ private:
 // The index file of a record root.
 std::string record_index_file(const std::string& record_root);
 
-// The freshness check of FreshnessChecker::check for an indexed record, from the index alone: true
-// when the record's object and every input still have their recorded stamps, every stamped probe
-// directory its stamp, every unstamped one resolves to no directory, every other probe is absent,
-// the environment is
-// the compile's, and so is PATH where the compile found programs on it. False means "read the record": a stamp that moved may still hold the
-// same content, which only the full check can tell. Each stamp and directory is judged once for
-// all the records that share it.
-class IndexedFreshness {
-public:
-  // compile_env: compile_environment() of the build's environment (record/signature.hpp).
-  IndexedFreshness(const RecordIndex& index, FileHasher& hasher,
-                   const std::map<std::string, std::string>& compile_env);
-
-  // Stats every path the entries need, on several threads (FileHasher::stat_ahead).
-  void stat_ahead(const std::vector<const IndexedRecord*>& entries);
-
-  bool still_fresh(const IndexedRecord& entry);
-
-private:
-  enum Judged : std::uint8_t { Unknown, Holds, Fails };
-  const RecordIndex& m_index;
-  FileHasher& m_hasher;
-  Digest m_environment;
-  std::string m_path_variable;
-  std::vector<Judged> m_stamp_holds;
-  std::vector<Judged> m_dir_holds;
-  std::vector<Judged> m_absent_holds;  // by path id
-};
+// The stamp of `st` (its path id left 0), and whether two stamps are the same (paths aside).
+IndexedStamp indexed_stamp_of(const FileStat& st);
+bool same_indexed_stamp(const IndexedStamp& a, const IndexedStamp& b);
 
 }  // namespace nvfresh

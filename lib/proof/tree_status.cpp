@@ -1,5 +1,6 @@
 #include "proof/tree_status.hpp"
 
+#include "freshness/indexed_freshness.hpp"
 #include "freshness/record_index.hpp"
 #include "record/record_root.hpp"
 #include "util/batch_stat.hpp"

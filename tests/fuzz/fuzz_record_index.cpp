@@ -1,10 +1,10 @@
-// libFuzzer target for the record index of lib/freshness/record_index.cpp: the one file a warm
+// libFuzzer target for the record index of lib/freshness/record_index_file.cpp: the one file a warm
 // check or sync reads instead of a tree's records. The input is the index's body (after its magic);
 // the target appends the checksum the reader verifies, so that the fuzzer reaches the parser instead
 // of stopping at the checksum. Properties: reading never crashes or throws; every id an entry holds
 // names a path, stamp or directory of the index; an index that reads back, written again with every
 // entry kept, reads back with the same entries.
-// Seeds: tests/fuzz/corpus/record_index: bodies written from the grammar (record_index.hpp): one and
+// Seeds: tests/fuzz/corpus/record_index: bodies written from the grammar (record_index_file.cpp): one and
 // two records with inputs, a stamped and an unresolved probe directory, an absent probe, under /ci/job.
 #include "freshness/record_index.hpp"
 #include "fuzz_support.hpp"

@@ -1,3 +1,4 @@
+#include "freshness/indexed_freshness.hpp"
 #include "freshness/input_check.hpp"
 #include "freshness/record_index.hpp"
 #include "temp_dir.hpp"
