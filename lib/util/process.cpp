@@ -324,6 +324,13 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv, con
   return to_result(child->native_exit_code());
 }
 
+ProcessResult SystemProcessRunner::run_redirected(
+  const std::vector<std::string>& argv, const Environment& env, const std::string& stdout_path,
+  const std::string& stderr_path, const std::string& working_dir, const RedirectLimits& limits)
+{
+  return nvfresh::run_redirected(argv, env, stdout_path, stderr_path, working_dir, limits);
+}
+
 ProcessResult SystemProcessRunner::run_capturing(const std::vector<std::string>& argv,
                                                  const Environment& env, CapturedOutput& captured)
 {

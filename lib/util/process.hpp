@@ -52,6 +52,16 @@ private:
   int m_shell_status;
 };
 
+// How run_redirected bounds a child. By default it stays in nvfresh's process group (a terminal's
+// Ctrl-C reaches it directly) and may run for ever.
+struct RedirectLimits {
+  // Its own process group: a timeout, or stop_redirected_children, kills everything it started
+  // (a compiler's children too), and a terminal's Ctrl-C reaches nvfresh only.
+  bool own_process_group = false;
+  // Seconds until it is killed (SIGKILL, its group when it has one) and reported as timed out; 0: none.
+  double timeout_seconds = 0;
+};
+
 class ProcessRunner {
 public:
   virtual ~ProcessRunner() = default;
@@ -62,6 +72,13 @@ public:
   // Like run, but keeps a copy of what the program printed (see run_capturing below).
   virtual ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
                                       CapturedOutput& captured) = 0;
+  // Runs argv with its output written to two files, within `limits` (run_redirected below). Safe
+  // to call from several threads at once.
+  virtual ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
+                                       const std::string& stdout_path,
+                                       const std::string& stderr_path,
+                                       const std::string& working_dir,
+                                       const RedirectLimits& limits) = 0;
 };
 
 class SystemProcessRunner final : public ProcessRunner {
@@ -69,6 +86,10 @@ public:
   ProcessResult run(const std::vector<std::string>& argv, const Environment& env) override;
   ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
                               CapturedOutput& captured) override;
+  ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment& env,
+                               const std::string& stdout_path, const std::string& stderr_path,
+                               const std::string& working_dir,
+                               const RedirectLimits& limits) override;
 };
 
 // Runs argv to completion and returns its stdout (stderr discarded); nullopt when it cannot be
@@ -82,16 +103,6 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
 // terminal the child inherits it unchanged (colours and all) and nothing is captured.
 ProcessResult run_capturing_output(const std::vector<std::string>& argv, const Environment& env,
                                    CapturedOutput& captured);
-
-// How run_redirected bounds a child. By default it stays in nvfresh's process group (a terminal's
-// Ctrl-C reaches it directly) and may run for ever.
-struct RedirectLimits {
-  // Its own process group: a timeout, or stop_redirected_children, kills everything it started
-  // (a compiler's children too), and a terminal's Ctrl-C reaches nvfresh only.
-  bool own_process_group = false;
-  // Seconds until it is killed (SIGKILL, its group when it has one) and reported as timed out; 0: none.
-  double timeout_seconds = 0;
-};
 
 // Runs argv to completion with stdin from /dev/null and stdout/stderr written to the two files
 // (created or truncated), in `working_dir` when one is given (a relative argv[0] with a '/' is then

@@ -46,6 +46,14 @@ public:
     return {exit_code, 0};
   }
 
+  // A compile never runs redirected (repro does: tests/unit/repro/test_repro_runs.cpp has its fake).
+  ProcessResult run_redirected(const std::vector<std::string>& argv, const Environment&,
+                               const std::string&, const std::string&, const std::string&,
+                               const RedirectLimits&) override
+  {
+    throw std::logic_error("fake: a compile ran " + argv.at(0) + " redirected");
+  }
+
   ProcessResult run_capturing(const std::vector<std::string>& argv, const Environment& env,
                               CapturedOutput& captured) override
   {
