@@ -1,6 +1,6 @@
 // What `nvfresh repro` knows about its runs once they have run: each run with what it produced (one
 // observation, or one per sample), the variants they group into, and what was kept of each variant.
-// commands/repro.cpp makes and runs them; repro/repro_report.cpp reports them.
+// repro/run_engine.cpp makes and runs them; repro/repro_report.cpp reports them.
 #pragma once
 
 #include "digest/compare.hpp"
