@@ -8,7 +8,7 @@
 // A progress line is drawn on stderr when it is a terminal and the run takes a while.
 #include "commands/commands.hpp"
 #include "commands/subcommand_options.hpp"
-#include "proof/artifacts.hpp"
+#include "proof/linked_artifacts.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
 

@@ -6,7 +6,7 @@
 #include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
-#include "proof/artifacts.hpp"
+#include "proof/linked_artifacts.hpp"
 #include "proof/tree_status.hpp"
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"

@@ -5,7 +5,7 @@
 // that object stale. Exit status: 0 found, 1 nothing depends on it, 2 no records.
 #include "commands/commands.hpp"
 #include "commands/subcommand_options.hpp"
-#include "proof/artifacts.hpp"
+#include "proof/linked_artifacts.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
 

@@ -22,7 +22,7 @@
 #include "commands/commands.hpp"
 #include "commands/subcommand_options.hpp"
 #include "config/config.hpp"
-#include "proof/artifacts.hpp"
+#include "proof/linked_artifacts.hpp"
 #include "proof/tree_status.hpp"
 #include "record/record_root.hpp"
 #include "space/activity.hpp"
@@ -106,7 +106,7 @@ void mark_stale(const ObjectStatus& status, const TreeScope& scope,
   }
 }
 
-// The artifacts the build tool would not relink by itself (proof/artifacts.hpp, plan_relinks):
+// The artifacts the build tool would not relink by itself (proof/linked_artifacts.hpp, plan_relinks):
 // made older than anything, and the compiles of the recorded objects they read re-run (a skip).
 void relink(const RelinkPlan& plan, const ProvenTree& tree,
             const std::map<std::string, std::string>& stamps, bool quiet)

@@ -1,7 +1,7 @@
 #include "repro/repro_report.hpp"
 
 #include "digest/comparison_report.hpp"
-#include "repro/compile_caches.hpp"
+#include "repro/private_caches.hpp"
 #include "repro/run_count.hpp"
 
 #include <fmt/format.h>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "digest/compare.hpp"
-#include "repro/artifacts.hpp"
 #include "repro/repro.hpp"
+#include "repro/run_artifacts.hpp"
 #include "util/process.hpp"
 
 #include <cstddef>

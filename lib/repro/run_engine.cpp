@@ -4,9 +4,9 @@
 #include "digest/compare.hpp"
 #include "digest/comparison_report.hpp"
 #include "digest/object_digest.hpp"
-#include "repro/artifacts.hpp"
-#include "repro/compile_caches.hpp"
+#include "repro/private_caches.hpp"
 #include "repro/repro_report.hpp"
+#include "repro/run_artifacts.hpp"
 #include "util/file_io.hpp"
 
 #include <fmt/format.h>

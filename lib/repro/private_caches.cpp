@@ -1,4 +1,4 @@
-#include "repro/compile_caches.hpp"
+#include "repro/private_caches.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "proof/artifacts.hpp"
+#include "proof/linked_artifacts.hpp"
 
 #include "config/config.hpp"
 #include "record/link_record.hpp"

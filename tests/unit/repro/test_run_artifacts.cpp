@@ -1,4 +1,4 @@
-#include "repro/artifacts.hpp"
+#include "repro/run_artifacts.hpp"
 #include "temp_dir.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
