@@ -49,22 +49,7 @@ void keep_freed_memory_for_reuse()
 {
   std::fflush(stdout);
   std::fputs(fmt::format("nvfresh: {} (ran the compiler without nvfresh)\n", why).c_str(), stderr);
-  std::string program;
-  try {
-    program = nvfresh::find_program(args[0], nvfresh::current_environment());
-  } catch (const std::exception&) {
-    program.clear();
-  }
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (const auto& arg : args) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  if (!program.empty()) {
-    ::execv(program.c_str(), argv.data());
-  }
-  const int error = program.empty() ? ENOENT : errno;
+  const int error = nvfresh::replace_process_with(args);
   std::fputs(fmt::format("nvfresh: cannot run {}: {}\n", args[0], std::strerror(error)).c_str(),
              stderr);
   std::_Exit(error == ENOENT ? 127 : 126);

@@ -581,6 +581,31 @@ void allow_redirected_children() noexcept
   g_stopping.store(false);
 }
 
+int replace_process_with(const std::vector<std::string>& argv) noexcept
+{
+  std::string program;
+  try {
+    program = argv.empty() ? std::string() : find_program(argv[0], current_environment());
+  } catch (const std::exception&) {
+    program.clear();
+  }
+  if (program.empty()) {
+    return ENOENT;
+  }
+  std::vector<char*> pointers;
+  try {
+    pointers.reserve(argv.size() + 1);
+  } catch (const std::exception&) {
+    return ENOMEM;
+  }
+  for (const auto& arg : argv) {
+    pointers.push_back(const_cast<char*>(arg.c_str()));
+  }
+  pointers.push_back(nullptr);
+  ::execv(program.c_str(), pointers.data());
+  return errno;
+}
+
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const Environment& env)
 {

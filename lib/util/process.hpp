@@ -136,6 +136,11 @@ Environment current_environment();
 // This executable, canonical; "" when /proc does not say.
 std::string this_executable();
 
+// Replaces this process with argv (argv[0] found on PATH of the current environment, as
+// find_program finds it): returns only when that fails, with the errno of the failure (ENOENT when
+// there is no such program).
+int replace_process_with(const std::vector<std::string>& argv) noexcept;
+
 // PATH lookup as execvp does it, skipping nvfresh itself. Empty when not found.
 std::string find_program(const std::string& name, const Environment& env);
 

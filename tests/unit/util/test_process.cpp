@@ -4,11 +4,16 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace nvfresh;
 
@@ -107,4 +112,22 @@ TEST_CASE("run_redirected: stop_redirected_children kills the groups of the chil
   nvfresh::allow_redirected_children();
   CHECK(result.term_signal == SIGKILL);
   CHECK_FALSE(result.timed_out);
+}
+
+TEST_CASE("replace_process_with becomes the program, or says why it cannot", "[process]")
+{
+  CHECK(replace_process_with({"nvfresh-no-such-program-here"}) == ENOENT);
+  nvfresh::test::TempDir dir;
+  const std::string not_executable = dir.write("tool", "#!/bin/sh\nexit 0\n");
+  CHECK(replace_process_with({not_executable}) == EACCES);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the child becomes sh, whose status the parent sees
+    replace_process_with({"sh", "-c", "exit 7"});
+    std::_Exit(99);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
 }
