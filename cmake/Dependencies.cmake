@@ -56,3 +56,39 @@ target_link_libraries(nvfresh_compression INTERFACE ${ZSTD_LIBRARY} ${LZ4_LIBRAR
 if(NVFRESH_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)
 endif()
+
+# The remote cache (doc/manual.md, "Sharing through a remote cache"): gRPC and protobuf from
+# Debian (libgrpc++-dev, protobuf-compiler-grpc, libprotobuf-dev), the REAPI .proto files from
+# Debian's bazel-bootstrap-source, SHA-256 from OpenSSL's libcrypto (libssl-dev). They are linked
+# into the nvfresh-remote helper only, dynamically: the launcher stays static and gRPC-free, and
+# runs the helper only when NVFRESH_REMOTE is set (ARCHITECTURE.md says why).
+option(NVFRESH_REMOTE_CACHE "Build nvfresh-remote, the REAPI (gRPC) remote cache client" ON)
+if(NVFRESH_REMOTE_CACHE)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(NVFRESH_GRPC REQUIRED IMPORTED_TARGET grpc++ protobuf)
+  add_library(nvfresh_grpc INTERFACE)
+  target_link_libraries(nvfresh_grpc INTERFACE PkgConfig::NVFRESH_GRPC)
+  find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+  find_program(NVFRESH_PROTOC protoc REQUIRED)
+  find_program(NVFRESH_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+  set(NVFRESH_BAZEL_SOURCE "/usr/src/bazel-bootstrap" CACHE PATH
+      "Debian's bazel-bootstrap-source tree, which holds the REAPI .proto files")
+  set(NVFRESH_REAPI_PROTO_ROOTS
+      "${NVFRESH_BAZEL_SOURCE}/third_party/remoteapis"
+      "${NVFRESH_BAZEL_SOURCE}/third_party/googleapis"
+      "/usr/include")  # google/protobuf/*.proto (libprotobuf-dev)
+  if(NOT EXISTS "${NVFRESH_BAZEL_SOURCE}/third_party/remoteapis/build/bazel/remote/execution/v2/remote_execution.proto")
+    message(FATAL_ERROR "The REAPI .proto files are not in ${NVFRESH_BAZEL_SOURCE}: install Debian's "
+                        "bazel-bootstrap-source (scripts/install_deps.sh), or configure with "
+                        "-DNVFRESH_REMOTE_CACHE=OFF")
+  endif()
+  # proto | whether it defines a service the client calls
+  set(NVFRESH_REAPI_PROTOS
+      "build/bazel/semver/semver.proto|"
+      "build/bazel/remote/execution/v2/remote_execution.proto|1"
+      "google/api/http.proto|"
+      "google/api/annotations.proto|"
+      "google/rpc/status.proto|"
+      "google/longrunning/operations.proto|"
+      "google/bytestream/bytestream.proto|1")
+endif()

@@ -19,6 +19,7 @@ LEVELS = {
     "trace": 2,      # the LD_PRELOAD tracer and its reader
     "digest": 2,     # normalized digests of objects, fatbins, cubins, PTX
     "config": 2,     # NVFRESH_* settings and the config file
+    "reapi": 2,      # the remote cache's REAPI client (gRPC), linked into nvfresh-remote only
     "record": 3,     # what nvfresh stores per build tree: records, link records, events, signature
     "freshness": 4,  # one record compared with the disk
     "proof": 5,      # a whole tree judged: objects, build graph, linked artifacts

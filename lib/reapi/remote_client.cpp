@@ -1,0 +1,379 @@
+#include "reapi/remote_client.hpp"
+
+#include <build/bazel/remote/execution/v2/remote_execution.grpc.pb.h>
+#include <fmt/format.h>
+#include <google/bytestream/bytestream.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include <random>
+
+namespace nvfresh::reapi {
+
+namespace v2 = build::bazel::remote::execution::v2;
+namespace bs = google::bytestream;
+
+namespace {
+
+constexpr std::int64_t k_default_batch = (4 << 20) - (64 << 10);
+constexpr std::int64_t k_message_overhead = 64 << 10;  // request framing next to the blobs
+constexpr size_t k_chunk = 1 << 20;
+
+v2::Digest to_proto(const BlobDigest& digest)
+{
+  v2::Digest out;
+  out.set_hash(digest.hash);
+  out.set_size_bytes(digest.size);
+  return out;
+}
+
+BlobDigest from_proto(const v2::Digest& digest)
+{
+  return {digest.hash(), digest.size_bytes()};
+}
+
+std::string describe(const grpc::Status& status)
+{
+  return fmt::format("{} ({})", status.error_message(), static_cast<int>(status.error_code()));
+}
+
+std::string uuid()
+{
+  std::random_device device;
+  std::mt19937_64 engine{(static_cast<std::uint64_t>(device()) << 32) ^ device()};
+  const std::uint64_t a = engine();
+  const std::uint64_t b = engine();
+  return fmt::format("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                     a & 0xfff, (b >> 48) & 0xfff, b & 0xffffffffffffULL);
+}
+
+}  // namespace
+
+struct RemoteClient::Stubs {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v2::Capabilities::Stub> capabilities;
+  std::unique_ptr<v2::ActionCache::Stub> action_cache;
+  std::unique_ptr<v2::ContentAddressableStorage::Stub> cas;
+  std::unique_ptr<bs::ByteStream::Stub> bytestream;
+};
+
+Endpoint parse_endpoint(const std::string& url)
+{
+  for (const auto& [scheme, tls] : {std::pair{"grpc://", false}, std::pair{"grpcs://", true}}) {
+    const std::string prefix = scheme;
+    if (url.rfind(prefix, 0) == 0 && url.size() > prefix.size()) {
+      std::string target = url.substr(prefix.size());
+      while (!target.empty() && target.back() == '/') {
+        target.pop_back();
+      }
+      if (target.find('/') == std::string::npos && !target.empty()) {
+        return {target, tls};
+      }
+    }
+  }
+  throw RemoteError(
+    fmt::format("NVFRESH_REMOTE='{}' is not grpc://host:port or grpcs://host:port", url));
+}
+
+RemoteClient::RemoteClient(const Endpoint& endpoint, ClientOptions options)
+  : m_stubs(std::make_unique<Stubs>()), m_options(std::move(options))
+{
+  auto credentials = endpoint.tls ? grpc::SslCredentials(grpc::SslCredentialsOptions())
+                                  : grpc::InsecureChannelCredentials();
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(-1);
+  m_stubs->channel = grpc::CreateCustomChannel(endpoint.target, credentials, arguments);
+  if (!m_stubs->channel->WaitForConnected(std::chrono::system_clock::now() +
+                                          m_options.connect_deadline)) {
+    throw RemoteError(fmt::format("cannot connect to {} within {} ms", endpoint.target,
+                                  m_options.connect_deadline.count()));
+  }
+  m_stubs->capabilities = v2::Capabilities::NewStub(m_stubs->channel);
+  m_stubs->action_cache = v2::ActionCache::NewStub(m_stubs->channel);
+  m_stubs->cas = v2::ContentAddressableStorage::NewStub(m_stubs->channel);
+  m_stubs->bytestream = bs::ByteStream::NewStub(m_stubs->channel);
+}
+
+RemoteClient::~RemoteClient() = default;
+
+namespace {
+
+void set_deadline(grpc::ClientContext& context, std::chrono::milliseconds deadline)
+{
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+}
+
+}  // namespace
+
+std::int64_t RemoteClient::max_batch_bytes()
+{
+  if (m_max_batch >= 0) {
+    return m_max_batch;
+  }
+  grpc::ClientContext context;
+  set_deadline(context, m_options.call_deadline);
+  v2::GetCapabilitiesRequest request;
+  request.set_instance_name(m_options.instance);
+  v2::ServerCapabilities capabilities;
+  const grpc::Status status =
+    m_stubs->capabilities->GetCapabilities(&context, request, &capabilities);
+  if (!status.ok()) {
+    throw RemoteError("GetCapabilities: " + describe(status));
+  }
+  const std::int64_t limit = capabilities.cache_capabilities().max_batch_total_size_bytes();
+  m_max_batch = limit > 0 ? limit : k_default_batch;
+  return m_max_batch;
+}
+
+std::optional<ActionResultBlobs> RemoteClient::get_action_result(const BlobDigest& action)
+{
+  grpc::ClientContext context;
+  set_deadline(context, m_options.call_deadline);
+  v2::GetActionResultRequest request;
+  request.set_instance_name(m_options.instance);
+  *request.mutable_action_digest() = to_proto(action);
+  v2::ActionResult result;
+  const grpc::Status status = m_stubs->action_cache->GetActionResult(&context, request, &result);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return std::nullopt;
+  }
+  if (!status.ok()) {
+    throw RemoteError("GetActionResult: " + describe(status));
+  }
+  ActionResultBlobs blobs;
+  blobs.exit_code = result.exit_code();
+  for (const auto& file : result.output_files()) {
+    blobs.outputs.push_back({file.path(), from_proto(file.digest())});
+  }
+  blobs.stdout_digest = from_proto(result.stdout_digest());
+  blobs.stderr_digest = from_proto(result.stderr_digest());
+  return blobs;
+}
+
+void RemoteClient::update_action_result(const BlobDigest& action, const ActionResultBlobs& blobs)
+{
+  grpc::ClientContext context;
+  set_deadline(context, m_options.call_deadline);
+  v2::UpdateActionResultRequest request;
+  request.set_instance_name(m_options.instance);
+  *request.mutable_action_digest() = to_proto(action);
+  v2::ActionResult* result = request.mutable_action_result();
+  result->set_exit_code(blobs.exit_code);
+  for (const auto& output : blobs.outputs) {
+    auto* file = result->add_output_files();
+    file->set_path(output.path);
+    *file->mutable_digest() = to_proto(output.digest);
+  }
+  *result->mutable_stdout_digest() = to_proto(blobs.stdout_digest);
+  *result->mutable_stderr_digest() = to_proto(blobs.stderr_digest);
+  result->mutable_execution_metadata()->set_worker("nvfresh (a local compile)");
+  v2::ActionResult stored;
+  const grpc::Status status = m_stubs->action_cache->UpdateActionResult(&context, request, &stored);
+  if (!status.ok()) {
+    throw RemoteError("UpdateActionResult: " + describe(status));
+  }
+}
+
+std::optional<std::map<BlobDigest, std::string>> RemoteClient::read_blobs(
+  const std::vector<BlobDigest>& digests)
+{
+  std::map<BlobDigest, std::string> blobs;
+  const std::int64_t limit = max_batch_bytes() - k_message_overhead;
+  v2::BatchReadBlobsRequest batch;
+  batch.set_instance_name(m_options.instance);
+  std::int64_t batch_bytes = 0;
+  auto flush = [&]() -> bool {
+    if (batch.digests_size() == 0) {
+      return true;
+    }
+    grpc::ClientContext context;
+    set_deadline(context, m_options.call_deadline);
+    v2::BatchReadBlobsResponse response;
+    const grpc::Status status = m_stubs->cas->BatchReadBlobs(&context, batch, &response);
+    if (!status.ok()) {
+      throw RemoteError("BatchReadBlobs: " + describe(status));
+    }
+    for (const auto& read : response.responses()) {
+      if (read.status().code() == grpc::StatusCode::NOT_FOUND) {
+        return false;
+      }
+      if (read.status().code() != grpc::StatusCode::OK) {
+        throw RemoteError(
+          fmt::format("BatchReadBlobs: {} ({})", read.status().message(), read.status().code()));
+      }
+      blobs[from_proto(read.digest())] = read.data();
+    }
+    batch.clear_digests();
+    batch_bytes = 0;
+    return true;
+  };
+  for (const auto& digest : digests) {
+    if (digest.size == 0 || blobs.count(digest) != 0) {
+      blobs[digest];  // the empty blob always exists
+      continue;
+    }
+    if (digest.size > limit) {
+      auto data = read_large(digest);
+      if (!data) {
+        return std::nullopt;
+      }
+      blobs[digest] = std::move(*data);
+      continue;
+    }
+    if (batch_bytes + digest.size > limit && !flush()) {
+      return std::nullopt;
+    }
+    *batch.add_digests() = to_proto(digest);
+    batch_bytes += digest.size;
+  }
+  if (!flush()) {
+    return std::nullopt;
+  }
+  check_blobs(digests, blobs);
+  return blobs;
+}
+
+std::int64_t RemoteClient::write_blobs(const std::map<BlobDigest, std::string>& blobs)
+{
+  const auto missing = find_missing(blobs);
+  const std::int64_t limit = max_batch_bytes() - k_message_overhead;
+  std::int64_t sent = 0;
+  v2::BatchUpdateBlobsRequest batch;
+  batch.set_instance_name(m_options.instance);
+  std::int64_t batch_bytes = 0;
+  auto flush = [&] {
+    if (batch.requests_size() == 0) {
+      return;
+    }
+    grpc::ClientContext context;
+    set_deadline(context, m_options.call_deadline);
+    v2::BatchUpdateBlobsResponse response;
+    const grpc::Status status = m_stubs->cas->BatchUpdateBlobs(&context, batch, &response);
+    if (!status.ok()) {
+      throw RemoteError("BatchUpdateBlobs: " + describe(status));
+    }
+    for (const auto& written : response.responses()) {
+      if (written.status().code() != grpc::StatusCode::OK) {
+        throw RemoteError(fmt::format("BatchUpdateBlobs: {} ({})", written.status().message(),
+                                      written.status().code()));
+      }
+    }
+    batch.clear_requests();
+    batch_bytes = 0;
+  };
+  for (const auto* blob : missing) {
+    const auto& [digest, bytes] = *blob;
+    sent += digest.size;
+    if (digest.size > limit) {
+      write_large(digest, bytes);
+      continue;
+    }
+    if (batch_bytes + digest.size > limit) {
+      flush();
+    }
+    auto* request = batch.add_requests();
+    *request->mutable_digest() = to_proto(digest);
+    request->set_data(bytes);
+    batch_bytes += digest.size;
+  }
+  flush();
+  return sent;
+}
+
+std::optional<std::string> RemoteClient::read_large(const BlobDigest& digest)
+{
+  grpc::ClientContext context;
+  set_deadline(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
+  bs::ReadRequest request;
+  const std::string prefix = m_options.instance.empty() ? "" : m_options.instance + "/";
+  request.set_resource_name(fmt::format("{}blobs/{}/{}", prefix, digest.hash, digest.size));
+  auto reader = m_stubs->bytestream->Read(&context, request);
+  std::string data;
+  data.reserve(static_cast<size_t>(digest.size));
+  bs::ReadResponse chunk;
+  while (reader->Read(&chunk)) {
+    data += chunk.data();
+  }
+  const grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return std::nullopt;
+  }
+  if (!status.ok()) {
+    throw RemoteError("ByteStream.Read: " + describe(status));
+  }
+  return data;
+}
+
+void RemoteClient::check_blobs(const std::vector<BlobDigest>& digests,
+                               const std::map<BlobDigest, std::string>& blobs)
+{
+  for (const auto& digest : digests) {
+    auto found = blobs.find(digest);
+    if (found == blobs.end() || static_cast<std::int64_t>(found->second.size()) != digest.size ||
+        digest_of(found->second) != digest) {
+      throw RemoteError(fmt::format("the server sent other bytes for blob {}", digest.hash));
+    }
+  }
+}
+
+std::vector<const std::pair<const BlobDigest, std::string>*> RemoteClient::find_missing(
+  const std::map<BlobDigest, std::string>& blobs)
+{
+  grpc::ClientContext context;
+  set_deadline(context, m_options.call_deadline);
+  v2::FindMissingBlobsRequest request;
+  request.set_instance_name(m_options.instance);
+  for (const auto& [digest, bytes] : blobs) {
+    if (digest.size > 0) {
+      *request.add_blob_digests() = to_proto(digest);
+    }
+  }
+  v2::FindMissingBlobsResponse response;
+  const grpc::Status status = m_stubs->cas->FindMissingBlobs(&context, request, &response);
+  if (!status.ok()) {
+    throw RemoteError("FindMissingBlobs: " + describe(status));
+  }
+  std::vector<const std::pair<const BlobDigest, std::string>*> missing;
+  for (const auto& digest : response.missing_blob_digests()) {
+    auto found = blobs.find(from_proto(digest));
+    if (found != blobs.end()) {
+      missing.push_back(&*found);
+    }
+  }
+  return missing;
+}
+
+void RemoteClient::write_large(const BlobDigest& digest, const std::string& bytes)
+{
+  grpc::ClientContext context;
+  set_deadline(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
+  bs::WriteResponse response;
+  auto writer = m_stubs->bytestream->Write(&context, &response);
+  const std::string prefix = m_options.instance.empty() ? "" : m_options.instance + "/";
+  const std::string resource =
+    fmt::format("{}uploads/{}/blobs/{}/{}", prefix, uuid(), digest.hash, digest.size);
+  size_t offset = 0;
+  bool open = true;
+  while (open && offset < bytes.size()) {
+    bs::WriteRequest request;
+    if (offset == 0) {
+      request.set_resource_name(resource);
+    }
+    const size_t length = std::min(k_chunk, bytes.size() - offset);
+    request.set_write_offset(static_cast<std::int64_t>(offset));
+    request.set_data(bytes.substr(offset, length));
+    offset += length;
+    request.set_finish_write(offset == bytes.size());
+    open = writer->Write(request);
+  }
+  writer->WritesDone();
+  const grpc::Status status = writer->Finish();
+  if (!status.ok()) {
+    throw RemoteError("ByteStream.Write: " + describe(status));
+  }
+  if (response.committed_size() != digest.size) {
+    throw RemoteError(fmt::format("ByteStream.Write: {} of {} bytes committed",
+                                  response.committed_size(), digest.size));
+  }
+}
+
+}  // namespace nvfresh::reapi

@@ -1,0 +1,86 @@
+// The gRPC client of one REAPI v2 server, cache-only: Capabilities, ActionCache and CAS, and
+// ByteStream for blobs over the server's batch limit. Every call has a deadline, so a server that
+// is down or slow costs at most that: the caller then compiles locally.
+#pragma once
+
+#include "reapi/blob_digest.hpp"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nvfresh::reapi {
+
+// A call that failed (not a miss): unreachable, deadline exceeded, refused, exhausted.
+class RemoteError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Endpoint {
+  std::string target;  // host:port
+  bool tls = false;    // grpcs://
+};
+
+// "grpc://host:port" or "grpcs://host:port"; throws RemoteError on anything else.
+Endpoint parse_endpoint(const std::string& url);
+
+struct OutputFile {
+  std::string path;
+  BlobDigest digest;
+};
+
+struct ActionResultBlobs {
+  int exit_code = 0;
+  std::vector<OutputFile> outputs;
+  BlobDigest stdout_digest;
+  BlobDigest stderr_digest;
+};
+
+struct ClientOptions {
+  std::string instance;
+  std::chrono::milliseconds call_deadline{5000};
+  std::chrono::milliseconds connect_deadline{1000};
+};
+
+class RemoteClient {
+public:
+  RemoteClient(const Endpoint& endpoint, ClientOptions options);
+  ~RemoteClient();
+  RemoteClient(const RemoteClient&) = delete;
+  RemoteClient& operator=(const RemoteClient&) = delete;
+
+  // The server's batch limit (Capabilities' max_batch_total_size_bytes; 0: none said, then 4 MiB
+  // less a margin is assumed, gRPC's default message size).
+  std::int64_t max_batch_bytes();
+
+  // The ActionCache's result for the action, or nullopt when it has none (NOT_FOUND).
+  std::optional<ActionResultBlobs> get_action_result(const BlobDigest& action);
+  void update_action_result(const BlobDigest& action, const ActionResultBlobs& result);
+
+  // The blobs' bytes, by digest; nullopt when one of them is gone (NOT_FOUND).
+  std::optional<std::map<BlobDigest, std::string>> read_blobs(
+    const std::vector<BlobDigest>& digests);
+  // Uploads those the CAS does not have: small ones in batches, large ones through ByteStream.
+  // Returns the bytes sent.
+  std::int64_t write_blobs(const std::map<BlobDigest, std::string>& blobs);
+
+private:
+  std::optional<std::string> read_large(const BlobDigest& digest);       // ByteStream.Read
+  void write_large(const BlobDigest& digest, const std::string& bytes);  // ByteStream.Write
+  static void check_blobs(const std::vector<BlobDigest>& digests,
+                          const std::map<BlobDigest, std::string>& blobs);
+  std::vector<const std::pair<const BlobDigest, std::string>*> find_missing(
+    const std::map<BlobDigest, std::string>& blobs);
+
+  struct Stubs;
+  std::unique_ptr<Stubs> m_stubs;
+  ClientOptions m_options;
+  std::int64_t m_max_batch = -1;
+};
+
+}  // namespace nvfresh::reapi
