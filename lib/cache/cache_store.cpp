@@ -54,6 +54,12 @@ constexpr CounterName k_counter_names[] = {
   {CacheCounter::step_misses, "step_misses"},
   {CacheCounter::step_stores, "step_stores"},
   {CacheCounter::step_saved_ns, "step_saved_ns"},
+  {CacheCounter::remote_hits, "remote_hits"},
+  {CacheCounter::remote_misses, "remote_misses"},
+  {CacheCounter::remote_errors, "remote_errors"},
+  {CacheCounter::remote_uploads, "remote_uploads"},
+  {CacheCounter::remote_bytes_down, "remote_bytes_down"},
+  {CacheCounter::remote_bytes_up, "remote_bytes_up"},
 };
 
 // An open file held under flock(LOCK_EX) for the lifetime of the object. Never opened through a

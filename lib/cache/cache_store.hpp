@@ -49,6 +49,12 @@ enum class CacheCounter {
   step_misses,        // cicc/ptxas runs looked up and run
   step_stores,        // step entries stored
   step_saved_ns,      // tool time the step hits saved
+  remote_hits,        // lookups the remote cache served (cache/remote_cache.hpp)
+  remote_misses,      // lookups it had nothing for
+  remote_errors,      // calls that failed (server down, slow, refusing): a local compile
+  remote_uploads,     // results uploaded
+  remote_bytes_down,  // blob bytes fetched
+  remote_bytes_up,    // blob bytes uploaded (those the server did not have)
 };
 
 inline constexpr std::array k_cache_counters = {
@@ -67,6 +73,12 @@ inline constexpr std::array k_cache_counters = {
   CacheCounter::step_misses,
   CacheCounter::step_stores,
   CacheCounter::step_saved_ns,
+  CacheCounter::remote_hits,
+  CacheCounter::remote_misses,
+  CacheCounter::remote_errors,
+  CacheCounter::remote_uploads,
+  CacheCounter::remote_bytes_down,
+  CacheCounter::remote_bytes_up,
 };
 
 std::string_view counter_name(CacheCounter counter);

@@ -5,11 +5,13 @@
 #include "freshness/input_check.hpp"
 #include "freshness/path_lookups.hpp"
 #include "record/signature.hpp"
+#include "util/build_invocation.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -17,7 +19,7 @@ namespace nvfresh {
 
 namespace {
 
-constexpr std::string_view k_key_version = "nvfresh-cache-1";
+constexpr std::string_view k_key_version = k_cache_key_version;
 constexpr std::uint64_t k_default_min_free = 1ULL << 30;
 constexpr std::uint64_t k_max_object = 4ULL << 30;
 constexpr std::uint64_t k_max_options_file = 16ULL << 20;
@@ -393,18 +395,41 @@ std::optional<Digest> ObjectCache::manifest_key(const CompileIdentity& identity,
   return key.digest();
 }
 
+struct ObjectCache::RemoteLookup {
+  const CompileIdentity& identity;
+  std::string object_output;
+  bool fetched = false;  // an entry came from the remote
+};
+
 std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, FileHasher& hasher,
                                             const Environment& env)
 {
   PathMap map(tree_roots_of(identity.build_tree));
   auto key = manifest_key(identity, map, hasher);
-  auto manifest = key ? m_store.read_manifest(*key) : std::nullopt;
-  const std::string path_value = env_value(env, std::string(k_path_variable));
-  std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
-  std::vector<ManifestEntry> entries;
-  if (manifest) {
-    entries = std::move(manifest->entries);
+  if (!key) {
+    return std::nullopt;
   }
+  auto manifest = m_store.read_manifest(*key);
+  const SearchPath path{env_value(env, std::string(k_path_variable)), identity.working_dir};
+  auto hit = search(manifest ? std::move(manifest->entries) : std::vector<ManifestEntry>{}, *key,
+                    map, hasher, path, nullptr);
+  if (!hit && remote_usable()) {
+    hit = remote_lookup(identity, *key, map, hasher, path);
+  }
+  if (hit) {
+    note_hit(hit->key, hit->entry);
+    return hit;
+  }
+  m_store.count(*key, CacheCounter::misses);
+  return std::nullopt;
+}
+
+std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries,
+                                            const Digest& key, const PathMap& map,
+                                            FileHasher& hasher, const SearchPath& path,
+                                            RemoteLookup* fetch)
+{
+  std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
   for (auto& entry : entries) {
     const std::string other = other_root_named(binding_of(entry), map.roots());
     if (!other.empty() && (!m_settings.across_checkouts || elsewhere)) {
@@ -413,12 +438,32 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
                 m_settings.across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
       continue;
     }
+    if (fetch != nullptr && !stat_file(m_store.entry_file(entry.result)).is_regular) {
+      // Judged against the disk first, as a local entry: only a match is worth fetching.
+      if (std::string why = mismatch(entry, map, hasher, path.path_value, path.working_dir);
+          !why.empty()) {
+        log::info("remote: entry {} does not match: {}", entry.result.short_hex(), why);
+        continue;
+      }
+      std::int64_t bytes = 0;
+      auto fetched = m_remote->fetch_entry(
+        result_action(key, entry, fetch->identity, fetch->identity.object, map, k_key_version),
+        fetch->object_output, bytes);
+      m_store.count(key, CacheCounter::remote_bytes_down, bytes);
+      if (!fetched) {
+        log::info("remote: entry {} is not on the remote", entry.result.short_hex());
+        continue;
+      }
+      m_store.write_entry(entry.result, std::move(*fetched));
+      fetch->fetched = true;
+      log::info("remote: entry {} fetched ({} bytes)", entry.result.short_hex(), bytes);
+    }
     std::vector<ProbeGroup> probes;
-    auto stored = matching_entry(entry, map, hasher, {path_value, identity.working_dir}, &probes);
+    auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &probes);
     if (!stored) {
       continue;
     }
-    if (stored->manifest_key != *key) {
+    if (stored->manifest_key != key) {
       log::info("cache: entry {} was stored under another manifest ({}): a miss",
                 entry.result.short_hex(), stored->manifest_key.short_hex());
       continue;
@@ -427,17 +472,86 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
     CacheHit hit{entry.result, std::move(*stored), std::move(entry),
                  map,          std::move(probes),  std::move(note)};
     if (other.empty()) {
-      note_hit(hit.key, hit.entry);
       return hit;
     }
     elsewhere = std::move(hit);
   }
-  if (elsewhere) {
-    note_hit(elsewhere->key, elsewhere->entry);
-    return elsewhere;
+  return elsewhere;
+}
+
+void ObjectCache::use_remote(RemoteSettings settings, std::string failure_marker)
+{
+  m_remote.emplace(std::move(settings));
+  m_remote_failure_marker = std::move(failure_marker);
+}
+
+void ObjectCache::set_remote_failure_marker(std::string failure_marker)
+{
+  m_remote_failure_marker = std::move(failure_marker);
+}
+
+bool ObjectCache::remote_usable() const
+{
+  return m_remote.has_value() &&
+         (m_remote_failure_marker.empty() || !already_this_build(m_remote_failure_marker));
+}
+
+void ObjectCache::remote_failed(const Digest& key, const std::string& what)
+{
+  m_store.count(key, CacheCounter::remote_errors);
+  log::info("remote: {} failed: {} (compiling locally)", m_remote->settings().url, what);
+  if (m_remote_failure_marker.empty() || first_time_this_build(m_remote_failure_marker)) {
+    std::fflush(stdout);
+    std::fputs(fmt::format("nvfresh: the remote cache {} failed: {} (the build goes on with the "
+                           "local cache; said once per build)\n",
+                           m_remote->settings().url, what)
+                 .c_str(),
+               stderr);
   }
-  if (key) {
-    m_store.count(*key, CacheCounter::misses);
+}
+
+std::optional<CacheHit> ObjectCache::remote_lookup(const CompileIdentity& identity,
+                                                   const Digest& key, const PathMap& map,
+                                                   FileHasher& hasher, const SearchPath& path)
+{
+  try {
+    std::int64_t bytes = 0;
+    auto remote =
+      m_remote->fetch_manifest(manifest_action(key, identity, map, k_key_version), bytes);
+    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
+    if (!remote || remote->entries.empty()) {
+      m_store.count(key, CacheCounter::remote_misses);
+      log::info("remote: no manifest {} on the remote", key.short_hex());
+      return std::nullopt;
+    }
+    // Another machine's stat stamps say nothing about this machine's files (a container image
+    // can repeat device and inode numbers): its inputs are judged by their hashes.
+    for (auto& entry : remote->entries) {
+      for (auto& input : entry.inputs) {
+        input.stamp = InputStamp{};
+      }
+    }
+    // Kept locally too: the next store uploads every input set seen, this machine's and others'.
+    Manifest merged;
+    m_store.update_manifest(key, [&](Manifest& manifest) {
+      for (const auto& entry : remote->entries) {
+        const bool known =
+          std::any_of(manifest.entries.begin(), manifest.entries.end(),
+                      [&](const ManifestEntry& e) { return e.result == entry.result; });
+        if (!known && manifest.entries.size() < k_manifest_entry_limit) {
+          manifest.entries.push_back(entry);
+        }
+      }
+      merged = manifest;
+    });
+    RemoteLookup fetch{identity, object_output_path(identity, identity.object, map)};
+    auto hit = search(remote->entries, key, map, hasher, path, &fetch);
+    m_store.count(key, hit ? CacheCounter::remote_hits : CacheCounter::remote_misses);
+    return hit;
+  } catch (const RemoteFailure& error) {
+    remote_failed(key, error.what());
+  } catch (const std::exception& error) {
+    remote_failed(key, error.what());
   }
   return std::nullopt;
 }
@@ -545,14 +659,51 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
     CacheEntry entry = entry_of(record, std::move(*object), map, command, env);
     entry.manifest_key = *key;
     entry.bound = binding_of(manifest_entry);
-    m_store.write_entry(manifest_entry.result, std::move(entry));
+    entry.result_key = manifest_entry.result;
+    entry.object_digest = record.output.hash;
+    m_store.write_entry(manifest_entry.result, entry);
     m_store.update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
+    if (remote_usable() && !m_remote->settings().read_only) {
+      publish(identity, *key, manifest_entry, entry, record.object, map);
+    }
     return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex()),
             manifest_entry.result};
   } catch (const FileWriteError& error) {
     return {false, error.disk_full(), fmt::format("not cached: {}", error.what()), std::nullopt};
   } catch (const std::exception& error) {
     return {false, false, fmt::format("not cached: {}", error.what()), std::nullopt};
+  }
+}
+
+void ObjectCache::publish(const CompileIdentity& identity, const Digest& key,
+                          const ManifestEntry& entry, const CacheEntry& stored,
+                          const std::string& object, const PathMap& map)
+{
+  // Only what every machine could check: every output present and not empty, every input still
+  // there (the input root is read now).
+  if (stored.object.empty()) {
+    log::info("remote: not uploaded: the object is empty");
+    return;
+  }
+  for (const auto& input : entry.inputs) {
+    if (!stat_file(map.to_tree(input.path)).is_regular) {
+      log::info("remote: not uploaded: input {} is gone", map.to_tree(input.path));
+      return;
+    }
+  }
+  try {
+    auto manifest = m_store.read_manifest(key);
+    if (!manifest) {
+      return;
+    }
+    const std::int64_t sent =
+      m_remote->publish(result_action(key, entry, identity, object, map, k_key_version),
+                        object_output_path(identity, object, map), stored,
+                        manifest_action(key, identity, map, k_key_version), *manifest);
+    m_store.count(key, {{CacheCounter::remote_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
+    log::info("remote: uploaded entry {} ({} bytes sent)", entry.result.short_hex(), sent);
+  } catch (const std::exception& error) {
+    remote_failed(key, error.what());
   }
 }
 

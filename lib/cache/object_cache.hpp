@@ -25,6 +25,7 @@
 #pragma once
 
 #include "cache/cache_store.hpp"
+#include "cache/remote_cache.hpp"
 #include "cache/tree_roots.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
@@ -38,6 +39,9 @@
 namespace nvfresh {
 
 // What the cache needs to know about a compile, before it runs.
+// The version of the cache's keys: the salt of the remote Actions (cache/remote_cache.hpp).
+inline constexpr std::string_view k_cache_key_version = "nvfresh-cache-1";
+
 struct CompileIdentity {
   std::vector<std::string> signature_args;
   std::map<std::string, std::string> signature_env;  // as in the record (PATH included)
@@ -45,6 +49,7 @@ struct CompileIdentity {
   std::string source;      // absolute
   std::string compiler;    // the nvcc that runs, canonical
   std::string build_tree;  // the directory holding the record root
+  std::string object;      // absolute: the remote result Action's output (remote_cache.hpp)
 };
 
 struct CacheHit {
@@ -92,6 +97,12 @@ class ObjectCache {
 public:
   explicit ObjectCache(const CacheSettings& settings);
 
+  // Shares the cache through a remote (cache/remote_cache.hpp): a local miss asks it, a store
+  // uploads to it unless it is read-only. `failure_marker`: the file that says, for this build,
+  // that the remote failed (util/build_invocation.hpp): said once, then not asked again.
+  void use_remote(RemoteSettings settings, std::string failure_marker);
+  void set_remote_failure_marker(std::string failure_marker);
+
   CacheStore& store() { return m_store; }
   const CacheStore& store() const { return m_store; }
   const CacheSettings& settings() const { return m_settings; }
@@ -134,9 +145,25 @@ private:
   std::optional<CacheEntry> matching_entry(const ManifestEntry& entry, const PathMap& map,
                                            FileHasher& hasher, const SearchPath& search,
                                            std::vector<ProbeGroup>* probes);
+  // The first entry of `entries` that matches (one naming another tree only when nothing else
+  // does and across_checkouts is set); with `fetch`, an entry that matches the disk but is not
+  // stored here is fetched from the remote and stored first.
+  struct RemoteLookup;
+  std::optional<CacheHit> search(std::vector<ManifestEntry> entries, const Digest& key,
+                                 const PathMap& map, FileHasher& hasher, const SearchPath& path,
+                                 RemoteLookup* fetch);
+  std::optional<CacheHit> remote_lookup(const CompileIdentity& identity, const Digest& key,
+                                        const PathMap& map, FileHasher& hasher,
+                                        const SearchPath& path);
+  void publish(const CompileIdentity& identity, const Digest& key, const ManifestEntry& entry,
+               const CacheEntry& stored, const std::string& object, const PathMap& map);
+  bool remote_usable() const;
+  void remote_failed(const Digest& key, const std::string& what);
 
   CacheSettings m_settings;
   CacheStore m_store;
+  std::optional<RemoteCache> m_remote;
+  std::string m_remote_failure_marker;
 };
 
 }  // namespace nvfresh

@@ -101,6 +101,18 @@ void print_stats(const ObjectCache& cache, const CacheCounters& counters, size_t
   fmt::print("  verified     {} the same, {} with codegen that differs from the entry\n",
              counter(counters, CacheCounter::verified),
              counter(counters, CacheCounter::verify_mismatches));
+  const std::int64_t remote_lookups = counter(counters, CacheCounter::remote_hits) +
+                                      counter(counters, CacheCounter::remote_misses) +
+                                      counter(counters, CacheCounter::remote_errors);
+  if (remote_lookups + counter(counters, CacheCounter::remote_uploads) != 0) {
+    fmt::print(
+      "  remote       hits {}, misses {}, errors {}, uploads {}; {} fetched, {} sent\n",
+      counter(counters, CacheCounter::remote_hits), counter(counters, CacheCounter::remote_misses),
+      counter(counters, CacheCounter::remote_errors),
+      counter(counters, CacheCounter::remote_uploads),
+      format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::remote_bytes_down))),
+      format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::remote_bytes_up))));
+  }
   if (counter(counters, CacheCounter::not_stored_full) != 0) {
     fmt::print("  not stored   {} (the cache's file system was below its free-space floor)\n",
                counter(counters, CacheCounter::not_stored_full));

@@ -27,6 +27,9 @@ CacheStep::CacheStep(const Config& config, const Environment& env) : m_env(env)
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
     m_cache.emplace(settings);
+    if (auto remote = remote_settings(config)) {
+      m_cache->use_remote(std::move(*remote), {});
+    }
     m_refusal = m_cache->store().refusal();
     if (!m_refusal.empty()) {
       m_refused_dir = settings.dir;
@@ -77,6 +80,7 @@ std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHas
   if (!usable(serve.plan.record_root)) {
     return std::nullopt;
   }
+  m_cache->set_remote_failure_marker(serve.plan.record_root + "/remote-failed");
   try {
     auto hit = m_cache->lookup(compile_identity(serve.request, serve.plan), hasher, m_env);
     if (!hit) {
@@ -119,6 +123,7 @@ Outcome CacheStep::after_compile(const ServeRequest& serve, const Record& record
                         m_verifying->key.short_hex(),
                         differing_components(m_verifying->entry.components, record.components))};
   }
+  m_cache->set_remote_failure_marker(serve.plan.record_root + "/remote-failed");
   StoreOutcome stored =
     m_cache->store_result(compile_identity(serve.request, serve.plan), record, command, m_env);
   log::info("cache: {}", stored.detail);

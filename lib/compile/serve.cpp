@@ -125,8 +125,8 @@ std::string build_tree_of(const CompilePlan& plan)
 
 CompileIdentity compile_identity(const CompileRequest& request, const CompilePlan& plan)
 {
-  return {request.signature_args, plan.signature_env, plan.working_dir, plan.source,
-          plan.compiler_path,     build_tree_of(plan)};
+  return {request.signature_args, plan.signature_env,  plan.working_dir, plan.source,
+          plan.compiler_path,     build_tree_of(plan), plan.object};
 }
 
 std::string serve_doubt(const CacheHit& hit, const CompilePlan& plan)

@@ -19,7 +19,7 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 12> k_string_settings = {{
+const std::array<Setting, 15> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
@@ -31,6 +31,9 @@ const std::array<Setting, 12> k_string_settings = {{
   {"NVFRESH_CACHE_ACROSS_CHECKOUTS", "cache_across_checkouts", &Config::cache_across_checkouts},
   {"NVFRESH_CACHE_SHARED", "cache_shared", &Config::cache_shared},
   {"NVFRESH_STEP_CACHE", "step_cache", &Config::step_cache},
+  {"NVFRESH_REMOTE", "remote", &Config::remote},
+  {"NVFRESH_REMOTE_INSTANCE", "remote_instance", &Config::remote_instance},
+  {"NVFRESH_REMOTE_READ_ONLY", "remote_read_only", &Config::remote_read_only},
   {"NVFRESH_SPACE_FLOOR", "space_floor", &Config::space_floor},
 }};
 

@@ -22,6 +22,10 @@
 //                                       the user's own, or that others may write, is not used
 //   NVFRESH_STEP_CACHE     step_cache   0/false/no/off: no step cache (cicc and ptxas runs served
 //                                       from the object cache's dir; default: on with the cache)
+//   NVFRESH_REMOTE         remote       a remote cache that speaks REAPI v2: grpc://host:port, or
+//                                       grpcs://host:port with TLS (default: none)
+//   NVFRESH_REMOTE_INSTANCE remote_instance  its instance name (default "")
+//   NVFRESH_REMOTE_READ_ONLY remote_read_only  1/true/yes: look up, never upload
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -46,9 +50,12 @@ struct Config {
   std::string cache_verify;
   std::string cache_across_checkouts;
   std::string cache_shared;  // "" means not shared
-  std::string step_cache;    // "" means on (when the cache is)
-  std::string space_floor;   // "" means the default
-  std::string config_file;   // the file that was read, if any
+  std::string step_cache;  // "" means on (when the cache is)
+  std::string remote;      // "" means none
+  std::string remote_instance;
+  std::string remote_read_only;
+  std::string space_floor;  // "" means the default
+  std::string config_file;  // the file that was read, if any
 };
 
 Config load_config(const Environment& env);

@@ -100,4 +100,17 @@ bool first_time_this_build(const std::string& marker_file)
   return first;
 }
 
+bool already_this_build(const std::string& marker_file)
+{
+  const int fd = open(marker_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  const std::string id = build_invocation_id() + "\n";
+  std::array<char, 256> buffer{};
+  const ssize_t got = pread(fd, buffer.data(), buffer.size(), 0);
+  close(fd);
+  return got >= 0 && std::string_view(buffer.data(), static_cast<size_t>(got)) == id;
+}
+
 }  // namespace nvfresh

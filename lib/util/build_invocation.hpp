@@ -16,4 +16,7 @@ std::string build_invocation_id();
 // means true: say it rather than hide it).
 bool first_time_this_build(const std::string& marker_file);
 
+// Whether first_time_this_build(marker_file) was called already in this build; changes nothing.
+bool already_this_build(const std::string& marker_file);
+
 }  // namespace nvfresh

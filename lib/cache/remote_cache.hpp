@@ -1,0 +1,108 @@
+// The object cache shared through a remote cache that speaks REAPI v2 (BuildGrid, Buildbarn,
+// bazel-remote's gRPC port, ...), cache-only. The remote holds the local cache's two steps as two
+// REAPI Actions, so that another machine takes the same steps and judges them by the same rules:
+//   - the manifest Action: {Command: the compiler and the command signature's arguments (paths of
+//     the trees as tree_roots.hpp's placeholders), its environment (PATH left out, as locally) and the
+//     local manifest key, NVFRESH_MANIFEST_KEY; input root: the source; output "nvfresh.manifest";
+//     salt "<key version>/manifest"}. Its result holds the manifest (cache/manifest.hpp): the input
+//     sets seen before, from every machine that uploaded one;
+//   - the result Action: {the same Command with NVFRESH_RESULT_KEY, the local result key (every
+//     input's XXH3-128, the probes, the PATH lookups, the roots the object binds); input root:
+//     every input, at src/…, build/… or abs/<absolute path>, by SHA-256; outputs: the object and
+//     "nvfresh.entry" (the cache entry without the object and the console); stdout and stderr as
+//     blobs; salt "<key version>/result"}.
+// The input root and the Command are a real Action's: remote execution can reuse them.
+//
+// A lookup goes local first. On a local miss the remote manifest is fetched and merged into the
+// local one; an input set of it that the disk matches (the same input_check as a skip) has its
+// entry fetched and stored locally, and then served under every rule of a local entry (bound roots,
+// NVFRESH_CACHE_ACROSS_CHECKOUTS, verify-on-hit). A store uploads the result Action and the
+// manifest, unless read-only. The REAPI client is the nvfresh-remote helper beside the launcher
+// (launcher/nvfresh_remote.cpp): the launcher links no gRPC. A failure (server down, slow,
+// refusing) is an error counted, one log line per compile, one `nvfresh:` line per build, and the
+// remote is not asked again in that build; never a failed build.
+#pragma once
+
+#include "cache/cache_entry.hpp"
+#include "cache/manifest.hpp"
+#include "cache/tree_roots.hpp"
+#include "config/config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace nvfresh {
+
+struct CompileIdentity;
+
+struct RemoteSettings {
+  std::string url;  // grpc://host:port, grpcs://host:port
+  std::string instance;
+  bool read_only = false;
+  std::string helper;  // nvfresh-remote
+  int call_deadline_ms = 5000;
+  int connect_deadline_ms = 1000;
+};
+
+// The remote of a configuration, or nullopt when none is set (NVFRESH_REMOTE).
+std::optional<RemoteSettings> remote_settings(const Config& config);
+
+// The name an input has in a remote Action's input root, from its key path (tree_roots.hpp): under
+// the source root "src/a/b.h", under the build root "build/gen.h", else "abs/usr/include/stdio.h"
+// (normalized: no "." or ".." parts).
+std::string input_root_name(const std::string& key_path);
+
+// The ActionSpecs (reapi/action_builder.hpp, as JSON) of the two steps.
+nlohmann::json manifest_action(const Digest& manifest_key, const CompileIdentity& identity,
+                               const PathMap& map, std::string_view key_version);
+nlohmann::json result_action(const Digest& manifest_key, const ManifestEntry& entry,
+                             const CompileIdentity& identity, const std::string& object,
+                             const PathMap& map, std::string_view key_version);
+
+// What a fetched result has, before it is a local entry.
+struct RemoteFetch {
+  std::optional<std::string> bytes;  // nullopt: a miss
+  std::int64_t bytes_down = 0;
+};
+
+// A remote call that failed (not a miss).
+class RemoteFailure : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+class RemoteCache {
+public:
+  explicit RemoteCache(RemoteSettings settings);
+
+  const RemoteSettings& settings() const { return m_settings; }
+
+  // The remote manifest, or nullopt (a miss, or a manifest that does not parse). Throws
+  // RemoteFailure.
+  std::optional<Manifest> fetch_manifest(const nlohmann::json& action, std::int64_t& bytes_down);
+  // The entry of a result Action, object and console filled in, or nullopt (a miss). Throws
+  // RemoteFailure.
+  std::optional<CacheEntry> fetch_entry(const nlohmann::json& action,
+                                        const std::string& object_output, std::int64_t& bytes_down);
+  // Uploads the result Action with the entry, then the manifest Action with the manifest. Returns
+  // the bytes sent. Throws RemoteFailure.
+  std::int64_t publish(const nlohmann::json& result, const std::string& object_output,
+                       const CacheEntry& entry, const nlohmann::json& manifest_action,
+                       const Manifest& manifest);
+
+private:
+  // Runs the helper; its exit status (0 hit, 1 miss), throws RemoteFailure on 2 or worse.
+  int run_helper(const std::string& verb, const nlohmann::json& request, const std::string& dir,
+                 std::string* out);
+  nlohmann::json request_base() const;
+
+  RemoteSettings m_settings;
+};
+
+// The object's output path in the result Action: relative to the working directory.
+std::string object_output_path(const CompileIdentity& identity, const std::string& object,
+                               const PathMap& map);
+
+}  // namespace nvfresh

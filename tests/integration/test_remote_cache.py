@@ -1,0 +1,319 @@
+"""The object cache shared through a remote cache that speaks REAPI v2, against a real BuildGrid
+server on 127.0.0.1 (BuildGrid 0.4.4 from PyPI, in <repo>/.venv-buildgrid: scripts/install_test_tools.sh),
+with real nvcc, CMake and Ninja.
+
+Two "machines" are two local cache dirs: machine A builds and uploads; machine B, with an empty
+cache dir, builds the same checkout at the same path (a container's /workspace, CI's fixed dir)
+and is served from the server. The server runs with disk storage in the class's temp dir and is
+stopped by its PID. Without the venv the file is skipped, loudly; under CI=true that is a failure.
+"""
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import harness
+import project
+from project import Target, marked_source, markers
+from test_cache import FILE_NAMING, CacheCase, cache_stats, events
+
+BGD = harness.source_dir() / ".venv-buildgrid" / "bin" / "bgd"
+
+CONFIG = """\
+server:
+  - !channel
+    address: "127.0.0.1:{port}"
+    insecure-mode: true
+storages:
+  - !disk-storage &cas
+    path: {storage}
+caches:
+  - !lru-action-cache &ac
+    storage: *cas
+    max-cached-refs: 100000
+    allow-updates: true
+    cache-failed-actions: false
+instances:
+  - name: ""
+    services:
+      - !cas
+        storage: *cas
+      - !bytestream
+        storage: *cas
+      - !action-cache
+        cache: *ac
+"""
+# What BuildGrid 0.4.4 answers in Capabilities (max_batch_total_size_bytes): a larger blob must go
+# through ByteStream.
+BATCH_LIMIT = 4193280
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class BuildGridServer:
+    """`bgd server start` on a free loopback port, with disk storage under `work`."""
+
+    def __init__(self, work):
+        self.port = free_port()
+        self.dir = Path(work) / f"bgd-{self.port}"
+        self.dir.mkdir(parents=True)
+        (self.dir / "bgd.yml").write_text(CONFIG.format(port=self.port, storage=self.dir / "cas"))
+        self.log = open(self.dir / "bgd.log", "wb")
+        self.process = subprocess.Popen([str(BGD), "server", "start", "bgd.yml"], cwd=self.dir,
+                                        stdout=self.log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        while not port_open(self.port):  # no time limit: a server that dies ends the wait
+            if self.process.poll() is not None:
+                raise AssertionError(f"bgd exited with {self.process.returncode}:\n"
+                                     f"{(self.dir / 'bgd.log').read_text(errors='replace')}")
+            time.sleep(0.1)
+        self.url = f"grpc://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait()
+        self.log.close()
+
+
+class RemoteCase(CacheCase):
+    @classmethod
+    def setUpClass(cls):
+        if not BGD.exists():
+            harness.fail_under_ci_else_skip(
+                f"BuildGrid is not installed ({BGD}): run scripts/install_test_tools.sh; the remote "
+                "cache tests did NOT run")
+        super().setUpClass()
+        cls.server = BuildGridServer(cls.work)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        super().tearDownClass()
+
+    def machine(self, name, **extra):
+        """The environment of one machine: its own cache dir, the shared server."""
+        env = {"NVFRESH_CACHE_DIR": str(self.root / f"cache-{name}"), "NVFRESH_REMOTE": self.server.url}
+        env.update(extra)
+        return env
+
+    def fresh_tree(self, source, env):
+        """The build dir at the same path as the last one, empty: another machine's checkout."""
+        shutil.rmtree(self.root / "build", ignore_errors=True)
+        tree = self.tree(source, "build", env=env)
+        return tree
+
+    def build_output(self, tree, env):
+        result = harness.run(["cmake", "--build", str(tree.build_dir), "--parallel", "2"],
+                             env=tree.merged_env(env), check=True)
+        return result.stdout.decode(errors="replace") + result.stderr.decode(errors="replace")
+
+    def two_kernels(self):
+        # Sources of their own per test (the comment): the server is shared by the class's tests.
+        case = f"// {self.id()}"
+        files = {"a.cu": marked_source([case, '#include "value.h"'], [("a", "VALUE", "host,dev")]),
+                 "b.cu": marked_source([case], [("b", '"b1"', "host,dev")]),
+                 "include/value.h": '#define VALUE "A"\n'}
+        return self.project([Target("ka", "a.cu"), Target("kb", "b.cu")], files)
+
+
+class SharedThroughBuildGrid(RemoteCase):
+    def test_another_machine_is_served_from_the_remote(self):
+        source = self.two_kernels()
+        a = self.machine("a")
+        tree = self.fresh_tree(source, a)
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        self.assertEqual(cache_stats(a)["remote_uploads"], 2)
+
+        b = self.machine("b")
+        tree = self.fresh_tree(source, b)
+        self.assertEqual(self.build(tree), {"a.cu.o": "served", "b.cu.o": "served"})
+        stats = cache_stats(b)
+        self.assertEqual((stats["remote_hits"], stats["remote_errors"], stats["remote_uploads"]),
+                         (2, 0, 0))
+        self.assertGreater(stats["remote_bytes_down"], 0)
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"A"})
+        for name in ("a.cu.o", "b.cu.o"):
+            self.assert_same_as_uncached(tree, name, env=b)
+        # The remote hit filled machine B's local cache: a third tree of B needs no server.
+        tree = self.fresh_tree(source, dict(b, NVFRESH_REMOTE="grpc://127.0.0.1:1"))
+        self.assertEqual(self.build(tree), {"a.cu.o": "served", "b.cu.o": "served"})
+        self.assertEqual(cache_stats(b)["remote_errors"], 0)
+
+    def test_an_edited_header_is_not_served(self):
+        source = self.two_kernels()
+        tree = self.fresh_tree(source, self.machine("a"))
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        harness.write(source / "include" / "value.h", '#define VALUE "B"\n')
+        b = self.machine("b")
+        tree = self.fresh_tree(source, b)
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "served"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"B"})
+        self.assert_same_as_uncached(tree, "a.cu.o", env=b)
+
+    def test_read_only_uploads_nothing(self):
+        source = self.project([Target("kr", "r.cu")],
+                              {"r.cu": marked_source([f"// {self.id()}"], [("r", '"r1"', "host,dev")])})
+        laptop = self.machine("laptop", NVFRESH_REMOTE_READ_ONLY="1")
+        tree = self.fresh_tree(source, laptop)
+        self.assertEqual(self.build(tree), {"r.cu.o": "compiled"})
+        stats = cache_stats(laptop)
+        self.assertEqual((stats["remote_uploads"], stats["remote_bytes_up"], stats["remote_misses"]),
+                         (0, 0, 1))
+        other = self.machine("other")
+        tree = self.fresh_tree(source, other)
+        self.assertEqual(self.build(tree), {"r.cu.o": "compiled"})
+        self.assertEqual(cache_stats(other)["remote_hits"], 0)
+
+    def test_a_large_object_goes_through_bytestream(self):
+        blob = self.root / "src" / "payload.bin"
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(os.urandom(BATCH_LIMIT + (1 << 20)))
+        big = ('__asm__(".section .rodata.nvfresh_payload,\\"a\\"\\n.incbin \\"' + str(blob) +
+               '\\"\\n.text");\n')
+        source = self.project([Target("kl", "l.cu")],
+                              {"l.cu": marked_source([big], [("l", '"l1"', "host,dev")])})
+        tree = self.fresh_tree(source, self.machine("a"))
+        self.assertEqual(self.build(tree), {"l.cu.o": "compiled"})
+        original = tree.object("l.cu.o").read_bytes()
+        self.assertGreater(len(original), BATCH_LIMIT)
+        b = self.machine("b")
+        tree = self.fresh_tree(source, b)
+        self.assertEqual(self.build(tree), {"l.cu.o": "served"})
+        self.assertEqual(tree.object("l.cu.o").read_bytes(), original)
+        self.assertGreater(cache_stats(b)["remote_bytes_down"], BATCH_LIMIT)
+
+
+class VanishedBlob(RemoteCase):
+    def test_an_object_gone_from_the_server_is_a_miss(self):
+        source = self.project([Target("kv", "v.cu")],
+                              {"v.cu": marked_source([f"// {self.id()}"], [("v", '"v1"', "host,dev")])})
+        tree = self.fresh_tree(source, self.machine("a"))
+        self.assertEqual(self.build(tree), {"v.cu.o": "compiled"})
+        digest = hashlib.sha256(tree.object("v.cu.o").read_bytes()).hexdigest()
+        stored = [p for p in (self.server.dir / "cas").rglob("*")
+                  if p.is_file() and str(p).replace("/", "").endswith(digest)]
+        self.assertEqual(len(stored), 1, f"the object's blob {digest} in BuildGrid's disk storage")
+        stored[0].unlink()
+        b = self.machine("b")
+        tree = self.fresh_tree(source, b)
+        self.assertEqual(self.build(tree), {"v.cu.o": "compiled"})
+        stats = cache_stats(b)
+        self.assertEqual((stats["remote_hits"], stats["remote_misses"], stats["remote_errors"]),
+                         (0, 1, 0))
+
+
+class AnotherCheckout(RemoteCase):
+    def test_an_object_naming_another_checkout_only_with_the_setting(self):
+        files = {"host.cu": f"// {self.id()}\n" + FILE_NAMING["host.cu"]}
+        first = self.project([Target("host", "host.cu")], files, "src-a")
+        tree = self.tree(first, "build-a", env=self.machine("a"))
+        self.assertEqual(self.build(tree), {"host.cu.o": "compiled"})
+        self.assertIn(str(first / "host.cu").encode(), tree.object("host.cu.o").read_bytes())
+
+        second = shutil.copytree(first, self.root / "src-b")
+        b = self.machine("b")
+        tree = self.tree(second, "build-b", env=b)
+        self.assertEqual(self.build(tree), {"host.cu.o": "compiled"},
+                         "an object naming the other checkout is not what this tree's compile gives")
+        self.assertNotIn(str(first).encode(), tree.object("host.cu.o").read_bytes())
+        self.assertEqual(cache_stats(b)["remote_hits"], 0)
+
+        third = shutil.copytree(first, self.root / "src-c")
+        c = self.machine("c", NVFRESH_CACHE_ACROSS_CHECKOUTS="1", NVFRESH_REMOTE_READ_ONLY="1")
+        tree = self.tree(third, "build-c", env=c)
+        self.assertEqual(self.build(tree), {"host.cu.o": "served"})
+        self.assertEqual(cache_stats(c)["remote_hits"], 1)
+        explained = tree.explain(str(tree.object("host.cu.o"))).stdout.decode()
+        # B uploaded its own entry with A's: the newest that matches is served, A's or B's.
+        self.assertRegex(explained, f"served from another checkout: names ({first}|{second})")
+
+
+class ServerDown(RemoteCase):
+    def test_a_server_that_is_not_running_costs_one_line(self):
+        source = self.two_kernels()
+        down = self.machine("down", NVFRESH_REMOTE=f"grpc://127.0.0.1:{free_port()}")
+        tree = self.fresh_tree(source, down)
+        before = len(events(tree.build_dir))
+        output = self.build_output(tree, down)
+        lines = [line for line in output.splitlines() if line.startswith("nvfresh:")]
+        self.assertEqual(len(lines), 1, output)
+        self.assertIn("the remote cache grpc://127.0.0.1:", lines[0])
+        self.assertEqual({name: kind for kind, _, name, _ in events(tree.build_dir)[before:]},
+                         {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        stats = cache_stats(down)
+        # -j2: both compiles may find the server down before either has said so; neither uploads.
+        self.assertIn(stats["remote_errors"], (1, 2))
+        self.assertEqual((stats["remote_uploads"], stats["stores"]), (0, 2))
+
+    def test_a_server_that_never_answers_costs_one_line(self):
+        # A listener that accepts connections and says nothing: gRPC's handshake never completes,
+        # so only the connect deadline ends the wait.
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        held = []
+        stop = threading.Event()
+
+        def accept():
+            listener.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    held.append(listener.accept()[0])
+                except OSError:
+                    pass
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        try:
+            source = self.project([Target("ks", "s.cu")],
+                                  {"s.cu": marked_source([f"// {self.id()}"], [("s", '"s1"', "host")])})
+            silent = self.machine("silent",
+                                  NVFRESH_REMOTE=f"grpc://127.0.0.1:{listener.getsockname()[1]}")
+            tree = self.fresh_tree(source, silent)
+            output = self.build_output(tree, silent)
+            self.assertEqual(kinds_of(tree), {"s.cu.o": "compiled"})
+            lines = [line for line in output.splitlines() if line.startswith("nvfresh:")]
+            self.assertEqual(len(lines), 1, output)
+            self.assertIn("cannot connect", lines[0])
+        finally:
+            stop.set()
+            thread.join()
+            for connection in held:
+                connection.close()
+            listener.close()
+
+    def test_a_server_killed_after_the_upload_is_a_local_compile(self):
+        source = self.project([Target("kk", "k.cu")],
+                              {"k.cu": marked_source([f"// {self.id()}"], [("k", '"k1"', "host,dev")])})
+        server = BuildGridServer(self.root)
+        env = {"NVFRESH_CACHE_DIR": str(self.root / "cache-a"), "NVFRESH_REMOTE": server.url}
+        tree = self.fresh_tree(source, env)
+        self.assertEqual(self.build(tree), {"k.cu.o": "compiled"})
+        server.stop()
+        env_b = dict(env, NVFRESH_CACHE_DIR=str(self.root / "cache-b"))
+        tree = self.fresh_tree(source, env_b)
+        output = self.build_output(tree, env_b)
+        self.assertEqual(kinds_of(tree), {"k.cu.o": "compiled"})
+        self.assertEqual(sum(line.startswith("nvfresh:") for line in output.splitlines()), 1, output)
+
+
+def kinds_of(tree):
+    return {name: kind for kind, _, name, _ in events(tree.build_dir)}
+
+
+if __name__ == "__main__":
+    harness.main()

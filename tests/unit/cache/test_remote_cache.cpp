@@ -1,0 +1,100 @@
+#include "cache/object_cache.hpp"
+#include "cache/remote_cache.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+namespace {
+
+const std::string k_source = "\x02SOURCE\x03";
+const std::string k_build = "\x02"
+                            "BUILD\x03";
+
+PathMap tree_map()
+{
+  return PathMap(TreeRoots{"/ck/build", "/ck", "", ""});
+}
+
+CompileIdentity identity()
+{
+  return {{"-c", "/ck/k.cu", "-I/ck/include"},
+          {{"NVCC_APPEND_FLAGS", "-I/ck/extra"}, {"PATH", "/usr/bin"}},
+          "/ck/build",
+          "/ck/k.cu",
+          "/usr/local/cuda/bin/nvcc",
+          "/ck/build",
+          "/ck/build/CMakeFiles/k.dir/k.cu.o"};
+}
+
+}  // namespace
+
+TEST_CASE("inputs are named in the input root by the root they are under")
+{
+  CHECK(input_root_name(k_source + "/a/b.h") == "src/a/b.h");
+  CHECK(input_root_name(k_build + "/gen.h") == "build/gen.h");
+  CHECK(input_root_name(k_build) == "build");
+  CHECK(input_root_name("/usr/include/stdio.h") == "abs/usr/include/stdio.h");
+  CHECK(input_root_name("/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/vector") ==
+        "abs/usr/include/c++/12/vector");
+  CHECK(input_root_name(k_source + "/a/./b/../c.h") == "src/a/c.h");
+}
+
+TEST_CASE("the object is an output relative to the working directory")
+{
+  const PathMap map = tree_map();
+  CHECK(object_output_path(identity(), "/ck/build/CMakeFiles/k.dir/k.cu.o", map) ==
+        "CMakeFiles/k.dir/k.cu.o");
+  CHECK(object_output_path(identity(), "/elsewhere/k.o", map) == "../abs/elsewhere/k.o");
+}
+
+TEST_CASE("the manifest Action is bound to the local manifest key, with the tree roots left out")
+{
+  const PathMap map = tree_map();
+  const Digest key = hash_bytes("manifest");
+  const auto action = manifest_action(key, identity(), map, k_cache_key_version);
+  CHECK(action["salt"] == "nvfresh-cache-1/manifest");
+  CHECK(action["environment"]["NVFRESH_MANIFEST_KEY"] == key.to_hex());
+  CHECK(action["environment"]["NVCC_APPEND_FLAGS"] == "-I" + k_source + "/extra");
+  CHECK(!action["environment"].contains("PATH"));  // judged by what it resolves, as locally
+  CHECK(action["arguments"][0] == "/usr/local/cuda/bin/nvcc");
+  CHECK(action["arguments"][2] == k_source + "/k.cu");
+  CHECK(action["working_directory"] == "build");
+  CHECK(action["input_files"]["src/k.cu"] == "/ck/k.cu");
+  CHECK(action["output_paths"] == nlohmann::json::array({"nvfresh.manifest"}));
+}
+
+TEST_CASE("the result Action names every input of the entry and its result key")
+{
+  const PathMap map = tree_map();
+  ManifestEntry entry;
+  entry.result = hash_bytes("result");
+  entry.inputs = {{k_source + "/k.cu", hash_bytes("k"), "source", "-"},
+                  {k_build + "/gen.h", hash_bytes("g"), "header", "-"},
+                  {"/usr/local/cuda/bin/cicc", hash_bytes("c"), "tool", "-"}};
+  const Digest key = hash_bytes("manifest");
+  const CompileIdentity id = identity();
+  const auto action = result_action(key, entry, id, id.object, map, k_cache_key_version);
+  CHECK(action["salt"] == "nvfresh-cache-1/result");
+  CHECK(action["environment"]["NVFRESH_RESULT_KEY"] == entry.result.to_hex());
+  CHECK(action["environment"]["NVFRESH_MANIFEST_KEY"] == key.to_hex());
+  CHECK(action["input_files"]["src/k.cu"] == "/ck/k.cu");
+  CHECK(action["input_files"]["build/gen.h"] == "/ck/build/gen.h");
+  CHECK(action["input_files"]["abs/usr/local/cuda/bin/cicc"] == "/usr/local/cuda/bin/cicc");
+  CHECK(action["output_paths"] ==
+        nlohmann::json::array({"CMakeFiles/k.dir/k.cu.o", "nvfresh.entry"}));
+}
+
+TEST_CASE("a remote is set by NVFRESH_REMOTE, read-only by NVFRESH_REMOTE_READ_ONLY")
+{
+  Config config;
+  CHECK(!remote_settings(config));
+  config.remote = "grpc://127.0.0.1:50051";
+  config.remote_instance = "main";
+  config.remote_read_only = "1";
+  const auto settings = remote_settings(config);
+  REQUIRE(settings);
+  CHECK(settings->url == "grpc://127.0.0.1:50051");
+  CHECK(settings->instance == "main");
+  CHECK(settings->read_only);
+}
