@@ -5,7 +5,8 @@
 //   nvfresh-remote put <request.json>   uploads Actions with their results
 //
 // request := {"remote": "grpc://host:port", "instance": "", "call_deadline_ms": 5000,
-//             "connect_deadline_ms": 1000, "get": spec, "out_dir": dir}            (get)
+//             "connect_deadline_ms": 1000, "digest_cache": file,
+//             "get": spec, "out_dir": dir}                                         (get)
 //          | {..., "put": [{"action": spec, "outputs": {path: file},
 //                           "stdout": file, "stderr": file}]}                      (put)
 // spec is reapi/action_builder.hpp's ActionSpec as JSON. A hit writes <out_dir>/result.json:
@@ -20,6 +21,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -59,9 +61,20 @@ RemoteClient connect(const nlohmann::json& request)
   return RemoteClient(parse_endpoint(request.at("remote").get<std::string>()), options);
 }
 
+std::optional<DigestCache> digest_cache(const nlohmann::json& request)
+{
+  const std::string file = request.value("digest_cache", std::string());
+  return file.empty() ? std::nullopt : std::optional<DigestCache>(std::in_place, file);
+}
+
 int get(const nlohmann::json& request)
 {
-  const BuiltAction action = build_action(parse_action_spec(request.at("get")));
+  auto digests = digest_cache(request);
+  const BuiltAction action =
+    build_action(parse_action_spec(request.at("get")), digests ? &*digests : nullptr);
+  if (digests) {
+    digests->save();
+  }
   const std::string out_dir = request.at("out_dir").get<std::string>();
   RemoteClient client = connect(request);
   auto result = client.get_action_result(action.action_digest);
@@ -107,8 +120,10 @@ int put(const nlohmann::json& request)
   };
   std::vector<Upload> uploads;
   std::map<BlobDigest, std::string> blobs;
+  auto digests = digest_cache(request);
   for (const auto& item : request.at("put")) {
-    Upload upload{build_action(parse_action_spec(item.at("action"))), {}};
+    Upload upload{build_action(parse_action_spec(item.at("action")), digests ? &*digests : nullptr),
+                  {}};
     blobs.insert(upload.action.blobs.begin(), upload.action.blobs.end());
     auto add_file = [&](const std::string& file) {
       std::string bytes = read_whole(file);
@@ -122,6 +137,9 @@ int put(const nlohmann::json& request)
     upload.result.stdout_digest = add_file(item.at("stdout").get<std::string>());
     upload.result.stderr_digest = add_file(item.at("stderr").get<std::string>());
     uploads.push_back(std::move(upload));
+  }
+  if (digests) {
+    digests->save();
   }
   RemoteClient client = connect(request);
   const std::int64_t sent = client.write_blobs(blobs);

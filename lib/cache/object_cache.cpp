@@ -481,6 +481,9 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries,
 
 void ObjectCache::use_remote(RemoteSettings settings, std::string failure_marker)
 {
+  if (settings.digest_cache.empty() && m_store.refusal().empty()) {
+    settings.digest_cache = m_store.root() + "/sha256-cache";
+  }
   m_remote.emplace(std::move(settings));
   m_remote_failure_marker = std::move(failure_marker);
 }

@@ -193,7 +193,8 @@ nlohmann::json RemoteCache::request_base() const
   return {{"remote", m_settings.url},
           {"instance", m_settings.instance},
           {"call_deadline_ms", m_settings.call_deadline_ms},
-          {"connect_deadline_ms", m_settings.connect_deadline_ms}};
+          {"connect_deadline_ms", m_settings.connect_deadline_ms},
+          {"digest_cache", m_settings.digest_cache}};
 }
 
 int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& request,

@@ -41,7 +41,8 @@ struct RemoteSettings {
   std::string url;  // grpc://host:port, grpcs://host:port
   std::string instance;
   bool read_only = false;
-  std::string helper;  // nvfresh-remote
+  std::string helper;        // nvfresh-remote
+  std::string digest_cache;  // the helper's SHA-256 cache of large inputs ("" none)
   int call_deadline_ms = 5000;
   int connect_deadline_ms = 1000;
 };

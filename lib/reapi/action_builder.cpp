@@ -117,7 +117,7 @@ nlohmann::json action_spec_json(const ActionSpec& spec)
           {"input_blobs", spec.input_blobs}};
 }
 
-BuiltAction build_action(const ActionSpec& spec)
+BuiltAction build_action(const ActionSpec& spec, DigestCache* digests)
 {
   if (spec.arguments.empty()) {
     throw std::runtime_error("an action needs at least one argument");
@@ -125,7 +125,7 @@ BuiltAction build_action(const ActionSpec& spec)
   BuiltAction built;
   TreeNode root;
   for (const auto& [path, file] : spec.input_files) {
-    insert(root, path, digest_of_file(file));
+    insert(root, path, digests != nullptr ? digests->digest_of_file(file) : digest_of_file(file));
   }
   for (const auto& [path, bytes] : spec.input_blobs) {
     insert(root, path, add_blob(built, bytes));

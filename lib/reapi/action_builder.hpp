@@ -44,6 +44,7 @@ struct BuiltAction {
 
 // Throws std::runtime_error on a path that is absolute, empty, has "." or ".." components, or is
 // both a file and a directory, and when an input file cannot be read.
-BuiltAction build_action(const ActionSpec& spec);
+// `digests`: where the input files' SHA-256 may come from (nullptr: each file is read).
+BuiltAction build_action(const ActionSpec& spec, DigestCache* digests = nullptr);
 
 }  // namespace nvfresh::reapi

@@ -5,10 +5,15 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nvfresh::reapi {
@@ -84,6 +89,86 @@ BlobDigest digest_of_file(const std::string& path)
   }
   ::close(fd);
   return {sha.hex(), size};
+}
+
+DigestCache::DigestCache(std::string file) : m_file(std::move(file))
+{
+  std::ifstream in(m_file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string path;
+    Entry entry;
+    if (std::getline(fields, path, '\t') &&
+        (fields >> entry.stamp.device >> entry.stamp.inode >> entry.stamp.size >>
+         entry.stamp.mtime_ns >> entry.stamp.ctime_ns >> entry.hash) &&
+        entry.hash.size() == 64) {
+      m_entries[path] = std::move(entry);
+    }
+  }
+}
+
+bool DigestCache::stamp_of(const std::string& path, Stamp& stamp)
+{
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return false;
+  }
+  constexpr std::int64_t k_ns = 1'000'000'000;
+  stamp = {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
+           static_cast<std::int64_t>(info.st_size),
+           info.st_mtim.tv_sec * k_ns + info.st_mtim.tv_nsec,
+           info.st_ctim.tv_sec * k_ns + info.st_ctim.tv_nsec};
+  return true;
+}
+
+BlobDigest DigestCache::digest_of_file(const std::string& path)
+{
+  Stamp before;
+  if (!stamp_of(path, before) || before.size < k_min_size) {
+    return reapi::digest_of_file(path);
+  }
+  auto found = m_entries.find(path);
+  if (found != m_entries.end() && found->second.stamp == before) {
+    return {found->second.hash, before.size};
+  }
+  BlobDigest digest = reapi::digest_of_file(path);
+  Stamp after;
+  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  if (stamp_of(path, after) && after == before && digest.size == before.size &&
+      before.mtime_ns < now_ns - 1'000'000'000 && before.ctime_ns < now_ns - 1'000'000'000) {
+    m_entries[path] = {before, digest.hash};
+    m_changed = true;
+  }
+  return digest;
+}
+
+void DigestCache::save() const
+{
+  if (!m_changed || m_file.empty()) {
+    return;
+  }
+  const std::string temporary = m_file + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    for (const auto& [path, entry] : m_entries) {
+      if (path.find_first_of("\t\n") != std::string::npos) {
+        continue;
+      }
+      out << path << '\t' << entry.stamp.device << '\t' << entry.stamp.inode << '\t'
+          << entry.stamp.size << '\t' << entry.stamp.mtime_ns << '\t' << entry.stamp.ctime_ns
+          << '\t' << entry.hash << '\n';
+    }
+    if (!out.flush()) {
+      std::remove(temporary.c_str());
+      return;
+    }
+  }
+  if (std::rename(temporary.c_str(), m_file.c_str()) != 0) {
+    std::remove(temporary.c_str());
+  }
 }
 
 }  // namespace nvfresh::reapi

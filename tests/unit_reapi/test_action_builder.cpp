@@ -2,6 +2,12 @@
 
 #include "temp_dir.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
 #include <build/bazel/remote/execution/v2/remote_execution.pb.h>
 #include <catch2/catch.hpp>
 
@@ -147,4 +153,38 @@ TEST_CASE("an action spec survives its JSON")
   const ActionSpec back = parse_action_spec(action_spec_json(spec));
   CHECK(build_action(back).action_digest == build_action(spec).action_digest);
   CHECK_THROWS_AS(parse_action_spec(nlohmann::json::object()), std::runtime_error);
+}
+
+TEST_CASE("the SHA-256 cache keeps large files by their stat, and only settled ones")
+{
+  test::TempDir dir;
+  const std::string big(static_cast<size_t>(DigestCache::k_min_size) + 1, 'x');
+  const std::string file = dir.write("tool", big);
+  const std::string cache_file = dir.path("sha256-cache");
+  {
+    DigestCache fresh(cache_file);
+    CHECK(fresh.digest_of_file(file) == digest_of(big));
+    fresh.save();
+    CHECK(!std::filesystem::exists(cache_file));  // modified just now: not kept
+  }
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(file, old);
+  ::sleep(2);  // its ctime (now) must be more than a second old too
+
+  {
+    DigestCache settled(cache_file);
+    CHECK(settled.digest_of_file(file) == digest_of(big));
+    settled.save();
+  }
+  CHECK(std::filesystem::exists(cache_file));
+  std::ifstream in(cache_file);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  CHECK(line.rfind(file + "\t", 0) == 0);
+  CHECK(line.substr(line.size() - 64) == digest_of(big).hash);
+  // Changed content (size and stamp): hashed again, never the kept digest.
+  const std::string edited = big + "y";
+  dir.write("tool", edited);
+  DigestCache again(cache_file);
+  CHECK(again.digest_of_file(file) == digest_of(edited));
 }
