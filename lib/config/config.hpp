@@ -50,8 +50,8 @@ struct Config {
   std::string cache_verify;
   std::string cache_across_checkouts;
   std::string cache_shared;  // "" means not shared
-  std::string step_cache;  // "" means on (when the cache is)
-  std::string remote;      // "" means none
+  std::string step_cache;    // "" means on (when the cache is)
+  std::string remote;        // "" means none
   std::string remote_instance;
   std::string remote_read_only;
   std::string space_floor;  // "" means the default
