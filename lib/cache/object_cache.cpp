@@ -424,10 +424,9 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   return std::nullopt;
 }
 
-std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries,
-                                            const Digest& key, const PathMap& map,
-                                            FileHasher& hasher, const SearchPath& path,
-                                            RemoteLookup* fetch)
+std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, const Digest& key,
+                                            const PathMap& map, FileHasher& hasher,
+                                            const SearchPath& path, RemoteLookup* fetch)
 {
   std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
   for (auto& entry : entries) {
