@@ -250,18 +250,25 @@ def write_file_tree(src, tus):
 
 def compile_edges(build):
     """(count, summed ms) of the CUDA compile edges in a Ninja tree's .ninja_log, and the summed ms
-    of every other edge (links, nvfresh's sync): what a tree's build spends beside its hits."""
-    count, compiles, others = 0, 0, 0
+    of every other edge (links, nvfresh's sync): what a tree's build spends beside its hits. The
+    log has a line per output (nvfresh's sync edge has one per stamp) and appends each build's:
+    the last line of each output counts, and an edge's outputs count once."""
+    last = {}
     log = build / ".ninja_log"
     for line in (log.read_text().splitlines() if log.exists() else []):
         fields = line.split("\t")
         if len(fields) != 5 or line.startswith("#"):
             continue
-        ms = int(fields[1]) - int(fields[0])
-        if fields[3].endswith(".cu.o"):
-            count, compiles = count + 1, compiles + ms
+        last[fields[3]] = (int(fields[0]), int(fields[1]), fields[4])
+    edges = {}
+    for output, edge in last.items():
+        edges.setdefault(edge, []).append(output)
+    count, compiles, others = 0, 0, 0
+    for (start, end, _), outputs in edges.items():
+        if any(o.endswith(".cu.o") for o in outputs):
+            count, compiles = count + 1, compiles + end - start
         else:
-            others += ms
+            others += end - start
     return count, compiles, others
 
 
