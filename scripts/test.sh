@@ -44,7 +44,7 @@ ctest_args=("$@")
 # nvfresh's parsers (command line, depfiles, traces, records, link records) and its compile, check,
 # prove and passthrough paths on real nvcc, about 3 minutes of CPU under ASan. The long scenario
 # tests (staleness, skip, faults, CUTLASS, other nvcc versions) run in the suite stage only.
-k_sanitize_tests='^unit:|^integration: test_(passthrough|depfile_roundtrip|future_mtime|pytorch_style|trace_real_nvcc|prove|compiler_caches|staleness_paths|check_reasons)$'
+k_sanitize_tests='^unit:|^integration: test_(passthrough|depfile_roundtrip|future_mtime|pytorch_style|trace_real_nvcc|prove|compiler_caches|staleness_paths|check_reasons|step_cache)\.'
 
 "$repo/scripts/install_deps.sh"
 if [ -x "$repo/scripts/install_test_tools.sh" ]; then
