@@ -19,7 +19,7 @@
 
 using namespace nvfresh;
 
-TEST_CASE("the record root is found from the build tree", "[record_store]")
+TEST_CASE("the record root is found from the build tree", "[record_root]")
 {
   test::TempDir dir;
   dir.write("build/CMakeCache.txt", "");
@@ -31,7 +31,7 @@ TEST_CASE("the record root is found from the build tree", "[record_store]")
   REQUIRE(record_root_of_build_dir("", dir.path("build")) == dir.path("build/.nvfresh"));
 }
 
-TEST_CASE("record files are keyed by the canonical object path", "[record_store]")
+TEST_CASE("record files are keyed by the canonical object path", "[record_root]")
 {
   test::TempDir dir;
   std::filesystem::create_directories(dir.path("real/obj"));
@@ -45,7 +45,7 @@ TEST_CASE("record files are keyed by the canonical object path", "[record_store]
   REQUIRE(record_file_for("/state", "/x/a.o") != record_file_for("/state", "/y/a.o"));
 }
 
-TEST_CASE("records are saved, listed, loaded and removed", "[record_store]")
+TEST_CASE("records are saved, listed, loaded and removed", "[record_root]")
 {
   test::TempDir dir;
   Record record;
@@ -62,7 +62,7 @@ TEST_CASE("records are saved, listed, loaded and removed", "[record_store]")
 }
 
 TEST_CASE("records are stored compressed; plain-text records of earlier versions still load",
-          "[record_store]")
+          "[record_root]")
 {
   test::TempDir dir;
   Record record;
@@ -86,7 +86,7 @@ TEST_CASE("records are stored compressed; plain-text records of earlier versions
   CHECK(load_record(file).record->object == "/build/big.o");
 }
 
-TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record_store]")
+TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record_root]")
 {
   test::TempDir dir;
   Record record;
@@ -103,7 +103,7 @@ TEST_CASE("a truncated compressed record is unreadable, with a reason", "[record
 }
 
 TEST_CASE("a torn record still names its object through its head; a forged head names nothing",
-          "[record_store]")
+          "[record_root]")
 {
   test::TempDir dir;
   Record record;
@@ -131,7 +131,7 @@ TEST_CASE("a torn record still names its object through its head; a forged head 
 }
 
 TEST_CASE("a record that is a FIFO, a directory or a dangling link is unreadable, never read",
-          "[record_store]")
+          "[record_root]")
 {
   test::TempDir dir;
   const std::string file = dir.path("r.rec");
@@ -146,7 +146,7 @@ TEST_CASE("a record that is a FIFO, a directory or a dangling link is unreadable
   CHECK(load_record(dir.path("absent.rec")).error == "missing");
 }
 
-TEST_CASE("a skip's note changes the output stamp and the history, nothing else", "[record_store]")
+TEST_CASE("a skip's note changes the output stamp and the history, nothing else", "[record_root]")
 {
   test::TempDir dir;
   Record record;
@@ -204,7 +204,7 @@ TEST_CASE("a skip's note changes the output stamp and the history, nothing else"
 }
 
 TEST_CASE("a skip's note is written over the old one, in the file it was loaded from",
-          "[record_store]")
+          "[record_root]")
 {
   test::TempDir dir;
   Record record;
@@ -358,7 +358,7 @@ size_t zstd_frames_of(const std::string& stored)
 }  // namespace
 
 TEST_CASE("a big record is several zstd frames, read whole by zstd and on threads by nvfresh",
-          "[record_store]")
+          "[record_root]")
 {
   test::TempDir dir;
   const Record record = big_record();
@@ -420,7 +420,7 @@ TEST_CASE("a big record is several zstd frames, read whole by zstd and on thread
 }
 
 TEST_CASE("a record file holds its image after the text, read in place of the text",
-          "[record_store]")
+          "[record_root]")
 {
   test::TempDir dir;
   const Record record = big_record();
