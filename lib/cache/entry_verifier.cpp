@@ -3,6 +3,7 @@
 #include "digest/object_digest.hpp"
 #include "util/file_io.hpp"
 #include "util/process.hpp"
+#include "util/scratch_dir.hpp"
 
 #include <fmt/format.h>
 
@@ -30,17 +31,6 @@ constexpr std::array<OutputOption, 4> k_output_options = {{
   {"-MF", false},
   {"--dependency-output", false},
 }};
-
-std::string make_scratch_dir(const std::string& root)
-{
-  std::error_code ignored;
-  fs::create_directories(root, ignored);
-  std::string pattern = root + "/verify.XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot make a scratch directory under {}", root));
-  }
-  return pattern;
-}
 
 }  // namespace
 
@@ -117,7 +107,9 @@ EntryVerification verify_entry(const CacheEntry& entry, const std::string& scrat
   }
   std::string scratch;
   try {
-    scratch = make_scratch_dir(scratch_root);
+    std::error_code ignored;
+    fs::create_directories(scratch_root, ignored);
+    scratch = make_scratch_dir(scratch_root, "verify.");
     const std::string object = scratch + "/object.o";
     auto command = redirect_outputs(entry.origin_command, object, scratch + "/object.d");
     Environment env = entry.origin_env;

@@ -5,6 +5,7 @@
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
+#include "util/scratch_dir.hpp"
 
 #include <fmt/format.h>
 
@@ -64,31 +65,6 @@ nlohmann::json common_arguments(const CompileIdentity& identity, const PathMap& 
   }
   return arguments;
 }
-
-// A scratch directory for the helper's files, removed with the object.
-class ScratchDir {
-public:
-  ScratchDir()
-  {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = fmt::format("{}/nvfresh-remote-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw RemoteFailure(fmt::format("cannot make a scratch directory {}", pattern));
-    }
-    m_path = pattern;
-  }
-  ~ScratchDir()
-  {
-    std::error_code ignored;
-    fs::remove_all(m_path, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return m_path; }
-
-private:
-  std::string m_path;
-};
 
 std::string read_output(const nlohmann::json& result, std::string_view path)
 {
@@ -236,21 +212,31 @@ int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& reque
                                   : why);
 }
 
+std::optional<nlohmann::json> RemoteCache::get_result(const nlohmann::json& action,
+                                                      const std::string& dir,
+                                                      std::int64_t& bytes_down)
+{
+  nlohmann::json request = request_base();
+  request["get"] = action;
+  request["out_dir"] = dir;
+  if (run_helper("get", request, dir, nullptr) == k_helper_miss) {
+    return std::nullopt;
+  }
+  auto result = nlohmann::json::parse(try_read_file(dir + "/result.json", 1 << 20).value_or("{}"));
+  bytes_down += result.value("bytes", std::int64_t{0});
+  return result;
+}
+
 std::optional<Manifest> RemoteCache::fetch_manifest(const nlohmann::json& action,
                                                     std::int64_t& bytes_down)
 {
-  ScratchDir dir;
-  nlohmann::json request = request_base();
-  request["get"] = action;
-  request["out_dir"] = dir.path();
-  if (run_helper("get", request, dir.path(), nullptr) == k_helper_miss) {
+  ScratchDir dir("nvfresh-remote-");
+  const auto result = get_result(action, dir.path(), bytes_down);
+  if (!result) {
     return std::nullopt;
   }
-  const auto result =
-    nlohmann::json::parse(try_read_file(dir.path() + "/result.json", 1 << 20).value_or("{}"));
-  bytes_down += result.value("bytes", std::int64_t{0});
   std::string error;
-  auto manifest = parse_manifest(read_output(result, k_manifest_output), &error);
+  auto manifest = parse_manifest(read_output(*result, k_manifest_output), &error);
   if (!manifest) {
     log::info("remote: the remote manifest does not parse ({}): a miss", error);
   }
@@ -261,29 +247,24 @@ std::optional<CacheEntry> RemoteCache::fetch_entry(const nlohmann::json& action,
                                                    const std::string& object_output,
                                                    std::int64_t& bytes_down)
 {
-  ScratchDir dir;
-  nlohmann::json request = request_base();
-  request["get"] = action;
-  request["out_dir"] = dir.path();
-  if (run_helper("get", request, dir.path(), nullptr) == k_helper_miss) {
+  ScratchDir dir("nvfresh-remote-");
+  const auto result = get_result(action, dir.path(), bytes_down);
+  if (!result) {
     return std::nullopt;
   }
-  const auto result =
-    nlohmann::json::parse(try_read_file(dir.path() + "/result.json", 1 << 20).value_or("{}"));
-  bytes_down += result.value("bytes", std::int64_t{0});
   std::string error;
-  auto entry = parse_cache_entry(read_output(result, k_entry_output), &error);
+  auto entry = parse_cache_entry(read_output(*result, k_entry_output), &error);
   if (!entry) {
     log::info("remote: the remote entry does not parse ({}): a miss", error);
     return std::nullopt;
   }
-  entry->object = read_output(result, object_output);
+  entry->object = read_output(*result, object_output);
   if (hash_bytes(entry->object) != entry->object_digest) {
     log::info("remote: the remote object is not the one its entry names: a miss");
     return std::nullopt;
   }
-  entry->console_out = try_read_file(result.at("stdout").get<std::string>(), 1 << 30).value_or("");
-  entry->console_err = try_read_file(result.at("stderr").get<std::string>(), 1 << 30).value_or("");
+  entry->console_out = try_read_file(result->at("stdout").get<std::string>(), 1 << 30).value_or("");
+  entry->console_err = try_read_file(result->at("stderr").get<std::string>(), 1 << 30).value_or("");
   return entry;
 }
 
@@ -291,7 +272,7 @@ std::int64_t RemoteCache::publish(const nlohmann::json& result, const std::strin
                                   const CacheEntry& entry, const nlohmann::json& manifest_action,
                                   const Manifest& manifest)
 {
-  ScratchDir dir;
+  ScratchDir dir("nvfresh-remote-");
   const std::string object_file = dir.path() + "/object";
   const std::string entry_file = dir.path() + "/entry";
   const std::string stdout_file = dir.path() + "/stdout";

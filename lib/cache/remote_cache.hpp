@@ -98,6 +98,10 @@ private:
   int run_helper(const std::string& verb, const nlohmann::json& request, const std::string& dir,
                  std::string* out);
   nlohmann::json request_base() const;
+  // The helper's "get" of `action` into `dir`: its result.json (the outputs' files, "bytes"
+  // fetched, added to bytes_down), or nullopt when the remote has no such result.
+  std::optional<nlohmann::json> get_result(const nlohmann::json& action, const std::string& dir,
+                                           std::int64_t& bytes_down);
 
   RemoteSettings m_settings;
 };

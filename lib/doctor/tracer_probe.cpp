@@ -3,6 +3,7 @@
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"
 #include "util/process.hpp"
+#include "util/scratch_dir.hpp"
 
 #include <fmt/format.h>
 
@@ -20,15 +21,6 @@ namespace fs = std::filesystem;
 constexpr std::string_view k_probe_source =
   "__global__ void nvfresh_doctor_probe(int* p) { *p = 1; }\n";
 constexpr size_t k_error_excerpt = 300;
-
-std::string make_scratch_dir(const std::string& parent)
-{
-  std::string pattern = fmt::format("{}/nvfresh-doctor.XXXXXX", parent.empty() ? "/tmp" : parent);
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot make a scratch directory under {}", parent));
-  }
-  return pattern;
-}
 
 // The first lines of what the probe printed, on one line.
 std::string excerpt(const std::string& file)
@@ -126,7 +118,8 @@ SetupCheck judge_probe_record(const Record& record, const std::string& toolchain
 
 SetupCheck run_tracer_probe(const TracerProbe& probe)
 {
-  std::string dir = make_scratch_dir(probe.scratch_parent);
+  std::string dir = make_scratch_dir(probe.scratch_parent.empty() ? "/tmp" : probe.scratch_parent,
+                                     "nvfresh-doctor.");
   SetupCheck check;
   try {
     check = compile_and_judge(probe, dir);

@@ -8,6 +8,7 @@
 #include "repro/repro_report.hpp"
 #include "repro/run_artifacts.hpp"
 #include "util/file_io.hpp"
+#include "util/scratch_dir.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -589,30 +590,6 @@ int exit_code_of(const std::vector<RunRecord>& runs, const std::vector<Variant>&
   return variants.size() > 1 ? k_exit_variants : k_exit_identical;
 }
 
-// A scratch directory under $TMPDIR holding the runs' private directories; removed afterwards.
-class ScratchDir {
-public:
-  ScratchDir()
-  {
-    std::string pattern = (fs::temp_directory_path() / "nvfresh-repro.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error(fmt::format("cannot create a directory like {}", pattern));
-    }
-    m_path = pattern;
-  }
-  ~ScratchDir()
-  {
-    std::error_code ignored;
-    fs::remove_all(m_path, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return m_path; }
-
-private:
-  fs::path m_path;
-};
-
 std::vector<std::string> warnings_for(const Environment& env)
 {
   std::vector<std::string> warnings = inherited_cache_warnings(env);
@@ -644,7 +621,7 @@ ReproRuns run_repro_runs(const ReproPlan& plan, const ReproMode& mode, const Env
   if (mode.touch_sources && mode.nvcc) {
     source_mtime.emplace(mode.nvcc->source);
   }
-  ScratchDir scratch;
+  ScratchDir scratch("nvfresh-repro.");  // the runs' private directories
   const AslrControl aslr = probe_aslr_control(env, scratch.path(), runner);
   done.aslr_note = aslr.note;
   done.heap_noise_note = heap_noise_note(plan.heap_noise_library);
