@@ -30,6 +30,32 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr unsigned long long k_max_entry_text = 8ULL << 30;  // an object of a few GB, escaped
+
+void set_error(std::string* error, std::string what)
+{
+  if (error != nullptr) {
+    *error = std::move(what);
+  }
+}
+
+// An entry or step file read and parsed by `parse`; nullopt with *error set when it is missing,
+// damaged, or `parse` refuses it.
+template <typename Parse>
+auto read_stored(const std::string& file, std::string* error, Parse parse)
+  -> decltype(parse(std::string()))
+{
+  try {
+    auto text = try_read_compressed_file(file, k_max_entry_text);
+    if (!text) {
+      set_error(error, "missing");
+      return std::nullopt;
+    }
+    return parse(*text);
+  } catch (const CompressedFileError& damaged) {
+    set_error(error, damaged.what());
+    return std::nullopt;
+  }
+}
 constexpr double k_shard_fill_after_eviction = 0.9;
 constexpr const char* k_shards = "0123456789abcdef";
 
@@ -301,41 +327,20 @@ std::string CacheStore::step_file(const Digest& key) const
 
 std::optional<StepEntry> CacheStore::read_step(const Digest& key, std::string* error) const
 {
-  try {
-    auto text = try_read_compressed_file(step_file(key), k_max_entry_text);
-    if (!text) {
-      if (error != nullptr) {
-        *error = "missing";
-      }
-      return std::nullopt;
-    }
-    auto entry = parse_step_entry(*text, error);
+  return read_stored(step_file(key), error, [&](const std::string& text) {
+    auto entry = parse_step_entry(text, error);
     if (entry && entry->key != key) {
-      if (error != nullptr) {
-        *error = fmt::format("it was stored under another key ({})", entry->key.short_hex());
-      }
-      return std::nullopt;
+      set_error(error, fmt::format("it was stored under another key ({})", entry->key.short_hex()));
+      return std::optional<StepEntry>();
     }
     return entry;
-  } catch (const CompressedFileError& damaged) {
-    if (error != nullptr) {
-      *error = damaged.what();
-    }
-    return std::nullopt;
-  }
+  });
 }
 
 void CacheStore::write_step(const Digest& key, StepEntry entry)
 {
   entry.key = key;
-  const std::string text = serialize_step_entry(entry);
-  {
-    make_cache_dirs(fs::path(step_file(key)).parent_path().string());
-    LockedFile lock(shard_dir(key) + "/lock", m_shared);
-    write_counted(key, step_file(key), text);
-  }
-  count(key, CacheCounter::step_stores);
-  evict_if_over_cap(key);
+  store_file(key, step_file(key), serialize_step_entry(entry), CacheCounter::step_stores);
 }
 
 void CacheStore::touch_step(const Digest& key)
@@ -374,44 +379,35 @@ void CacheStore::update_manifest(const Digest& key, const std::function<void(Man
 
 std::optional<CacheEntry> CacheStore::read_entry(const Digest& key, std::string* error) const
 {
-  try {
-    auto text = try_read_compressed_file(entry_file(key), k_max_entry_text);
-    if (!text) {
-      if (error != nullptr) {
-        *error = "missing";
-      }
-      return std::nullopt;
-    }
-    auto entry = parse_cache_entry(*text, error);
+  return read_stored(entry_file(key), error, [&](const std::string& text) {
+    auto entry = parse_cache_entry(text, error);
     if (!entry) {
-      return std::nullopt;
+      return entry;
     }
     if (std::string unbound = entry_binding_error(*entry, key); !unbound.empty()) {
-      if (error != nullptr) {
-        *error = unbound;
-      }
-      return std::nullopt;
+      set_error(error, unbound);
+      return std::optional<CacheEntry>();
     }
     return entry;
-  } catch (const CompressedFileError& damaged) {
-    if (error != nullptr) {
-      *error = damaged.what();
-    }
-    return std::nullopt;
-  }
+  });
 }
 
 void CacheStore::write_entry(const Digest& key, CacheEntry entry)
 {
   entry.result_key = key;
   entry.object_digest = hash_bytes(entry.object);
-  const std::string text = serialize_cache_entry(entry);
+  store_file(key, entry_file(key), serialize_cache_entry(entry), CacheCounter::stores);
+}
+
+void CacheStore::store_file(const Digest& key, const std::string& file, const std::string& text,
+                            CacheCounter counter)
+{
   {
-    make_cache_dirs(fs::path(entry_file(key)).parent_path().string());
+    make_cache_dirs(fs::path(file).parent_path().string());
     LockedFile lock(shard_dir(key) + "/lock", m_shared);
-    write_counted(key, entry_file(key), text);
+    write_counted(key, file, text);
   }
-  count(key, CacheCounter::stores);
+  count(key, counter);
   evict_if_over_cap(key);
 }
 

@@ -178,6 +178,9 @@ private:
   static bool is_shard_dir(const std::string& dir);
   // Writes a file of the key's shard and counts it; returns the bytes it grew by.
   std::int64_t write_counted(const Digest& key, const std::string& file, std::string_view text);
+  // Writes an entry or step file under the shard's lock, counts it and evicts over the cap.
+  void store_file(const Digest& key, const std::string& file, const std::string& text,
+                  CacheCounter counter);
   void evict_if_over_cap(const Digest& key);
   std::int64_t evict_shard_to_share(const std::string& shard);  // bytes removed
 
