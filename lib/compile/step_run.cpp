@@ -58,25 +58,8 @@ Environment tool_environment(const Environment& runner_env)
 
 [[noreturn]] void exec_plainly(const Step& step, const Environment& env)
 {
-  std::vector<char*> argv;
-  argv.reserve(step.argv.size() + 1);
-  for (const auto& arg : step.argv) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  std::vector<std::string> assignments;
-  assignments.reserve(env.size());
-  for (const auto& [name, value] : env) {
-    assignments.push_back(fmt::format("{}={}", name, value));
-  }
-  std::vector<char*> environment;
-  environment.reserve(assignments.size() + 1);
-  for (auto& assignment : assignments) {
-    environment.push_back(assignment.data());
-  }
-  environment.push_back(nullptr);
-  ::execve(step.tool.c_str(), argv.data(), environment.data());
-  std::_Exit(errno == ENOENT ? 127 : 126);
+  const int error = replace_process_as(step.tool, step.argv, env);
+  std::_Exit(error == ENOENT ? 127 : 126);
 }
 
 // The tracer's pass tag for the tool's own argv (tool_arch in nvfresh_trace.c).

@@ -519,29 +519,43 @@ ProcessResult run_redirected(const std::vector<std::string>& argv, const Environ
   return wait_within(*child, group, limits.timeout_seconds);
 }
 
+// argv and an environment as execve and posix_spawn take them: null-terminated arrays pointing
+// into argv's strings and into the assignments kept here (a vector's move keeps its elements).
+struct ExecArrays {
+  std::vector<std::string> assignments;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+ExecArrays exec_arrays(const std::vector<std::string>& argv, const Environment& env)
+{
+  ExecArrays arrays;
+  arrays.argv.reserve(argv.size() + 1);
+  for (const auto& arg : argv) {
+    arrays.argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  arrays.argv.push_back(nullptr);
+  arrays.assignments.reserve(env.size());
+  for (const auto& [name, value] : env) {
+    arrays.assignments.push_back(fmt::format("{}={}", name, value));
+  }
+  arrays.envp.reserve(arrays.assignments.size() + 1);
+  for (auto& assignment : arrays.assignments) {
+    arrays.envp.push_back(assignment.data());
+  }
+  arrays.envp.push_back(nullptr);
+  return arrays;
+}
+
 ProcessResult run_program_as(const std::string& program, const std::vector<std::string>& argv,
                              const Environment& env, const std::string& stdout_path,
                              const std::string& stderr_path)
 {
   FileDescriptor out(stdout_path);
   FileDescriptor err(stderr_path);
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& arg : argv) {
-    args.push_back(const_cast<char*>(arg.c_str()));
-  }
-  args.push_back(nullptr);
-  std::vector<std::string> assignments;
-  assignments.reserve(env.size());
-  for (const auto& [name, value] : env) {
-    assignments.push_back(fmt::format("{}={}", name, value));
-  }
-  std::vector<char*> environment;
-  environment.reserve(assignments.size() + 1);
-  for (auto& assignment : assignments) {
-    environment.push_back(assignment.data());
-  }
-  environment.push_back(nullptr);
+  ExecArrays arrays = exec_arrays(argv, env);
+  std::vector<char*>& args = arrays.argv;
+  std::vector<char*>& environment = arrays.envp;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out.get(), STDOUT_FILENO);
@@ -579,6 +593,18 @@ void stop_redirected_children() noexcept
 void allow_redirected_children() noexcept
 {
   g_stopping.store(false);
+}
+
+int replace_process_as(const std::string& program, const std::vector<std::string>& argv,
+                       const Environment& env) noexcept
+{
+  try {
+    ExecArrays arrays = exec_arrays(argv, env);
+    ::execve(program.c_str(), arrays.argv.data(), arrays.envp.data());
+    return errno;
+  } catch (const std::exception&) {
+    return ENOMEM;
+  }
 }
 
 int replace_process_with(const std::vector<std::string>& argv) noexcept

@@ -141,6 +141,11 @@ std::string this_executable();
 // there is no such program).
 int replace_process_with(const std::vector<std::string>& argv) noexcept;
 
+// Replaces this process with `program`, given `argv` (argv[0] as the program will see it) and
+// exactly `env`. Returns only when it cannot: errno (ENOENT: no such program).
+int replace_process_as(const std::string& program, const std::vector<std::string>& argv,
+                       const Environment& env) noexcept;
+
 // PATH lookup as execvp does it, skipping nvfresh itself. Empty when not found.
 std::string find_program(const std::string& name, const Environment& env);
 
