@@ -17,6 +17,9 @@
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace nvfresh {
 
@@ -96,6 +99,34 @@ bool parse_head_line(std::string_view line, StepEntry& entry, Sizes& sizes, std:
 }
 
 }  // namespace
+
+std::string step_output_difference(const StepEntry& stored, const StepEntry& run)
+{
+  std::vector<std::string> differences;
+  for (const auto& output : run.outputs) {
+    auto same_path = [&](const StepOutput& other) { return other.path == output.path; };
+    auto kept = std::find_if(stored.outputs.begin(), stored.outputs.end(), same_path);
+    if (kept == stored.outputs.end()) {
+      differences.push_back(fmt::format("output {} is not stored", output.path));
+    } else if (kept->content != output.content) {
+      differences.push_back(fmt::format("output {} differs: {} bytes, stored {}", output.path,
+                                        output.content.size(), kept->content.size()));
+    }
+  }
+  for (const auto& output : stored.outputs) {
+    auto same_path = [&](const StepOutput& other) { return other.path == output.path; };
+    if (std::none_of(run.outputs.begin(), run.outputs.end(), same_path)) {
+      differences.push_back(fmt::format("stored output {} was not written", output.path));
+    }
+  }
+  if (stored.out != run.out) {
+    differences.emplace_back("stdout differs");
+  }
+  if (stored.err != run.err) {
+    differences.emplace_back("stderr differs");
+  }
+  return fmt::format("{}", fmt::join(differences, "; "));
+}
 
 std::string serialize_step_entry(const StepEntry& entry)
 {

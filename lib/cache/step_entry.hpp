@@ -42,6 +42,11 @@ struct StepEntry {
 
 constexpr int k_step_entry_format_version = 1;
 
+// What a run gave that the stored entry does not (the outputs' paths and bytes, stdout, stderr:
+// what a hit writes), in words ("output tmpxft_@2@ differs: 812 bytes, stored 830"); "" when a hit
+// would have written exactly what the run wrote.
+std::string step_output_difference(const StepEntry& stored, const StepEntry& run);
+
 std::string serialize_step_entry(const StepEntry& entry);
 // nullopt (with the reason) when the text is damaged, truncated or of another version.
 std::optional<StepEntry> parse_step_entry(std::string_view text, std::string* error = nullptr);

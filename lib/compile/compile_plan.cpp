@@ -8,6 +8,7 @@
 #include "outcome/outcome.hpp"
 #include "record/record_root.hpp"
 #include "record/signature.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
 #include "util/installed_libraries.hpp"
 #include "util/process.hpp"
@@ -19,6 +20,8 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+
+#include <unistd.h>
 
 namespace nvfresh {
 
@@ -118,10 +121,16 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.child_env.insert_or_assign(k_nested_marker, std::string(1, '1'));  // GCC 12 PR105329
   plan.child_env["LD_PRELOAD"] = preload_value(env, plan.trace_library);
   // The step cache: the tracer runs cicc and ptxas through this executable (compile/step_run.hpp).
-  plan.child_env.erase(k_step_runner_variable);
+  for (const char* name : {k_step_runner_variable, k_step_record_root_variable,
+                           k_step_object_variable, k_step_run_variable}) {
+    plan.child_env.erase(name);
+  }
   if (cache_usable && !is_false(config.step_cache)) {
     if (std::string self = this_executable(); !self.empty()) {
       plan.child_env[k_step_runner_variable] = self;
+      plan.child_env[k_step_record_root_variable] = plan.record_root;
+      plan.child_env[k_step_object_variable] = plan.object;
+      plan.child_env[k_step_run_variable] = fmt::format("{}-{}", now_ns(), ::getpid());
     }
   }
   plan.signature_env = compile_environment(plan.child_env);

@@ -4,6 +4,7 @@
 #include "freshness/file_hasher.hpp"
 #include "freshness/input_check.hpp"
 #include "freshness/race_rule.hpp"
+#include "record/pass_times.hpp"
 #include "record/record_root.hpp"
 
 #include "digest/object_digest.hpp"
@@ -80,12 +81,13 @@ bool saw_compile(const TracedInputs& traced, const std::string& language)
 struct TraceSummary {
   TracedInputs inputs;
   bool complete = true;
+  std::vector<PassTime> pass_times;
 };
 
 std::optional<TraceSummary> traced_inputs(const FinishedCompile& in)
 {
   Trace trace = restrict_to_subtree(parse_trace(in.trace_text), in.plan.compiler_path);
-  TraceSummary summary{summarize_trace(trace), trace.complete};
+  TraceSummary summary{summarize_trace(trace), trace.complete, pass_times_of(trace)};
   if (saw_compile(summary.inputs, in.request.language)) {
     return summary;
   }
@@ -288,6 +290,7 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
   record.inputs_from_trace = traced.has_value();
   if (traced) {
     add_traced(candidates, traced->inputs);
+    record.pass_times = std::move(traced->pass_times);
     record.probes = group_probes({traced->inputs.missing.begin(), traced->inputs.missing.end()});
     if (!traced->complete) {
       distrust.note(record, Cause::trace_incomplete,

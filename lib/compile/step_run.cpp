@@ -4,6 +4,7 @@
 #include "cache/step_key.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
+#include "record/step_events.hpp"
 #include "trace/trace_channel.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <stdexcept>
 
@@ -43,6 +45,7 @@ struct Step {
   TempNames temp;                 // nvcc's temporary names in its words
   std::string cwd;
   std::string pass;
+  std::int64_t started_ns = 0;  // CLOCK_MONOTONIC, when the runner started (a served step's time)
 };
 
 // The environment the tool gets: the runner's, with LD_PRELOAD as the tracer found it.
@@ -111,6 +114,29 @@ private:
   std::string m_file;
 };
 
+// Where each step's outcome goes: the build tree's steps log the compile plan named (none for a
+// tool run outside a compile nvfresh planned).
+class StepReport {
+public:
+  explicit StepReport(const Environment& env)
+    : m_root(env_value(env, k_step_record_root_variable)),
+      m_object(env_value(env, k_step_object_variable)), m_run(env_value(env, k_step_run_variable))
+  {}
+  void add(const Step& step, Outcome outcome, std::int64_t duration_ns) const
+  {
+    if (m_root.empty()) {
+      return;
+    }
+    append_step_event(m_root, {now_ns(), std::move(outcome), duration_ns, m_object, m_run,
+                               step.pass, fs::path(step.tool).filename().string()});
+  }
+
+private:
+  std::string m_root;
+  std::string m_object;
+  std::string m_run;
+};
+
 std::string process_lines(const Step& step)
 {
   std::string lines =
@@ -120,6 +146,12 @@ std::string process_lines(const Step& step)
     lines += fmt::format("I {} {}\n", ::getpid(), invoked);
   }
   return lines;
+}
+
+double random_draw()
+{
+  std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
 }
 
 bool is_never_read(std::string_view path)
@@ -184,6 +216,8 @@ bool inputs_hold(const StepEntry& entry, FileHasher& hasher)
                         const Environment& env)
 {
   std::string lines = process_lines(step);
+  // The step ran no tool: its times say so ("served"), for the compile's per-pass split.
+  lines += fmt::format("T {} {} {} served\n", ::getpid(), step.started_ns, monotonic_now_ns());
   for (const auto& read : entry.reads) {
     lines += fmt::format("R {} {}\n", ::getpid(), read.path);
   }
@@ -300,6 +334,52 @@ std::optional<StepEntry> entry_of_run(const Step& step, const StepAccesses& acce
   return entry;
 }
 
+// A sampled hit's run compared with its entry byte for byte (outputs, stdout, stderr), counted and
+// reported as the object cache's verify-on-hit is: cache_verified or cache_mismatch.
+Outcome verified_outcome(CacheStore& store, const Digest& key, const StepEntry& stored,
+                         const std::optional<StepEntry>& run)
+{
+  if (!run) {
+    return {OutcomeKind::compiled, Cause::step_not_cached,
+            "sampled for verification, but the run could not be compared (not storable)"};
+  }
+  const std::string difference = step_output_difference(stored, *run);
+  store.count(key, difference.empty() ? CacheCounter::verified : CacheCounter::verify_mismatches);
+  log::info("step {} sampled for verification: {}", key.short_hex(),
+            difference.empty() ? "the same" : difference);
+  if (difference.empty()) {
+    return {OutcomeKind::compiled, Cause::cache_verified,
+            fmt::format("the step entry {} was run again and is the same", key.short_hex())};
+  }
+  return {OutcomeKind::compiled, Cause::cache_mismatch,
+          fmt::format("the tool's output differs from the step entry {}: {}", key.short_hex(),
+                      difference)};
+}
+
+// The remote (NVFRESH_REMOTE), when one is set and the compile plan named the build tree's record
+// root, whose "remote-failed" marker says once per build that the remote failed (as for objects).
+void use_remote(ObjectCache& cache, const Config& config, const Environment& env)
+{
+  auto root = env.find(k_step_record_root_variable);
+  if (root == env.end() || root->second.empty()) {
+    return;
+  }
+  if (auto remote = remote_settings(config)) {
+    cache.use_remote(std::move(*remote), root->second + "/remote-failed");
+  }
+}
+
+// The step's command as its remote Action names it: the tool's file name and its arguments, nvcc's
+// temporary names normalized (step_key.hpp).
+std::vector<std::string> remote_arguments(const Step& step)
+{
+  std::vector<std::string> arguments{fs::path(step.tool).filename().string()};
+  for (size_t i = 1; i < step.argv.size(); ++i) {
+    arguments.push_back(normalize_temp_names(step.argv[i], step.temp));
+  }
+  return arguments;
+}
+
 void forward_trace(const TraceSink& sink, const Step& step, std::string_view trace)
 {
   sink.send(process_lines(step));
@@ -327,10 +407,13 @@ std::string temp_capture(const std::string& stem, const char* which)
                      ::getpid(), stem, which);
 }
 
-[[noreturn]] void run_and_store(const Step& step, const Environment& env, CacheStore& store,
+[[noreturn]] void run_and_store(const Step& step, const Environment& env, ObjectCache& cache,
                                 const Digest& key, FileHasher& hasher,
-                                const std::set<std::string>& given_files, const TraceSink& sink)
+                                const std::set<std::string>& given_files, const TraceSink& sink,
+                                const StepReport& report, const Outcome& why,
+                                const std::optional<StepEntry>& verifying)
 {
+  CacheStore& store = cache.store();
   TraceListener listener;
   Environment child_env = env;
   child_env.erase(k_step_runner_variable);
@@ -352,17 +435,36 @@ std::string temp_capture(const std::string& stem, const char* which)
   forward_trace(sink, step, trace);
   write_fully(STDOUT_FILENO, out);
   write_fully(STDERR_FILENO, err);
+  if (!result.succeeded()) {
+    report.add(step,
+               {OutcomeKind::failed,
+                result.term_signal != 0 ? Cause::nvcc_signal : Cause::nvcc_exit_status,
+                fmt::format("{} exited with status {}", fs::path(step.tool).filename().string(),
+                            result.exit_code)},
+               run_ns);
+  } else if (!verifying) {
+    report.add(step, why, run_ns);
+  }
   if (result.succeeded()) {
     try {
       auto accesses = step_accesses(trace, step, given_files);
       auto entry = accesses ? entry_of_run(step, *accesses, hasher, started_ns) : std::nullopt;
-      if (entry && store.has_room()) {
+      if (entry) {
         entry->run_ns = run_ns;
         entry->out = normalize_temp_names(out, step.temp);
         entry->err = normalize_temp_names(err, step.temp);
-        if (!has_stem(entry->out, step.temp) && !has_stem(entry->err, step.temp)) {
-          store.write_step(key, std::move(*entry));
+        if (has_stem(entry->out, step.temp) || has_stem(entry->err, step.temp)) {
+          entry.reset();
         }
+      }
+      if (verifying) {
+        report.add(step, verified_outcome(store, key, *verifying, entry), run_ns);
+      }
+      // A mismatch replaces the entry: a later hit serves what the tool gives.
+      if (entry && store.has_room() &&
+          (!verifying || !step_output_difference(*verifying, *entry).empty())) {
+        store.write_step(key, *entry);
+        cache.upload_step(key, remote_arguments(step), *entry);
       }
     } catch (const std::exception& error) {
       log::info("step {} not stored: {}", key.short_hex(), error.what());
@@ -381,8 +483,11 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
     return 2;
   }
   Step step;
+  step.started_ns = monotonic_now_ns();
   step.tool = args[0];
   step.argv.assign(args.begin() + 1, args.end());
+  step.pass = pass_of(step.argv);
+  const StepReport report(env);
   const Config config = [&] {
     try {
       return load_config(env);
@@ -395,37 +500,68 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
   if (!settings.enabled || is_false(config.step_cache) || !step_refusal(step.argv).empty() ||
       !is_cached_step_tool(step.tool)) {
     log::info("step {} runs plainly: {}", step.tool, step_refusal(step.argv));
+    if (const std::string refusal = step_refusal(step.argv);
+        !refusal.empty() && is_cached_step_tool(step.tool)) {
+      report.add(step, {OutcomeKind::passthrough, Cause::unsupported_option, refusal}, 0);
+    }
     exec_plainly(step, env);
   }
   const TraceSink sink(env);
   std::optional<Digest> key;
   std::optional<ObjectCache> cache;
   std::set<std::string> given_files;
+  Outcome why{OutcomeKind::compiled, Cause::step_not_cached, ""};
+  std::optional<StepEntry> verifying;
   FileHasher hasher({}, FileHasher::k_default_settle_ns, shared_hash_cache_file(settings.dir));
   try {
     step.temp = find_temp_names(step.argv);
     step.cwd = current_directory();
     step.tool_exe = fs::canonical(absolute_path(step.tool, step.cwd)).string();
-    step.pass = pass_of(step.argv);
     cache.emplace(settings);
     if (!cache->store().refusal().empty()) {
       exec_plainly(step, env);
     }
+    use_remote(*cache, config, env);
     key = step_key(step, hasher, given_files);
     if (!key) {
       exec_plainly(step, env);
     }
-    std::string why;
-    if (auto entry = cache->store().read_step(*key, &why); entry && inputs_hold(*entry, hasher)) {
+    std::string why_missed;
+    auto entry = cache->store().read_step(*key, &why_missed);
+    bool holds = entry && inputs_hold(*entry, hasher);
+    const bool input_changed = entry && !holds;
+    std::string from;
+    if (!holds) {  // a local miss asks the remote, whose entry is judged like a local one
+      if (auto fetched = cache->fetch_remote_step(*key, remote_arguments(step))) {
+        if (inputs_hold(*fetched, hasher)) {
+          entry = std::move(fetched);
+          holds = true;
+          from = ", from the remote";
+        } else {
+          log::info("step {}: the remote's entry does not hold: an input changed",
+                    key->short_hex());
+        }
+      }
+    }
+    if (holds && settings.verify_fraction > 0 && random_draw() < settings.verify_fraction) {
+      log::info("step {} {} runs: hit {} sampled for verification", step.pass,
+                fs::path(step.tool).filename().string(), key->short_hex());
+      verifying = std::move(entry);
+    } else if (holds) {
       cache->store().count(
         *key, {{CacheCounter::step_hits, 1}, {CacheCounter::step_saved_ns, entry->run_ns}});
       cache->store().touch_step(*key);
-      log::info("step {} {} served ({})", step.pass, fs::path(step.tool).filename().string(),
-                key->short_hex());
+      log::info("step {} {} served ({}{})", step.pass, fs::path(step.tool).filename().string(),
+                key->short_hex(), from);
+      report.add(step, {OutcomeKind::served, Cause::cache_hit, "entry " + key->short_hex() + from},
+                 entry->run_ns);
       serve(step, *entry, sink, env);
     } else {
       log::info("step {} {} runs: {}", step.pass, fs::path(step.tool).filename().string(),
-                entry ? "an input changed" : why);
+                input_changed ? "an input changed" : why_missed);
+      why = input_changed ? Outcome{OutcomeKind::compiled, Cause::input_changed,
+                                    "a file the stored step read changed"}
+                          : Outcome{OutcomeKind::compiled, Cause::step_not_cached, why_missed};
     }
     cache->store().count(*key, CacheCounter::step_misses);
   } catch (const std::exception& error) {
@@ -433,7 +569,7 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
     exec_plainly(step, env);
   }
   try {
-    run_and_store(step, env, cache->store(), *key, hasher, given_files, sink);
+    run_and_store(step, env, *cache, *key, hasher, given_files, sink, report, why, verifying);
   } catch (const std::exception& error) {  // thrown only before the tool started
     log::info("step {} runs plainly: {}", step.tool, error.what());
     exec_plainly(step, env);

@@ -10,6 +10,11 @@
 // it exited 0 with every output present and non-empty, read nothing of nvcc's temporary files it
 // was not given, and lost no trace line. Anything that goes wrong before the tool ran execs the
 // tool plainly: the step cache never makes a compile fail.
+//
+// With a remote cache (NVFRESH_REMOTE), a local miss asks the remote for the step's entry
+// (cache/remote_cache.hpp, step_action), which is judged like a local one and stored locally; a
+// stored step is uploaded unless the remote is read-only. A remote that failed is said once per
+// build and not asked again: the marker "remote-failed" in NVFRESH_STEP_RECORD_ROOT, as for objects.
 #pragma once
 
 #include "util/environment.hpp"
@@ -23,6 +28,11 @@ inline constexpr const char* k_step_subcommand = "__step";
 inline constexpr const char* k_step_runner_variable = "NVFRESH_STEP_RUNNER";
 // LD_PRELOAD as the tracer found it: the runner starts without one, the tool gets it back.
 inline constexpr const char* k_step_preload_variable = "NVFRESH_STEP_PRELOAD";
+// Where the runner appends each step's outcome (record/step_events.hpp), set by the compile plan:
+// the build tree's record root, the compile's output, and an id of this compile.
+inline constexpr const char* k_step_record_root_variable = "NVFRESH_STEP_RECORD_ROOT";
+inline constexpr const char* k_step_object_variable = "NVFRESH_STEP_OBJECT";
+inline constexpr const char* k_step_run_variable = "NVFRESH_STEP_RUN";
 
 // args: <tool path as execve named it> <argv[0]> <argv[1]> ...; returns the exit status (or does
 // not return: an exec of the tool, or a re-raised signal).

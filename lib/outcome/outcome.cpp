@@ -56,6 +56,8 @@ constexpr CauseRow k_causes[] = {
    "the build wants a depfile the record cannot recreate"},
   {Cause::foreign_record, "foreign_record",
    "the record describes an object outside this build tree"},
+  {Cause::step_not_cached, "step_not_cached",
+   "the step cache holds no entry with this step's input, arguments and tool"},
   {Cause::unchanged, "unchanged", "the build tool re-ran a compile whose inputs are untouched"},
   {Cause::touched_unchanged, "touched_unchanged",
    "inputs were touched, their content is unchanged"},

@@ -52,6 +52,7 @@ enum class Cause {
   console_differs,      // the output goes to another kind of terminal now (colours)
   depfile_not_recreatable,  // the build wants a depfile the record cannot recreate
   foreign_record,           // the record describes an object outside this build tree
+  step_not_cached,          // a step of nvcc (cicc, ptxas): the step cache holds none like it
 
   // Why nvcc did not have to run.
   unchanged,          // the build tool re-ran a compile whose inputs are untouched

@@ -10,16 +10,10 @@
 // events.log.1 holds the lines before the last rotation.
 #include "record/events.hpp"
 
-#include "util/file_io.hpp"
+#include "record/rotating_log.hpp"
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
-
-#include <filesystem>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace nvfresh {
 
@@ -62,32 +56,13 @@ std::optional<BuildEvent> parse_event_line(std::string_view line)
 void append_event(const std::string& record_root, const BuildEvent& event,
                   std::int64_t rotate_bytes)
 {
-  std::error_code ignored;
-  std::filesystem::create_directories(record_root, ignored);
-  const std::string line = format_event_line(event) + "\n";
-  const std::string file = events_file(record_root);
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    return;
-  }
-  [[maybe_unused]] ssize_t ignored_size = ::write(fd, line.data(), line.size());
-  struct stat written {};
-  struct stat named {};
-  // Rotate once, by whoever crosses the limit first: the name must still be this very file.
-  if (::fstat(fd, &written) == 0 && written.st_size > rotate_bytes &&
-      ::stat(file.c_str(), &named) == 0 && named.st_ino == written.st_ino &&
-      named.st_dev == written.st_dev) {
-    ::rename(file.c_str(), (file + ".1").c_str());
-  }
-  ::close(fd);
+  append_rotating_line(events_file(record_root), format_event_line(event) + "\n", rotate_bytes);
 }
 
 std::vector<BuildEvent> read_events(const std::string& record_root)
 {
   std::vector<BuildEvent> events;
-  const std::string file = events_file(record_root);
-  const std::string text =
-    try_read_file(file + ".1").value_or("") + try_read_file(file).value_or("");
+  const std::string text = read_rotated_text(events_file(record_root));
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = std::min(text.find('\n', begin), text.size());

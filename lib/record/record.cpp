@@ -79,10 +79,22 @@ std::string_view probe_directory(std::string_view probe)
 
 std::vector<ProbeGroup> group_probes(const std::vector<std::string>& paths)
 {
+  // Probes come mostly in runs of one directory (a manifest's are sorted): a run after the first
+  // of its directory's probes takes the group it is in without a look-up in the map.
   std::map<std::string_view, std::vector<std::string>> by_dir;
+  std::string_view last_dir;
+  std::vector<std::string>* last_names = nullptr;
   for (const auto& path : paths) {
     const std::string_view dir = probe_directory(path);
-    by_dir[dir].push_back(dir.empty() ? path : path.substr(path.rfind('/') + 1));
+    if (last_names == nullptr || dir != last_dir) {
+      last_dir = dir;
+      last_names = &by_dir[dir];
+    }
+    if (dir.empty()) {
+      last_names->push_back(path);
+    } else {
+      last_names->emplace_back(std::string_view(path).substr(path.rfind('/') + 1));
+    }
   }
   std::vector<ProbeGroup> groups;
   groups.reserve(by_dir.size());

@@ -3,6 +3,7 @@
 // The on-disk grammar is in record_format.hpp.
 #pragma once
 
+#include "record/pass_times.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
 
@@ -103,6 +104,9 @@ struct Record {
   bool depfile_phony = false;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  // When each program of the compile ran (pass_times.hpp); empty when not traced, or recorded by an
+  // nvfresh before per-pass times.
+  std::vector<PassTime> pass_times;
   bool trusted = true;  // false when an input changed while it compiled
   std::string untrusted_reason;
   std::vector<HistoryEntry> history;
@@ -130,7 +134,7 @@ struct Record {
 // The record text's format version (record_format.hpp has the history): raised with each
 // change an older reader cannot read, so that it finds a version it does not know (stale) instead of
 // misreading. Versions from the oldest readable one on are read: what they lack is optional.
-constexpr int k_record_format_version = 5;
+constexpr int k_record_format_version = 6;
 constexpr int k_oldest_readable_record_format_version = 1;
 constexpr size_t k_record_history_limit = 16;
 

@@ -208,13 +208,13 @@ std::optional<std::string> record_container_image(std::string_view bytes)
 }
 
 void write_record_container(const std::string& path, std::string_view text, std::string_view head,
-                            std::size_t frames, std::string_view image)
+                            std::size_t frames, std::string_view image, Compression effort)
 {
   std::string packed;
   if (!head.empty()) {
     append_skippable_frame(packed, k_skippable_magic, head.substr(0, k_max_head));
   }
-  packed += compress_text(text, frames, path);
+  packed += compress_text(text, frames, path, effort);
   if (!image.empty() && image.size() <= k_max_image) {
     std::string content(k_image_prefix, '\0');
     const auto size = static_cast<std::uint32_t>(image.size());

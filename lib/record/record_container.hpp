@@ -29,7 +29,7 @@ namespace nvfresh {
 // itself, LZ4-compressed (an image of up to 256 MB; a bigger one is not written).
 void write_record_container(const std::string& path, std::string_view text,
                             std::string_view head = {}, std::size_t frames = 1,
-                            std::string_view image = {});
+                            std::string_view image = {}, Compression effort = Compression::smaller);
 
 // The image written with the file's text; nullopt when it has none, or when the image or the text
 // frames are not byte for byte the ones it was written with (a text changed or damaged since is

@@ -1,14 +1,14 @@
-// Record file format, version 5, read by record_parse.cpp and written by record_write.cpp (the history is at the end of this comment).
+// Record file format, version 6, read by record_parse.cpp and written by record_write.cpp (the history is at the end of this comment).
 //
 // A UTF-8/byte text file of lines separated by '\n'. Every line is fields separated by '\t';
 // the first field is the key. Inside a field, '\\' is written "\\\\", TAB "\\t", LF "\\n" and
 // CR "\\r"; nothing else is escaped. Grammar (one line per row; * = zero or more, ? = optional):
 //
 //   record    := header body checksum
-//   header    := "nvfresh-record" TAB version                       version = "5" (1 to 5 read)
+//   header    := "nvfresh-record" TAB version                       version = "6" (1 to 6 read)
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
 //                inputs_from input* (probes | missing)* probe_dir* output component* cache_entry? depfile? dep*
-//                times trusted console terminals? history*
+//                times pass_time* trusted console terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
 //   cwd       := "cwd" TAB path
@@ -38,6 +38,9 @@
 //   depfile   := "depfile" TAB ("0"|"1") TAB path TAB target         "1": phony rules (-MP)
 //   dep       := "dep" TAB path                     a prerequisite as written to the depfile
 //   times     := "times" TAB start_ns TAB end_ns
+//   pass_time := "pass_time" TAB kind TAB pass TAB start_ns TAB end_ns TAB ("0"|"1")
+//                                                one program of the compile (pass_times.hpp): ns
+//                                                after nvcc started; "1": served by the step cache
 //   trusted   := "trusted" TAB ("1"|"0") TAB reason
 //   console   := "console" TAB ("none"|"combined"|"separate") TAB stdout TAB stderr
 //                                                what the compile printed (bytes, escaped)
@@ -85,6 +88,7 @@
 //   5        the binary image after the text frames      (still wrote 1) skipped it as zstd does,
 //            (record_image.hpp); the version is raised   found no note: the object read as
 //            from here on with each such change          modified, stale
+//   6        pass_time lines (when each program ran)     version 6 unknown: stale
 // The head, the note and the image carry versions of their own.
 //
 // (Shared by the writer and the parser only; the rest of nvfresh goes through record.hpp.)

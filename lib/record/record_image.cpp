@@ -20,7 +20,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "images are written little-endian");
 
 constexpr std::string_view k_image_magic = "nvfresh-record-image";
-constexpr std::uint64_t k_image_version = 2;
+constexpr std::uint64_t k_image_version = 3;
 
 class ImageWriter {
 public:
@@ -493,6 +493,14 @@ std::string serialize_record_image(const Record& record, std::string_view text_c
   out.string(record.console_err);
   out.string(record.console_terminals);
   out.string_map(record.console_terminal_env);
+  out.number(record.pass_times.size());
+  for (const auto& time : record.pass_times) {
+    out.string(time.kind);
+    out.string(time.pass);
+    out.fixed(time.start_ns);
+    out.fixed(time.end_ns);
+    out.flag(time.served);
+  }
   return out.finish();
 }
 
@@ -579,6 +587,14 @@ std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_
     record.console_err = in.string();
     record.console_terminals = in.string();
     record.console_terminal_env = in.string_map();
+    record.pass_times.resize(in.count());
+    for (auto& time : record.pass_times) {
+      time.kind = in.string();
+      time.pass = in.string();
+      time.start_ns = in.fixed<std::int64_t>();
+      time.end_ns = in.fixed<std::int64_t>();
+      time.served = in.flag();
+    }
     probe_thread.reset();  // joined: probes_read is its answer
     if (!in.at_end() || !probes_read) {
       return std::nullopt;

@@ -226,6 +226,12 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
        r.start_ns = to_number<std::int64_t>(f[1]);
        r.end_ns = to_number<std::int64_t>(f[2]);
      }},
+    {"pass_time",
+     [](const Fields& f, Record& r) {
+       expect_fields(f, 5);
+       r.pass_times.push_back(
+         {f[1], f[2], to_number<std::int64_t>(f[3]), to_number<std::int64_t>(f[4]), f[5] == "1"});
+     }},
     {"trusted",
      [](const Fields& f, Record& r) {
        expect_fields(f, 2);

@@ -203,19 +203,19 @@ LoadedRecord load_record(const std::string& record_file, bool keep_stored, size_
   return loaded;
 }
 
-void save_record(const std::string& record_file, const Record& record)
+void save_record(const std::string& record_file, const Record& record, Compression effort)
 {
   const std::string text = serialize_record(record);
   write_record_file(record_file, text, serialize_record_head({record.object, record.source}),
-                    serialize_record_image(record, record_text_checksum(text)));
+                    serialize_record_image(record, record_text_checksum(text)), effort);
 }
 
 void write_record_file(const std::string& file, std::string_view text, std::string_view head,
-                       std::string_view image)
+                       std::string_view image, Compression effort)
 {
   try {
     make_directories(fs::path(file).parent_path().string());
-    write_record_container(file, text, head, k_record_frames, image);
+    write_record_container(file, text, head, k_record_frames, image, effort);
   } catch (const FileWriteError& error) {
     throw error.with_advice("free space there, or point NVFRESH_RECORD_DIR at a disk with room; "
                             "see nvfresh space");

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "record/record.hpp"
+#include "util/compressed_file.hpp"
 #include "util/file_io.hpp"
 
 #include <optional>
@@ -66,7 +67,10 @@ struct LoadedRecord {
 // keep the file's bytes in LoadedRecord::stored. parse_threads: as parse_record's threads.
 LoadedRecord load_record(const std::string& record_file, bool keep_stored = false,
                          size_t parse_threads = 1);
-void save_record(const std::string& record_file, const Record& record);  // atomic; throws
+// Atomic; throws. effort: Compression::faster where the write's time counts more than the file's
+// size (a record written on a cache hit).
+void save_record(const std::string& record_file, const Record& record,
+                 Compression effort = Compression::smaller);
 
 // What a skip changes (the output's stamp, the history) saved as the note of the loaded record's
 // file: the record's text is not written again, nothing else can change; the note alone is written
@@ -81,7 +85,7 @@ void remove_record(const std::string& record_file);  // no error if absent
 // FileWriteError; on a full disk its message names the file system and says what to do (free space
 // there, or NVFRESH_RECORD_DIR).
 void write_record_file(const std::string& file, std::string_view text, std::string_view head = {},
-                       std::string_view image = {});
+                       std::string_view image = {}, Compression effort = Compression::smaller);
 
 std::vector<std::string> list_record_files(const std::string& record_root);
 

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NVFRESH_EXPORT __attribute__((visibility("default")))
@@ -400,6 +401,37 @@ static void emit_process(int argc, char** argv)
   write_line(line, used);
 }
 
+// ---- process times ------------------------------------------------------------------------------
+
+// When this image started (CLOCK_MONOTONIC: one clock for every process of the machine), and the
+// pid it started in: a forked child runs our code too, but the image it has is its parent's, whose
+// times are not its own (an exec in it gives it an image, and a constructor run, of its own).
+static long g_start_ns;
+static int g_start_pid;
+
+static long monotonic_ns(void)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);  // the vDSO: no allocation, no system call
+  return (long)now.tv_sec * 1000000000L + now.tv_nsec;
+}
+
+// "T pid start_ns end_ns": this image ran from start to now. Sent when it exits and before it
+// execs another program (a failed exec sends it again later; the reader keeps the last).
+static void emit_times(void)
+{
+  if (g_start_ns == 0 || g_start_pid != (int)getpid()) {
+    return;
+  }
+  char line[96];
+  size_t used = event_head(line, 'T');
+  used = append_number(line, used, g_start_ns);
+  used = append_text(line, used, " ");
+  used = append_number(line, used, monotonic_ns());
+  line[used] = '\n';
+  write_line(line, used + 1);
+}
+
 __attribute__((constructor)) static void nvfresh_trace_start(int argc, char** argv, char** envp)
 {
   (void)envp;
@@ -407,6 +439,8 @@ __attribute__((constructor)) static void nvfresh_trace_start(int argc, char** ar
   ++t_busy;
   decide_enabled();
   if (g_mode > k_mode_off) {
+    g_start_ns = monotonic_ns();
+    g_start_pid = (int)getpid();
     emit_process(argc, argv);
   }
   --t_busy;
@@ -416,7 +450,10 @@ __attribute__((constructor)) static void nvfresh_trace_start(int argc, char** ar
 __attribute__((destructor)) static void nvfresh_trace_end(void)
 {
   if (g_mode > k_mode_off) {
+    int saved = errno;
+    emit_times();
     report_lost();
+    errno = saved;
   }
 }
 
@@ -823,6 +860,11 @@ NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp
   REAL(int, execve, const char*, char* const*, char* const*);
   if (tracing()) {
     report_lost();  // the count dies with this image
+    // This image ends here when the exec succeeds: only a path it can run (a shell's PATH search
+    // tries many that it cannot) sends its times.
+    if (syscall(SYS_faccessat, AT_FDCWD, path, X_OK) == 0) {
+      emit_times();
+    }
     exec_step_runner(real_execve, path, argv, envp);
   }
   int result = real_execve(path, argv, envp);

@@ -6,7 +6,7 @@
 // come in any order between processes.
 //
 //   trace    := line*
-//   line     := process | access | lost
+//   line     := process | access | times | lost
 //   process  := "X" SP pid SP ppid SP pass SP exe LF      a process started (tracer constructor)
 //               [ "I" SP pid SP path LF ]                   the path its execve named (AT_EXECFN),
 //               only when that is not exe (a #! script such as an nvcc wrapper runs its
@@ -16,6 +16,11 @@
 //             | "D"     a directory was opened or stat'ed
 //             | "W"     opened for writing, created or truncated
 //             | "M"     open/stat/access/execve failed with ENOENT or ENOTDIR (found nothing)
+//   times    := "T" SP pid SP start_ns SP end_ns [ SP "served" ] LF
+//               when the latest process of that pid started and ended (CLOCK_MONOTONIC ns): sent
+//               at its exit and before an exec; the last one counts. "served": a step the step
+//               cache served (lib/compile/step_run.hpp), which stands for the tool it names. A T
+//               line of a pid without a process is ignored (a forked child that never exec'd)
 //   lost     := "L" SP pid SP reason LF                     events the tracer could not deliver:
 //               "path-too-long-or-newline", "unresolvable-path", "lost-<n>-events"
 //   pid, ppid := decimal
@@ -118,6 +123,32 @@ bool parse_invoked(std::string_view rest, Trace& trace)
   return true;
 }
 
+std::optional<std::int64_t> parse_ns(std::string_view text)
+{
+  std::int64_t value = 0;
+  return parse_number(text, value) ? std::optional<std::int64_t>(value) : std::nullopt;
+}
+
+// "T pid start_ns end_ns [served]": when the latest process of that pid ran.
+bool parse_times(std::string_view rest, Trace& trace)
+{
+  auto pid = parse_int(next_word(rest));
+  auto start = parse_ns(next_word(rest));
+  auto end = parse_ns(next_word(rest));
+  const bool served = rest == "served";
+  if (!pid || !start || !end || *end < *start || (!rest.empty() && !served)) {
+    return false;
+  }
+  auto process = std::find_if(trace.processes.rbegin(), trace.processes.rend(),
+                              [&](const TracedProcess& p) { return p.pid == *pid; });
+  if (process != trace.processes.rend()) {
+    process->start_ns = *start;
+    process->end_ns = *end;
+    process->served = served;
+  }
+  return true;
+}
+
 bool parse_access(AccessKind kind, std::string_view rest, Trace& trace)
 {
   auto pid = parse_int(next_word(rest));
@@ -141,6 +172,9 @@ bool parse_line(std::string_view line, Trace& trace)
   }
   if (letter == "I") {
     return parse_invoked(line, trace);
+  }
+  if (letter == "T") {
+    return parse_times(line, trace);
   }
   if (auto kind = kind_of(letter)) {
     return parse_access(*kind, line, trace);

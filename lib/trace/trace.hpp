@@ -3,6 +3,7 @@
 // (trace_channel.hpp) or appends it to NVFRESH_TRACE_FILE; the grammar is at the top of trace.cpp.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -27,6 +28,10 @@ struct TracedProcess {
                            // "" when it does not (summarize_trace then takes the parent's pass)
   std::string invoked_as;  // the path its execve named, when that is not `executable` (a #!
                            // script: executable is then its interpreter); else ""
+  // When it ran (CLOCK_MONOTONIC ns; 0 and 0 when the trace does not say: killed, or _exit).
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  bool served = false;  // a step the step cache served: it stands for the tool, which never ran
 };
 
 struct TracedAccess {

@@ -28,6 +28,11 @@ std::int64_t coarse_now_ns()
   return read_clock(CLOCK_REALTIME_COARSE);
 }
 
+std::int64_t monotonic_now_ns()
+{
+  return read_clock(CLOCK_MONOTONIC);
+}
+
 std::int64_t race_guard_start_ns()
 {
   return wait_for_coarse_after(now_ns());

@@ -9,6 +9,9 @@ namespace nvfresh {
 
 std::int64_t now_ns();         // CLOCK_REALTIME
 std::int64_t coarse_now_ns();  // CLOCK_REALTIME_COARSE: what a file written now gets stamped with
+// CLOCK_MONOTONIC: the clock the tracer times a compile's programs with (lib/trace/trace.cpp's T
+// lines), one for every process of the machine; never a file's time
+std::int64_t monotonic_now_ns();
 
 // The start of a compile for the race guard: a CLOCK_REALTIME_COARSE time later than every
 // timestamp a file got before this call, so that only a write after it counts as "during the

@@ -20,10 +20,16 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// How hard compress_text works. smaller: zstd level 1, a record's text 6x smaller. faster: a
+// negative level, about twice as fast and a record's text 4x smaller, for a file written on a path
+// whose time counts more than its size (a record written on a cache hit in a fresh build dir).
+enum class Compression { smaller, faster };
+
 // The zstd frames of `text`: one, or (frames > 1) for a text of 128 KB and more up to that many,
 // cut at line ends into pieces of 64 KB at least, which a reader decompresses on as many threads;
 // `zstd -dc` gives the text whole, as from one frame. Throws (naming `what`) on failure.
-std::string compress_text(std::string_view text, std::size_t frames, const std::string& what);
+std::string compress_text(std::string_view text, std::size_t frames, const std::string& what,
+                          Compression effort = Compression::smaller);
 
 // Compresses `text` into one frame and writes it atomically (write_file_atomically). Throws on
 // failure.

@@ -10,6 +10,7 @@ which steps ran, and that the object equals a compile of the same tree without t
 bytes, nvcc's tmpxft stem aside, and `nvfresh compare`), and that the object's record lists the
 same inputs as that compile's (the served steps' process and reads are sent on the trace channel).
 """
+import json
 import re
 import shutil
 from pathlib import Path
@@ -146,6 +147,101 @@ class StepCache(StepCacheTree, harness.unittest.TestCase):
                                                  ("compute_90", "cicc"): "runs",
                                                  ("sm_90", "ptxas"): "runs"})
         self.assert_like_plain_compile()
+
+    def test_stats_and_explain_say_which_steps_were_served_per_arch(self):
+        self.make_tree()
+        self.steps_of_build()
+        self.set_values(SM90_VALUE="91")
+        self.steps_of_build()
+        build = str(self.tree.build_dir)
+        explained = harness.run([NVFRESH, "explain", str(self.tree.object("k.cu.o")), "-C", build],
+                                env=self.env, check=True).stdout.decode()
+        steps = {(arch, tool): (kind, float(seconds), label) for arch, tool, kind, seconds, label
+                 in re.findall(r"^  arch (\S+) +(cicc|ptxas) +(\S+) +([0-9.]+) s (saved|ran)",
+                               explained, re.M)}
+        self.assertEqual({key: value[0] for key, value in steps.items()},
+                         {("80", "cicc"): "served", ("80", "ptxas"): "served",
+                          ("90", "cicc"): "compiled", ("90", "ptxas"): "compiled"}, explained)
+        self.assertEqual(steps[("80", "cicc")][2], "saved")
+        self.assertRegex(explained, r"steps +of its last nvcc run \(.*\): 2 served, 2 ran; "
+                                    r"nvcc time saved [0-9.]+ s")
+        self.assertIn("step_not_cached", explained)
+        explained_json = json.loads(harness.run(
+            [NVFRESH, "explain", str(self.tree.object("k.cu.o")), "-C", build, "--json"],
+            env=self.env, check=True).stdout)["objects"][0]["steps"]
+        self.assertEqual((explained_json["served"], explained_json["ran"]), (2, 2))
+        self.assertEqual({(s["arch"], s["tool"]): s["outcome"] for s in explained_json["steps"]},
+                         {("80", "cicc"): "served", ("80", "ptxas"): "served",
+                          ("90", "cicc"): "compiled", ("90", "ptxas"): "compiled"})
+        self.assertAlmostEqual(explained_json["saved_seconds"],
+                               sum(s["seconds"] for s in explained_json["steps"]
+                                   if s["outcome"] == "served"), places=6)
+        stats = json.loads(harness.run([NVFRESH, "stats", "--json", "-C", build], env=self.env,
+                                       check=True).stdout)["steps"]
+        per_arch = stats["per_arch"]
+        self.assertEqual(stats["total"], 8)
+        self.assertEqual(stats["kinds"]["served"]["count"], 2)
+        self.assertEqual(stats["kinds"]["compiled"]["count"], 6)
+        self.assertEqual(stats["kinds"]["served"]["causes"]["cache_hit"]["count"], 2)
+        self.assertEqual(stats["kinds"]["compiled"]["causes"]["step_not_cached"]["count"], 6)
+        for tool in ("cicc", "ptxas"):
+            self.assertEqual(per_arch["80"][tool]["served"]["count"], 1)
+            self.assertEqual(per_arch["80"][tool]["compiled"]["count"], 1)
+            self.assertEqual(per_arch["90"][tool]["compiled"]["count"], 2)
+            self.assertNotIn("served", per_arch["90"][tool])
+            # A hit saved what the stored run took: the first build's run time of that step.
+            self.assertEqual(per_arch["80"][tool]["served"]["seconds"],
+                             per_arch["80"][tool]["compiled"]["seconds"])
+            self.assertGreater(per_arch["80"][tool]["served"]["seconds"], 0)
+        text = harness.run([NVFRESH, "stats", "-C", build], env=self.env,
+                           check=True).stdout.decode()
+        self.assertIn("steps of nvcc (the step cache): 8", text)
+        self.assertRegex(text, r"served +2 +nvcc time saved")
+        self.assertRegex(text, r"compiled +6 +nvcc time")
+        self.assertRegex(text, r"\n +80 +cicc +compiled 1 \(nvcc time [0-9.]+ s\)  served 1 "
+                               r"\(nvcc time saved [0-9.]+ s\)")
+
+    def step_events(self):
+        """(kind, cause, pass, tool, detail) of each line of the build tree's steps log."""
+        lines = (self.tree.build_dir / ".nvfresh" / "steps.log").read_text().splitlines()
+        return [(f[2], f[3], f[7], f[8], f[9]) for f in (line.split("\t") for line in lines)]
+
+    def tamper_cicc_entries(self):
+        """Appends a PTX comment to every stored cicc output: ptxas still compiles it, so only a
+        comparison with cicc's own output tells the entry is not what cicc gives."""
+        tool = harness.tool_path("step_edit_tool")
+        edited = [harness.run([tool, str(entry), "compute_", "\n// tampered\n"]).returncode
+                  for entry in (self.root / "cache").rglob("*.step")]
+        self.assertEqual(sorted(edited), [0, 0, 1, 1], "expected two cicc and two ptxas entries")
+
+    def test_sampled_step_hit_runs_the_tool_and_catches_a_tampered_entry(self):
+        self.make_tree()
+        self.steps_of_build()
+        self.tamper_cicc_entries()
+        before = len(self.step_events())
+        self.set_values(HOST_TEXT='"host-2"')
+        self.assertEqual(set(self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"}).values()),
+                         {"runs"}, "a sampled hit must run the tool")
+        outcomes = {(pass_name, tool): (kind, cause)
+                    for kind, cause, pass_name, tool, _ in self.step_events()[before:]}
+        self.assertEqual(outcomes, {("compute_80", "cicc"): ("compiled", "cache_mismatch"),
+                                    ("compute_90", "cicc"): ("compiled", "cache_mismatch"),
+                                    ("sm_80", "ptxas"): ("compiled", "cache_verified"),
+                                    ("sm_90", "ptxas"): ("compiled", "cache_verified")})
+        self.assertIn("differs from the step entry", self.step_events()[-4:][0][4] +
+                      self.step_events()[-4:][2][4])
+        counters = json.loads(harness.run([NVFRESH, "cache", "stats", "--json"], env=self.env,
+                                          check=True).stdout)
+        self.assertEqual(counters["verify_mismatches"], 2)
+        self.assertEqual(counters["verified"], 2)
+        # The real output was used, and replaced the tampered entry: the next hit serves cicc's own.
+        self.assertNotIn(b"tampered", self.tree.object("k.cu.o").read_bytes())
+        self.assert_like_plain_compile()
+        self.set_values(HOST_TEXT='"host-3"')
+        self.assertEqual(set(self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"}).values()),
+                         {"runs"})
+        self.assertEqual({cause for _, cause, _, _, _ in self.step_events()[-4:]},
+                         {"cache_verified"})
 
     def test_added_arch_runs_only_its_steps(self):
         self.make_tree(architectures="80")

@@ -49,3 +49,21 @@ TEST_CASE("step_entry: a damaged, truncated or extended entry is refused")
   CHECK_FALSE(parse_step_entry("nvfresh-step 99\nend 0\n"));
   CHECK_FALSE(parse_step_entry(""));
 }
+
+TEST_CASE("step_entry: a run is compared with its entry byte for byte")
+{
+  const StepEntry stored = sample_entry();
+  StepEntry run = stored;
+  run.run_ns = stored.run_ns + 5;  // what a hit writes is all that counts
+  run.reads.clear();
+  CHECK(step_output_difference(stored, run).empty());
+  run.outputs[0].content += "x";
+  CHECK_THAT(step_output_difference(stored, run), Catch::Contains("differs"));
+  CHECK_THAT(step_output_difference(stored, run), Catch::Contains(stored.outputs[0].path));
+  run = stored;
+  run.err += "warning";
+  CHECK(step_output_difference(stored, run) == "stderr differs");
+  run = stored;
+  run.outputs.pop_back();
+  CHECK_THAT(step_output_difference(stored, run), Catch::Contains("was not written"));
+}

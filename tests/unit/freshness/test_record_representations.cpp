@@ -45,6 +45,7 @@ Record every_field_set(const test::TempDir& dir)
   r.depfile_phony = true;
   r.start_ns = 1000;
   r.end_ns = 2000;
+  r.pass_times = {{"cicc", "compute_80", 10, 900, false}, {"ptxas", "sm_80", 910, 990, true}};
   r.trusted = false;
   r.untrusted_reason = "k.h changed while the object compiled";
   r.history = {{2000, "raced", "k.h changed"}};
@@ -86,6 +87,7 @@ TEST_CASE("every field of a record is set by the test's record", "[record]")
   CHECK(r.depfile_phony != d.depfile_phony);
   CHECK(r.start_ns != d.start_ns);
   CHECK(r.end_ns != d.end_ns);
+  CHECK(r.pass_times != d.pass_times);
   CHECK(r.trusted != d.trusted);
   CHECK(r.untrusted_reason != d.untrusted_reason);
   CHECK(r.history != d.history);

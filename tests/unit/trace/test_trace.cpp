@@ -400,3 +400,45 @@ TEST_CASE("trace: ccache masquerading as nvcc: the nvcc it runs is the compile, 
   CHECK(paths == std::vector<std::string>{"/cuda/bin/nvcc", "/cuda/bin/nvcc.profile",
                                           "/cuda/nvvm/bin/cicc", "/src/kernel.h"});
 }
+
+TEST_CASE("T lines give the latest process of their pid its times", "[trace]")
+{
+  auto trace = nvfresh::parse_trace("X 10 1 - /usr/bin/bash\n"
+                                    "T 10 100 150\n"  // bash execs nvcc: its image ends
+                                    "X 10 1 - /cuda/bin/nvcc\n"
+                                    "X 11 10 compute_80 /cuda/nvvm/bin/cicc\n"
+                                    "T 11 300 700\n"
+                                    "X 12 10 sm_80 /cuda/bin/ptxas\n"
+                                    "T 12 710 720 served\n"
+                                    "T 99 1 2\n"  // a forked child that never exec'd: no process
+                                    "T 10 150 900\n");
+  CHECK(trace.complete);
+  REQUIRE(trace.processes.size() == 4);
+  CHECK(trace.processes[0].start_ns == 100);
+  CHECK(trace.processes[0].end_ns == 150);
+  CHECK(trace.processes[1].start_ns == 150);
+  CHECK(trace.processes[1].end_ns == 900);
+  CHECK(trace.processes[2].start_ns == 300);
+  CHECK(trace.processes[2].end_ns == 700);
+  CHECK_FALSE(trace.processes[2].served);
+  CHECK(trace.processes[3].served);
+}
+
+TEST_CASE("a malformed T line makes the trace incomplete", "[trace]")
+{
+  for (const char* line : {"T 11 300\n", "T 11 700 300\n", "T 11 a 700\n", "T 11 300 700 x\n"}) {
+    INFO(line);
+    auto trace =
+      nvfresh::parse_trace(std::string("X 11 10 compute_80 /cuda/nvvm/bin/cicc\n") + line);
+    CHECK_FALSE(trace.complete);
+    CHECK(trace.processes.at(0).end_ns == 0);
+  }
+}
+
+TEST_CASE("a process without a T line has no times", "[trace]")
+{
+  auto trace = nvfresh::parse_trace("X 11 10 compute_80 /cuda/nvvm/bin/cicc\n");
+  CHECK(trace.complete);
+  CHECK(trace.processes.at(0).start_ns == 0);
+  CHECK(trace.processes.at(0).end_ns == 0);
+}

@@ -93,6 +93,23 @@ TEST_CASE("a big text is cut at line ends into frames that read back whole", "[c
   CHECK_FALSE(zstd_frames_end("plain text", 0));
 }
 
+TEST_CASE("the faster compression reads back whole, in frames as the smaller one",
+          "[compressed_file]")
+{
+  std::string text;
+  for (int i = 0; text.size() < 300 * 1024; ++i) {
+    text += "input\theader\t" + std::to_string(i * 7919) + "\t/usr/include/path/" +
+            std::to_string(i) + ".h\n";
+  }
+  const std::string smaller = compress_text(text, 4, "x", Compression::smaller);
+  const std::string faster = compress_text(text, 4, "x", Compression::faster);
+  CHECK(faster != smaller);  // another level, not the same frames
+  CHECK(faster.size() < text.size() / 2);
+  CHECK(zstd_frames_end(faster, 0) == faster.size());
+  CHECK(decompress_if_compressed(faster, "x", k_default_max_text, 4) == text);
+  CHECK(decompress_if_compressed(faster, "x") == text);
+}
+
 TEST_CASE("skippable frames are found by their magic and passed over before and after a text",
           "[compressed_file]")
 {
