@@ -27,6 +27,7 @@ LEVELS = {
     "cache": 5,      # the content-addressed object cache
     "space": 5,      # disk space: build trees, footprints, full file systems
     "compile": 6,    # one compile end to end (the orchestrator)
+    "report": 6,     # `nvfresh report`: the records, artifacts and events gathered into one view
     "doctor": 7,     # the setup checks of `nvfresh doctor` (they run a compile)
     "commands": 8,   # the subcommands
     "launcher": 9,   # main()

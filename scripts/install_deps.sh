@@ -7,6 +7,7 @@ packages=(cmake ninja-build make g++ python3 ccache
           libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev catch2
           libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev
           zstd clang-format clang-tidy  # zstd: the tests read records (zstd-compressed); clang-*: the lint tests
+          chromium                      # test_report renders the report's page headless
           clang libclang-rt-14-dev      # the fuzz stage: clang++ -fsanitize=fuzzer (libFuzzer, ASan, UBSan)
           # the remote cache's client (nvfresh-remote): gRPC, protobuf, the REAPI .proto files
           # (bazel-bootstrap-source), SHA-256 (OpenSSL's libcrypto)

@@ -17,6 +17,7 @@
 #include "util/disk_space.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
+#include "util/progress.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -104,7 +105,10 @@ void print_stats(const ObjectCache& cache, const CacheCounters& counters, size_t
   const std::int64_t remote_lookups = counter(counters, CacheCounter::remote_hits) +
                                       counter(counters, CacheCounter::remote_misses) +
                                       counter(counters, CacheCounter::remote_errors);
-  if (remote_lookups + counter(counters, CacheCounter::remote_uploads) != 0) {
+  const std::int64_t remote_steps = counter(counters, CacheCounter::remote_step_hits) +
+                                    counter(counters, CacheCounter::remote_step_misses) +
+                                    counter(counters, CacheCounter::remote_step_uploads);
+  if (remote_lookups + counter(counters, CacheCounter::remote_uploads) + remote_steps != 0) {
     fmt::print(
       "  remote       hits {}, misses {}, errors {}, uploads {}; {} fetched, {} sent\n",
       counter(counters, CacheCounter::remote_hits), counter(counters, CacheCounter::remote_misses),
@@ -112,6 +116,12 @@ void print_stats(const ObjectCache& cache, const CacheCounters& counters, size_t
       counter(counters, CacheCounter::remote_uploads),
       format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::remote_bytes_down))),
       format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::remote_bytes_up))));
+  }
+  if (remote_steps != 0) {
+    fmt::print("  remote steps {} served, {} not on the remote, {} uploaded\n",
+               counter(counters, CacheCounter::remote_step_hits),
+               counter(counters, CacheCounter::remote_step_misses),
+               counter(counters, CacheCounter::remote_step_uploads));
   }
   if (counter(counters, CacheCounter::not_stored_full) != 0) {
     fmt::print("  not stored   {} (the cache's file system was below its free-space floor)\n",
@@ -209,8 +219,12 @@ int run_verify_command(ObjectCache& cache, size_t sample, bool json)
   size_t differs = 0;
   size_t damaged = 0;
   FileHasher hasher;
+  ProgressLine progress("nvfresh cache verify", progress_wanted(progress_facts(json)));
+  size_t done = 0;
   for (const auto& key : keys) {
+    progress.update(done, keys.size(), fmt::format(", {} differ", differs));
     auto [entry, verified] = verify_stored_entry(cache, key, scratch, hasher);
+    ++done;
     differs += verified.verdict == Verification::differs ? 1 : 0;
     damaged += verified.verdict == Verification::damaged ? 1 : 0;
     const std::string object = entry ? entry->origin_object : std::string();
@@ -220,10 +234,12 @@ int run_verify_command(ObjectCache& cache, size_t sample, bool json)
                          {"verdict", verification_name(verified.verdict)},
                          {"detail", verified.detail}});
     } else {
+      progress.clear_line();
       fmt::print("{:<14} {}  {}{}{}\n", verification_name(verified.verdict), key.short_hex(),
                  object, verified.detail.empty() ? "" : ": ", verified.detail);
     }
   }
+  progress.clear();
   if (json) {
     print_json({{"verified", keys.size()},
                 {"differs", differs},

@@ -11,6 +11,7 @@
 #include "proof/linked_artifacts.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
+#include "util/progress.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -200,10 +201,12 @@ void print_foreign(const ProvenTree& tree)
              tree.foreign.size(), tree.record_root, tree.scope.build_dir);
 }
 
-class ProgressLine {
+// "nvfresh check: 640/10000 records", once the check has taken a moment (a quick check draws
+// nothing), where util/progress's rules allow a progress line (a terminal, not TERM=dumb, no --json).
+class CheckProgress {
 public:
-  ProgressLine() : m_enabled(::isatty(STDERR_FILENO) == 1), m_start(now_ns()) {}
-  ~ProgressLine()
+  explicit CheckProgress(bool enabled) : m_enabled(enabled), m_start(now_ns()) {}
+  ~CheckProgress()
   {
     if (m_drawn) {
       std::fputs("\r\033[K", stderr);  // not fmt::print, which may throw: this is a destructor
@@ -246,7 +249,7 @@ int run_check(const std::vector<std::string>& args)
   }
   ProvenTree* proven = nullptr;
   {
-    ProgressLine progress;
+    CheckProgress progress(progress_wanted(progress_facts(json)));
     proven =
       &keep_until_exit(prove_tree(build_dir, current_environment(), [&](size_t done, size_t total) {
         progress.update(done, total);

@@ -40,6 +40,10 @@ const std::vector<Command>& commands()
      "check the setup of a build tree: every CUDA compile through nvfresh, sync, the tracer, "
      "disks, compiler caches, the build tool",
      run_doctor},
+    {"report",
+     "one self-contained HTML page (or --json): time per TU, what each header edit costs, "
+     "artifacts, the cache's real hit/miss split",
+     run_report},
     {"help", "list the subcommands, or show one's options: nvfresh help <command>", run_help},
     {"--version", "print nvfresh's version", run_version},
   };

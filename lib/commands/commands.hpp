@@ -37,5 +37,6 @@ int run_compare(const std::vector<std::string>& args);
 int run_cache(const std::vector<std::string>& args);
 int run_space(const std::vector<std::string>& args);
 int run_doctor(const std::vector<std::string>& args);
+int run_report(const std::vector<std::string>& args);
 
 }  // namespace nvfresh

@@ -18,6 +18,7 @@
 #include "util/installed_libraries.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
+#include "util/progress.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -190,7 +191,8 @@ int repro(const ReproOptions& options, const ReproMode& mode, const Environment&
                        options.jobs,
                        options.timeout_seconds,
                        options.out_dir,
-                       locate_installed_library("libnvfresh_heap_noise.so")};
+                       locate_installed_library("libnvfresh_heap_noise.so"),
+                       progress_wanted(progress_facts(options.json))};
   SystemProcessRunner runner;
   const ReproRuns done = run_repro_runs(plan, mode, env, runner);
   const ReproReport report{

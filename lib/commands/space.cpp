@@ -22,6 +22,7 @@
 #include "util/file_io.hpp"
 #include "util/json.hpp"
 #include "util/process.hpp"
+#include "util/progress.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,10 +61,11 @@ struct CleanPlan {
   std::uint64_t freed_bytes = 0;
 };
 
-// "sizing 2/5 trees, 3.1 GiB so far: <tree>" on stderr while sizes are computed, on a terminal only.
+// "sizing 2/5 trees, 3.1 GiB so far: <tree>" on stderr while sizes are computed, where
+// util/progress's rules allow a progress line (a terminal, not TERM=dumb, no --json).
 class SizingProgress {
 public:
-  SizingProgress() : m_enabled(::isatty(STDERR_FILENO) == 1) {}
+  explicit SizingProgress(bool enabled) : m_enabled(enabled) {}
   ~SizingProgress()
   {
     if (m_drawn) {
@@ -125,10 +127,10 @@ std::vector<RegistryEntry> distinct_trees(std::vector<RegistryEntry> entries)
   return distinct;
 }
 
-std::vector<TreeReport> examine_trees(const std::vector<RegistryEntry>& entries)
+std::vector<TreeReport> examine_trees(const std::vector<RegistryEntry>& entries, bool json)
 {
   std::vector<TreeReport> reports;
-  SizingProgress progress;
+  SizingProgress progress(progress_wanted(progress_facts(json)));
   for (size_t i = 0; i < entries.size(); ++i) {
     TreeReport report = examine_tree(entries[i]);
     if (report.exists) {
@@ -491,7 +493,7 @@ int run_space(const std::vector<std::string>& args)
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [&](const auto& e) { return !selected(e, options.paths); }),
                 entries.end());
-  std::vector<TreeReport> reports = examine_trees(entries);
+  std::vector<TreeReport> reports = examine_trees(entries, options.json);
   const ProcessSnapshot processes = snapshot_process_paths();
   for (auto& report : reports) {
     look_inside(report, processes, options.clean);

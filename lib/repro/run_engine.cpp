@@ -8,6 +8,7 @@
 #include "repro/repro_report.hpp"
 #include "repro/run_artifacts.hpp"
 #include "util/file_io.hpp"
+#include "util/progress.hpp"
 #include "util/scratch_dir.hpp"
 
 #include <fmt/format.h>
@@ -304,21 +305,14 @@ void execute_run(RunRecord& run, const ReproMode& mode, double timeout_seconds,
   }
 }
 
-// "12/60 done, 2 running, 0 failed, 2 variants so far, 1 min 10 s, about 5 min left" on one
-// rewritten terminal line; silent when stderr is no terminal.
+// "nvfresh repro: 12/60, 0.2/s, 1 min 10 s, about 5 min 0 s left, 2 running, 0 failed, 2 variants
+// so far" on one rewritten terminal line (util/progress.hpp); nothing when `enabled` is false.
 class Progress {
 public:
-  explicit Progress(std::size_t total)
-    : m_total(total), m_enabled(::isatty(STDERR_FILENO) != 0), m_start(Clock::now())
-  {}
+  Progress(std::size_t total, bool enabled) : m_total(total), m_line("nvfresh repro", enabled) {}
   void started() { update(1, nullptr); }
   void finished(const RunRecord& run) { update(-1, &run); }
-  void clear()
-  {
-    if (m_enabled) {
-      fmt::print(stderr, "\r\033[K");
-    }
-  }
+  void clear() { m_line.clear(); }
 
 private:
   void update(int running, const RunRecord* run)
@@ -332,30 +326,14 @@ private:
         m_seen.insert(observation.components);
       }
     }
-    if (m_enabled) {
-      fmt::print(stderr,
-                 "\r\033[Knvfresh repro: {}/{} done, {} running, {} failed, {} variant{} so far{}",
-                 m_done, m_total, m_running, m_failed, m_seen.size(), m_seen.size() == 1 ? "" : "s",
-                 time_left());
-      std::fflush(stderr);
-    }
-  }
-
-  std::string time_left() const
-  {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
-    if (m_done == 0) {
-      return fmt::format(", {:.0f} s", elapsed);
-    }
-    const double left =
-      elapsed / static_cast<double>(m_done) * static_cast<double>(m_total - m_done);
-    return fmt::format(", {:.0f} s, about {:.0f} s left", elapsed, left);
+    m_line.update(m_done, m_total,
+                  fmt::format(", {} running, {} failed, {} variant{} so far", m_running, m_failed,
+                              m_seen.size(), m_seen.size() == 1 ? "" : "s"));
   }
 
   std::mutex m_mutex;
   std::size_t m_total;
-  bool m_enabled;
-  Clock::time_point m_start;
+  ProgressLine m_line;
   int m_running = 0;
   std::size_t m_done = 0;
   std::size_t m_failed = 0;
@@ -365,9 +343,9 @@ private:
 // Runs them, `jobs` at a time, until all have run or repro is interrupted; returns how many were
 // started (runs are started in order: the rest never ran).
 std::size_t execute_runs(std::vector<RunRecord>& runs, const ReproMode& mode, std::size_t jobs,
-                         double timeout_seconds, ProcessRunner& runner)
+                         double timeout_seconds, bool show_progress, ProcessRunner& runner)
 {
-  Progress progress(runs.size());
+  Progress progress(runs.size(), show_progress);
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> started{0};
   auto worker = [&] {
@@ -631,7 +609,8 @@ ReproRuns run_repro_runs(const ReproPlan& plan, const ReproMode& mode, const Env
     runs.push_back(plan_run(i, planned[i], mode, aslr, plan.heap_noise_library, env, plan.command,
                             scratch.path()));
   }
-  const std::size_t started = execute_runs(runs, mode, plan.jobs, plan.timeout_seconds, runner);
+  const std::size_t started =
+    execute_runs(runs, mode, plan.jobs, plan.timeout_seconds, plan.show_progress, runner);
   done.interrupted_by = g_interrupted.load();
   if (done.interrupted_by != 0) {
     done.warnings.push_back(interrupted_note(started, runs.size()));

@@ -41,6 +41,7 @@ struct ReproPlan {
   double timeout_seconds = 0;      // per run; 0: none
   std::string out_dir;             // where variants and diffs are kept (created)
   std::string heap_noise_library;  // preloaded into the perturbed runs; "": none
+  bool show_progress = false;      // a progress line on stderr (util/progress.hpp)
 };
 
 // What the runs gave.
@@ -59,8 +60,8 @@ struct ReproRuns {
 };
 
 // Runs the plan. While it runs, SIGINT and SIGTERM call interrupt_repro (a second one ends the
-// process). Prints warnings, progress and each failed run's stderr on stderr. Throws when its
-// scratch or out directory cannot be made.
+// process). Prints warnings, progress (when plan.show_progress) and each failed run's stderr on
+// stderr. Throws when its scratch or out directory cannot be made.
 ReproRuns run_repro_runs(const ReproPlan& plan, const ReproMode& mode, const Environment& env,
                          ProcessRunner& runner);
 

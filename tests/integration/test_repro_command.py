@@ -273,11 +273,14 @@ class ReproCommand(harness.unittest.TestCase):
                 os.close(secondary)
         self.assertEqual(result.returncode, 0)
         text = shown.decode(errors="replace")
-        self.assertRegex(text, r"nvfresh repro: 3/3 done, 0 running, 0 failed, 1 variant so far, \d+ s, about 0 s left")
-        self.assertNotIn(b"done,", result.stdout, "progress is not part of the report")
+        self.assertRegex(text, r"nvfresh repro: 3/3, [0-9.]+/s, \d+ s, 0 running, 0 failed, 1 variant so far")
+        self.assertTrue(text.endswith("\r\x1b[K"), "the line is erased at the end")
+        self.assertNotIn(b"variant so far", result.stdout, "progress is not part of the report")
+        self.assertNotIn(b"\x1b[K", result.stdout)
         code, _, stderr = self.repro(["-n", "2", "--artifact", "*.ptx"], self.codegen("--fixed"))
         self.assertEqual(code, 0)
-        self.assertNotIn("done,", stderr, "no progress when stderr is not a terminal")
+        self.assertNotIn("so far", stderr, "no progress when stderr is not a terminal")
+        self.assertNotIn("\x1b[K", stderr)
 
     def test_nvcc_mode_points_to_the_command_mode_for_other_commands(self):
         code, _, stderr = self.repro([], ["python3", "compile.py"])
