@@ -7,7 +7,7 @@
 #   CUTLASS (scripts/install_cutlass.sh) for the CUTLASS-sized test;
 #   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions;
 #   BuildGrid 0.4.4 (PyPI; the last release for Python 3.11) in <repo>/.venv-buildgrid: the REAPI
-#     server test_remote_cache starts on 127.0.0.1.
+#     server the test_remote_* tests start on 127.0.0.1; its Python (grpcio) runs fake_reapi.py.
 # The tests call the same scripts, which are no-ops when everything is there.
 # Idempotent and silent when everything is already there.
 set -euo pipefail

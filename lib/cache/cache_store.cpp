@@ -86,6 +86,9 @@ constexpr CounterName k_counter_names[] = {
   {CacheCounter::remote_uploads, "remote_uploads"},
   {CacheCounter::remote_bytes_down, "remote_bytes_down"},
   {CacheCounter::remote_bytes_up, "remote_bytes_up"},
+  {CacheCounter::remote_step_hits, "remote_step_hits"},
+  {CacheCounter::remote_step_misses, "remote_step_misses"},
+  {CacheCounter::remote_step_uploads, "remote_step_uploads"},
 };
 
 // An open file held under flock(LOCK_EX) for the lifetime of the object. Never opened through a

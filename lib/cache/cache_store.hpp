@@ -55,6 +55,9 @@ enum class CacheCounter {
   remote_uploads,     // results uploaded
   remote_bytes_down,  // blob bytes fetched
   remote_bytes_up,    // blob bytes uploaded (those the server did not have)
+  remote_step_hits,   // step lookups the remote served (compile/step_run.hpp)
+  remote_step_misses,
+  remote_step_uploads,
 };
 
 inline constexpr std::array k_cache_counters = {
@@ -79,6 +82,9 @@ inline constexpr std::array k_cache_counters = {
   CacheCounter::remote_uploads,
   CacheCounter::remote_bytes_down,
   CacheCounter::remote_bytes_up,
+  CacheCounter::remote_step_hits,
+  CacheCounter::remote_step_misses,
+  CacheCounter::remote_step_uploads,
 };
 
 std::string_view counter_name(CacheCounter counter);

@@ -28,6 +28,7 @@ constexpr int k_helper_miss = 1;
 constexpr double k_helper_limit_seconds = 120;  // beyond every call's own deadline
 constexpr std::string_view k_manifest_output = "nvfresh.manifest";
 constexpr std::string_view k_entry_output = "nvfresh.entry";
+constexpr std::string_view k_step_output = "nvfresh.step";
 
 std::string under(std::string_view root, std::string_view rest)
 {
@@ -162,6 +163,18 @@ nlohmann::json result_action(const Digest& manifest_key, const ManifestEntry& en
     {"input_blobs", nlohmann::json::object()}};
 }
 
+nlohmann::json step_action(const Digest& step_key, const std::vector<std::string>& arguments,
+                           std::string_view key_version)
+{
+  return {{"salt", fmt::format("{}/step", key_version)},
+          {"arguments", arguments},
+          {"environment", {{"NVFRESH_STEP_KEY", step_key.to_hex()}}},
+          {"working_directory", ""},
+          {"output_paths", {std::string(k_step_output)}},
+          {"input_files", nlohmann::json::object()},
+          {"input_blobs", nlohmann::json::object()}};
+}
+
 RemoteCache::RemoteCache(RemoteSettings settings) : m_settings(std::move(settings)) {}
 
 nlohmann::json RemoteCache::request_base() const
@@ -268,6 +281,31 @@ std::optional<CacheEntry> RemoteCache::fetch_entry(const nlohmann::json& action,
   return entry;
 }
 
+std::optional<std::string> RemoteCache::fetch_step(const nlohmann::json& action,
+                                                   std::int64_t& bytes_down)
+{
+  ScratchDir dir("nvfresh-remote-");
+  const auto result = get_result(action, dir.path(), bytes_down);
+  if (!result) {
+    return std::nullopt;
+  }
+  return read_output(*result, k_step_output);
+}
+
+std::int64_t RemoteCache::publish_step(const nlohmann::json& action, const std::string& entry_text)
+{
+  ScratchDir dir("nvfresh-remote-");
+  const std::string entry_file = dir.path() + "/step";
+  const std::string empty_file = dir.path() + "/empty";
+  write_file_atomically(entry_file, entry_text);
+  write_file_atomically(empty_file, "");
+  return put(nlohmann::json::array({{{"action", action},
+                                     {"outputs", {{std::string(k_step_output), entry_file}}},
+                                     {"stdout", empty_file},
+                                     {"stderr", empty_file}}}),
+             dir.path());
+}
+
 std::int64_t RemoteCache::publish(const nlohmann::json& result, const std::string& object_output,
                                   const CacheEntry& entry, const nlohmann::json& manifest_action,
                                   const Manifest& manifest)
@@ -289,18 +327,25 @@ std::int64_t RemoteCache::publish(const nlohmann::json& result, const std::strin
   write_file_atomically(stderr_file, entry.console_err);
   write_file_atomically(manifest_file, serialize_manifest(manifest));
   write_file_atomically(empty_file, "");
+  return put(
+    nlohmann::json::array(
+      {{{"action", result},
+        {"outputs", {{object_output, object_file}, {std::string(k_entry_output), entry_file}}},
+        {"stdout", stdout_file},
+        {"stderr", stderr_file}},
+       {{"action", manifest_action},
+        {"outputs", {{std::string(k_manifest_output), manifest_file}}},
+        {"stdout", empty_file},
+        {"stderr", empty_file}}}),
+    dir.path());
+}
+
+std::int64_t RemoteCache::put(const nlohmann::json& puts, const std::string& dir)
+{
   nlohmann::json request = request_base();
-  request["put"] = nlohmann::json::array(
-    {{{"action", result},
-      {"outputs", {{object_output, object_file}, {std::string(k_entry_output), entry_file}}},
-      {"stdout", stdout_file},
-      {"stderr", stderr_file}},
-     {{"action", manifest_action},
-      {"outputs", {{std::string(k_manifest_output), manifest_file}}},
-      {"stdout", empty_file},
-      {"stderr", empty_file}}});
+  request["put"] = puts;
   std::string out;
-  run_helper("put", request, dir.path(), &out);
+  run_helper("put", request, dir, &out);
   try {
     return nlohmann::json::parse(out).value("bytes", std::int64_t{0});
   } catch (const nlohmann::json::exception&) {

@@ -32,6 +32,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nvfresh {
 
@@ -62,6 +63,14 @@ nlohmann::json result_action(const Digest& manifest_key, const ManifestEntry& en
                              const CompileIdentity& identity, const std::string& object,
                              const PathMap& map, std::string_view key_version);
 
+// The Action of one cicc or ptxas step (compile/step_run.hpp): {Command: the tool and its
+// arguments, nvcc's temporary names normalized (step_key.hpp), and the local step key,
+// NVFRESH_STEP_KEY (the tool's identity, its normalized arguments and input, every file it read);
+// no input root (the key names the inputs; cache-only); output "nvfresh.step" (the step entry:
+// its outputs, what it printed, the files it read); salt "<key version>/step"}.
+nlohmann::json step_action(const Digest& step_key, const std::vector<std::string>& arguments,
+                           std::string_view key_version);
+
 // What a fetched result has, before it is a local entry.
 struct RemoteFetch {
   std::optional<std::string> bytes;  // nullopt: a miss
@@ -87,6 +96,10 @@ public:
   // RemoteFailure.
   std::optional<CacheEntry> fetch_entry(const nlohmann::json& action,
                                         const std::string& object_output, std::int64_t& bytes_down);
+  // The step entry's text of a step Action, or nullopt (a miss). Throws RemoteFailure.
+  std::optional<std::string> fetch_step(const nlohmann::json& action, std::int64_t& bytes_down);
+  // Uploads a step Action with its entry's text. Returns the bytes sent. Throws RemoteFailure.
+  std::int64_t publish_step(const nlohmann::json& action, const std::string& entry_text);
   // Uploads the result Action with the entry, then the manifest Action with the manifest. Returns
   // the bytes sent. Throws RemoteFailure.
   std::int64_t publish(const nlohmann::json& result, const std::string& object_output,
@@ -98,6 +111,9 @@ private:
   int run_helper(const std::string& verb, const nlohmann::json& request, const std::string& dir,
                  std::string* out);
   nlohmann::json request_base() const;
+  // The helper's "put" of `puts` (each {action, outputs, stdout, stderr}, files under `dir`): the
+  // bytes it sent (0 when it did not say).
+  std::int64_t put(const nlohmann::json& puts, const std::string& dir);
   // The helper's "get" of `action` into `dir`: its result.json (the outputs' files, "bytes"
   // fetched, added to bytes_down), or nullopt when the remote has no such result.
   std::optional<nlohmann::json> get_result(const nlohmann::json& action, const std::string& dir,

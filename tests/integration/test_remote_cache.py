@@ -10,93 +10,35 @@ stopped by its PID. Without the venv the file is skipped, loudly; under CI=true 
 import hashlib
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import threading
-import time
-from pathlib import Path
 
 import harness
 import project
+from buildgrid_server import BATCH_LIMIT, BGD, BuildGridServer, free_port
 from project import Target, marked_source, markers
 from test_cache import FILE_NAMING, CacheCase, cache_stats, events
 
-BGD = harness.source_dir() / ".venv-buildgrid" / "bin" / "bgd"
 
-CONFIG = """\
-server:
-  - !channel
-    address: "127.0.0.1:{port}"
-    insecure-mode: true
-storages:
-  - !disk-storage &cas
-    path: {storage}
-caches:
-  - !lru-action-cache &ac
-    storage: *cas
-    max-cached-refs: 100000
-    allow-updates: true
-    cache-failed-actions: false
-instances:
-  - name: ""
-    services:
-      - !cas
-        storage: *cas
-      - !bytestream
-        storage: *cas
-      - !action-cache
-        cache: *ac
-"""
-# What BuildGrid 0.4.4 answers in Capabilities (max_batch_total_size_bytes): a larger blob must go
-# through ByteStream.
-BATCH_LIMIT = 4193280
+def require_buildgrid(what):
+    """A loud skip (a failure under CI=true) where BuildGrid's venv is missing."""
+    if not BGD.exists():
+        harness.fail_under_ci_else_skip(
+            f"BuildGrid is not installed ({BGD}): run scripts/install_test_tools.sh; the {what} "
+            "tests did NOT run")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_open(port):
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-class BuildGridServer:
-    """`bgd server start` on a free loopback port, with disk storage under `work`."""
-
-    def __init__(self, work):
-        self.port = free_port()
-        self.dir = Path(work) / f"bgd-{self.port}"
-        self.dir.mkdir(parents=True)
-        (self.dir / "bgd.yml").write_text(CONFIG.format(port=self.port, storage=self.dir / "cas"))
-        self.log = open(self.dir / "bgd.log", "wb")
-        self.process = subprocess.Popen([str(BGD), "server", "start", "bgd.yml"], cwd=self.dir,
-                                        stdout=self.log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-        while not port_open(self.port):  # no time limit: a server that dies ends the wait
-            if self.process.poll() is not None:
-                raise AssertionError(f"bgd exited with {self.process.returncode}:\n"
-                                     f"{(self.dir / 'bgd.log').read_text(errors='replace')}")
-            time.sleep(0.1)
-        self.url = f"grpc://127.0.0.1:{self.port}"
-
-    def stop(self):
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait()
-        self.log.close()
+def machine_env(root, name, server, **extra):
+    """The environment of one machine: its own cache dir under `root`, the shared server."""
+    env = {"NVFRESH_CACHE_DIR": str(root / f"cache-{name}"), "NVFRESH_REMOTE": server.url}
+    env.update(extra)
+    return env
 
 
 class RemoteCase(CacheCase):
     @classmethod
     def setUpClass(cls):
-        if not BGD.exists():
-            harness.fail_under_ci_else_skip(
-                f"BuildGrid is not installed ({BGD}): run scripts/install_test_tools.sh; the remote "
-                "cache tests did NOT run")
+        require_buildgrid("remote cache")
         super().setUpClass()
         cls.server = BuildGridServer(cls.work)
 
@@ -107,9 +49,7 @@ class RemoteCase(CacheCase):
 
     def machine(self, name, **extra):
         """The environment of one machine: its own cache dir, the shared server."""
-        env = {"NVFRESH_CACHE_DIR": str(self.root / f"cache-{name}"), "NVFRESH_REMOTE": self.server.url}
-        env.update(extra)
-        return env
+        return machine_env(self.root, name, self.server, **extra)
 
     def fresh_tree(self, source, env):
         """The build dir at the same path as the last one, empty: another machine's checkout."""

@@ -85,6 +85,19 @@ TEST_CASE("the result Action names every input of the entry and its result key")
         nlohmann::json::array({"CMakeFiles/k.dir/k.cu.o", "nvfresh.entry"}));
 }
 
+TEST_CASE("a step Action is bound to the local step key and names the step's command")
+{
+  const Digest key = hash_bytes("step");
+  const std::vector<std::string> arguments{"ptxas", "-arch=sm_90", "\x02TMP\x03.ptx"};
+  const auto action = step_action(key, arguments, k_cache_key_version);
+  CHECK(action["salt"] == "nvfresh-cache-1/step");
+  CHECK(action["environment"] == nlohmann::json{{"NVFRESH_STEP_KEY", key.to_hex()}});
+  CHECK(action["arguments"] == nlohmann::json(arguments));
+  CHECK(action["output_paths"] == nlohmann::json::array({"nvfresh.step"}));
+  CHECK(action["input_files"].empty());
+  CHECK(step_action(hash_bytes("other"), arguments, k_cache_key_version) != action);
+}
+
 TEST_CASE("a remote is set by NVFRESH_REMOTE, read-only by NVFRESH_REMOTE_READ_ONLY")
 {
   Config config;

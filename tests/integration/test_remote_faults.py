@@ -1,0 +1,138 @@
+"""A remote cache that fails, with real nvcc, CMake and Ninja: the server is fake_reapi.py (a REAPI
+v2 cache that refuses, is slow, is full or sends truncated blobs on purpose), run by the Python of
+BuildGrid's venv (<repo>/.venv-buildgrid: scripts/install_test_tools.sh). The paths that succeed
+run against BuildGrid itself (test_remote_cache.py, test_remote_soundness.py).
+
+Each fault, in a build of two TUs: both are compiled locally, the build succeeds, its output has
+one `nvfresh:` line (one per build, not one per TU) naming the remote and what failed, and
+`nvfresh cache stats` counts the error. Without the venv the file is skipped, loudly; under
+CI=true that is a failure.
+"""
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import harness
+from project import Target, marked_source, markers
+from test_cache import CacheCase, cache_stats, events
+
+PYTHON = harness.source_dir() / ".venv-buildgrid" / "bin" / "python"
+FAKE = Path(__file__).resolve().parent / "fake_reapi.py"
+
+
+class FakeServer:
+    """fake_reapi.py with one fault, on a free loopback port; stopped by its PID."""
+
+    def __init__(self, work, fault):
+        port_file = Path(work) / f"fake-{fault}.port"
+        self.log_path = Path(work) / f"fake-{fault}.log"
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([str(PYTHON), str(FAKE), fault, str(port_file)],
+                                        stdout=self.log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        while not port_file.exists():  # no time limit: a server that dies ends the wait
+            if self.process.poll() is not None:
+                raise AssertionError(f"fake_reapi.py exited with {self.process.returncode}:\n"
+                                     f"{self.log_path.read_text(errors='replace')}")
+            time.sleep(0.05)
+        self.url = f"grpc://127.0.0.1:{int(port_file.read_text())}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait()
+        self.log.close()
+
+
+class FaultsOfTheServer(CacheCase):
+    @classmethod
+    def setUpClass(cls):
+        if not PYTHON.exists():
+            harness.fail_under_ci_else_skip(
+                f"BuildGrid's venv is not installed ({PYTHON}): run scripts/install_test_tools.sh; "
+                "the remote cache's fault tests did NOT run")
+        super().setUpClass()
+
+    def serve(self, fault):
+        server = FakeServer(self.root, fault)
+        self.addCleanup(server.stop)
+        return server
+
+    def two_kernels(self):
+        files = {"a.cu": marked_source([f"// {self.id()}"], [("a", '"a1"', "host,dev")]),
+                 "b.cu": marked_source([f"// {self.id()}"], [("b", '"b1"', "host,dev")])}
+        return self.project([Target("ka", "a.cu"), Target("kb", "b.cu")], files)
+
+    def build_with(self, source, name, env):
+        """Builds a fresh tree; its nvfresh: lines, after checking both TUs were compiled."""
+        tree = self.tree(source, name, env=env)
+        result = harness.run(["cmake", "--build", str(tree.build_dir), "--parallel", "2"],
+                             env=tree.merged_env(env))
+        output = (result.stdout + result.stderr).decode(errors="replace")
+        self.assertEqual(result.returncode, 0, output)
+        self.assertEqual({name: kind for kind, _, name, _ in events(tree.build_dir)},
+                         {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        self.assertEqual(markers(tree.object("a.cu.o"))["a"], {"a1"})
+        self.assertEqual(markers(tree.object("b.cu.o"))["b"], {"b1"})
+        return [line for line in output.splitlines() if line.startswith("nvfresh:")]
+
+    def check_one_line_and_errors(self, fault, expected):
+        """expected: a regular expression the line matches."""
+        server = self.serve(fault)
+        env = {"NVFRESH_REMOTE": server.url}
+        lines = self.build_with(self.two_kernels(), "build", env)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(f"the remote cache {server.url} failed: ", lines[0])
+        self.assertRegex(lines[0], expected)
+        stats = cache_stats(self.env)
+        self.assertEqual(stats["remote_bytes_down"], 0, stats)
+        # --parallel 2: both lookups may fail before either has said so; then the remote is not
+        # asked again in this build, so nothing is uploaded.
+        self.assertIn(stats["remote_errors"], (1, 2), stats)
+        self.assertEqual((stats["remote_hits"], stats["remote_uploads"], stats["stores"]),
+                         (0, 0, 2))
+
+    def test_resource_exhausted(self):
+        self.check_one_line_and_errors("exhausted", r"fake_reapi: out of quota \(8\)")
+
+    def test_unavailable(self):
+        self.check_one_line_and_errors("unavailable", r"fake_reapi: going away \(14\)")
+
+    def test_an_answer_after_the_deadline(self):
+        # The server holds each call until the client's deadline (5 s) has passed.
+        self.check_one_line_and_errors("slow", r"GetActionResult: Deadline Exceeded \(4\)")
+
+    def test_a_server_killed_while_it_answers(self):
+        # gRPC's words for the dropped connection vary ("Socket closed"); its code is UNAVAILABLE.
+        # The line is the first failure's: the call the server died in, or (should the other TU's
+        # helper connect only after that and fail first) the connect.
+        self.check_one_line_and_errors(
+            "dies", r"GetActionResult: [^()]+ \(14\)|cannot connect to 127\.0\.0\.1:")
+
+    def test_a_full_cache_refusing_the_upload(self):
+        # The lookups are misses; the store's upload is refused blob by blob.
+        self.check_one_line_and_errors("full",
+                                       r"BatchUpdateBlobs: fake_reapi: the CAS is full \(8\)")
+
+    def test_a_truncated_bytestream_read(self):
+        server = self.serve("truncate")
+        env = {"NVFRESH_REMOTE": server.url}
+        source = self.two_kernels()
+        self.assertEqual(self.build_with(source, "build-a", env), [])
+        stats = cache_stats(self.env)
+        self.assertEqual((stats["remote_uploads"], stats["remote_errors"]), (2, 0), stats)
+        # Another machine: its lookups find both manifests, whose blobs come back cut in half.
+        other = {"NVFRESH_CACHE_DIR": str(self.root / "cache-b"), "NVFRESH_REMOTE": server.url}
+        lines = self.build_with(source, "build-b", other)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("the server sent other bytes for blob", lines[0])
+        stats = cache_stats(other)
+        self.assertIn(stats["remote_errors"], (1, 2), stats)
+        self.assertEqual((stats["remote_hits"], stats["remote_uploads"], stats["stores"]),
+                         (0, 0, 2))
+
+
+if __name__ == "__main__":
+    harness.main()

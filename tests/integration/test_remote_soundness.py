@@ -1,0 +1,150 @@
+"""The object cache's soundness cases (test_cache.NeverServedStale) through a shared REAPI server:
+a real BuildGrid on 127.0.0.1 (test_remote_cache.BuildGridServer), real nvcc, CMake and Ninja.
+
+Each case has three machines, each with its own HOME and an empty cache dir, all building the
+checkout at the same path (a container's /workspace, CI's fixed dir: the common team case) in a
+fresh build dir at the same path:
+  A builds the original state and uploads it;
+  B builds the changed state: its lookup reaches the server, whose entry is A's, and must compile
+    (0 remote hits), giving what a compile without any cache gives;
+  C builds the original state again: served from the server (0 nvcc runs, 1 remote hit), equal
+    to a compile without any cache. So a key that missed the change would have served B too.
+One case has B and C build copies of the checkout at paths of their own (a clone, a worktree),
+and one serves such a copy: objects that name no path of their tree serve every checkout.
+The server is started once per class; each case's sources carry the test's name, so that no case
+finds another's entries.
+"""
+import shutil
+from pathlib import Path
+
+import harness
+from project import Target, marked_source, markers
+from test_cache import (cache_stats, events, has_include_case, host_compiler_case,
+                        host_only_header_case, later_arch_header_case, shadowing_header_case)
+from test_remote_cache import RemoteCase
+
+
+class SoundThroughTheServer(RemoteCase):
+
+    def machine(self, name, **extra):
+        """A machine of its own: its HOME (config file) and cache dir, the shared server."""
+        home = self.root / f"home-{name}"
+        home.mkdir(exist_ok=True)
+        return super().machine(name, HOME=str(home), **extra)
+
+    def build_at_the_shared_path(self, source, env, cache_args=()):
+        """A fresh build dir at the path every machine uses; {object name: kind} of its build."""
+        shutil.rmtree(self.root / "build", ignore_errors=True)
+        tree = self.tree(source, "build", env=env, cache_args=cache_args)
+        return tree, self.build(tree)
+
+    def checkout_of(self, source, name):
+        """The machine's checkout: the shared path, or a copy at a path of its own."""
+        if name is None:
+            return source
+        shutil.rmtree(self.root / name, ignore_errors=True)
+        return Path(shutil.copytree(source, self.root / name, symlinks=True))
+
+    def remote_counts(self, env):
+        stats = cache_stats(env)
+        return {key: stats[f"remote_{key}"] for key in ("hits", "errors", "uploads")}
+
+    def check_change(self, targets, files, change, undo, expect_changed, expect_original,
+                     env_changed=None, cache_args=(), name="k.cu.o", other_checkouts=False):
+        """other_checkouts: B and C build copies of the checkout at paths of their own."""
+        files = dict(files)
+        files["k.cu"] = f"// {self.id()}\n" + files["k.cu"]
+        source = self.project(targets, files)
+
+        a = self.machine("a")
+        tree, built = self.build_at_the_shared_path(source, a, cache_args)
+        self.assertEqual(built, {name: "compiled"})
+        self.assertTrue(expect_original(markers(tree.object(name))), markers(tree.object(name)))
+        self.assertEqual(self.remote_counts(a), {"hits": 0, "errors": 0, "uploads": 1})
+
+        change(source)
+        b = self.machine("b", **(env_changed or {}))
+        checkout = self.checkout_of(source, "src-b" if other_checkouts else None)
+        tree, built = self.build_at_the_shared_path(checkout, b, cache_args)
+        self.assertEqual(built, {name: "compiled"},
+                         "a changed input must not be served from the other machine's entry")
+        found = markers(tree.object(name))
+        self.assertTrue(expect_changed(found),
+                        f"machine B's object is not the changed one: {found}")
+        self.assertEqual(self.remote_counts(b), {"hits": 0, "errors": 0, "uploads": 1})
+        self.assert_same_as_uncached(tree, name, env=b)
+
+        undo(source)
+        c = self.machine("c")
+        checkout = self.checkout_of(source, "src-c" if other_checkouts else None)
+        tree, built = self.build_at_the_shared_path(checkout, c, cache_args)
+        self.assertEqual(built, {name: "served"},
+                         "the unchanged state must be served by the server")
+        self.assertTrue(expect_original(markers(tree.object(name))), markers(tree.object(name)))
+        self.assertEqual(self.remote_counts(c), {"hits": 1, "errors": 0, "uploads": 0})
+        self.assert_same_as_uncached(tree, name, env=c)
+        return tree
+
+    def test_host_only_header_edit(self):
+        self.check_change(**host_only_header_case())
+
+    def test_later_arch_only_header_edit(self):
+        self.check_change(**later_arch_header_case())
+
+    def test_new_shadowing_header(self):
+        self.check_change(**shadowing_header_case())
+
+    def test_new_shadowing_header_in_other_checkouts(self):
+        # Machines B and C have the checkout at paths of their own: the input root names the
+        # header src/shadow/value.h on every machine, and the shadowing one is still seen.
+        self.check_change(**shadowing_header_case(), other_checkouts=True)
+
+    def test_has_include_turning_true(self):
+        self.check_change(**has_include_case())
+
+    def test_env_flags(self):
+        # Machine B's environment adds a flag that nvcc reads (NVCC_APPEND_FLAGS): not on A's entry.
+        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+        self.check_change(
+            [Target("k", "k.cu")], files, lambda s: None, lambda s: None,
+            lambda m: m.get("extra") == {"appended"}, lambda m: m.get("extra") == {"none"},
+            env_changed={"NVCC_APPEND_FLAGS": "-DEXTRA=appended"})
+
+    def test_host_compiler_replaced(self):
+        # The toolchain: the host compiler at the same path on both machines, of other content.
+        self.check_change(**host_compiler_case(self.root / "tools" / "g++"))
+
+    def test_verify_on_a_remote_hit(self):
+        # NVFRESH_CACHE_VERIFY=1 compiles a sampled hit and compares: a remote hit too.
+        files = {"k.cu": marked_source([f"// {self.id()}"], [("k", '"k"', "host,dev")])}
+        source = self.project([Target("k", "k.cu")], files)
+        self.build_at_the_shared_path(source, self.machine("a"))
+        b = self.machine("b", NVFRESH_CACHE_VERIFY="1")
+        tree, built = self.build_at_the_shared_path(source, b)
+        self.assertEqual(built, {"k.cu.o": "compiled"})
+        self.assertEqual([event[:2] for event in events(tree.build_dir)],
+                         [("compiled", "cache_verified")])
+        stats = cache_stats(b)
+        self.assertEqual((stats["remote_hits"], stats["verified"], stats["verify_mismatches"]),
+                         (1, 1, 0))
+
+    def test_another_checkout_path_is_served(self):
+        # An object that names no path of its tree serves a checkout at another path too.
+        files = {"k.cu": marked_source([f"// {self.id()}", '#include "value.h"'],
+                                       [("v", "VALUE", "host,dev")]),
+                 "include/value.h": '#define VALUE "v1"\n'}
+        first = self.project([Target("k", "k.cu")], files, "src-a")
+        a = self.machine("a")
+        tree = self.tree(first, "build-a", env=a)
+        self.assertEqual(self.build(tree), {"k.cu.o": "compiled"})
+        second = shutil.copytree(first, self.root / "src-b")
+        b = self.machine("b")
+        tree = self.tree(second, "build-b", env=b)
+        self.assertEqual(self.build(tree), {"k.cu.o": "served"})
+        self.assertEqual(self.remote_counts(b), {"hits": 1, "errors": 0, "uploads": 0})
+        self.assertEqual(markers(tree.object("k.cu.o"))["v"], {"v1"})
+        self.assert_same_as_uncached(tree, "k.cu.o", env=b)
+
+
+if __name__ == "__main__":
+    harness.main()
