@@ -9,6 +9,9 @@
 //   stamp    := size TAB mtime_ns TAB ctime_ns TAB inode TAB device
 //               the stat stamp it had when stored (manifest.hpp: InputStamp), "0" fields when
 //               none; manifests written before stamps have no stamp fields and still read
+//   code     := "code" TAB hex32 LF
+//               the digest of the input before it with its invisible comments taken out
+//               (cache/code_text.hpp), where one that differs only in them may stand in for it
 //   probe    := "probe" TAB path LF                    a lookup that found nothing
 //   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path LF
 //               a directory of probes that vouched for them when the compile was recorded
@@ -52,7 +55,7 @@ void apply(const LineFields& f, Manifest& manifest)
     manifest.entries.push_back(std::move(entry));
   } else if (f[0] == "input") {
     if (f.size() == 5) {
-      current(manifest, f).inputs.push_back({f[4], digest_field(f[1]), f[2], f[3], {}});
+      current(manifest, f).inputs.push_back({f[4], digest_field(f[1]), f[2], f[3], {}, {}});
       return;
     }
     expect_field_count(f, 10);
@@ -62,10 +65,17 @@ void apply(const LineFields& f, Manifest& manifest)
         !parse_number(f[8], stamp.device)) {
       throw LineParseError{"bad input stamp"};
     }
-    current(manifest, f).inputs.push_back({f[9], digest_field(f[1]), f[2], f[3], stamp});
+    current(manifest, f).inputs.push_back({f[9], digest_field(f[1]), f[2], f[3], stamp, {}});
   } else if (f[0] == "probe") {
     expect_field_count(f, 2);
     current(manifest, f).probes.push_back(f[1]);
+  } else if (f[0] == "code") {
+    expect_field_count(f, 2);
+    auto& inputs = current(manifest, f).inputs;
+    if (inputs.empty() || inputs.back().code) {
+      throw LineParseError{"'code' without an input before it"};
+    }
+    inputs.back().code = digest_field(f[1]);
   } else if (f[0] == "probe_dir") {
     expect_field_count(f, 6);
     DirectoryStamp stamp;
@@ -94,6 +104,9 @@ std::string serialize_manifest(const Manifest& manifest)
       const InputStamp& s = input.stamp;
       out.line("input", input.hash, input.role, input.passes, s.size, s.mtime_ns, s.ctime_ns,
                s.inode, s.device, input.path);
+      if (input.code) {
+        out.line("code", *input.code);
+      }
     }
     for (const auto& probe : entry.probes) {
       out.line("probe", probe);

@@ -38,6 +38,10 @@ struct ManifestInput {
   std::string role;    // as the record names it (record.hpp): source, header, options_file, tool
   std::string passes;  // "host,compute_80", "-" when not known
   InputStamp stamp;
+  // The digest of its code (cache/code_text.hpp) where a file that differs from `hash` only in
+  // comments nothing sees may stand in for it: set for the tree's headers of a compile that
+  // printed nothing and asked for no line information (object_cache.cpp: comments_may_matter).
+  std::optional<Digest> code;
   bool operator==(const ManifestInput&) const = default;
 };
 

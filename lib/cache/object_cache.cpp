@@ -1,5 +1,6 @@
 #include "cache/object_cache.hpp"
 
+#include "cache/code_text.hpp"
 #include "digest/elf_reader.hpp"
 #include "digest/fatbin_reader.hpp"
 #include "freshness/input_check.hpp"
@@ -8,9 +9,11 @@
 #include "util/build_invocation.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
+#include "util/words.hpp"
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -23,6 +26,7 @@ constexpr std::string_view k_key_version = k_cache_key_version;
 constexpr std::uint64_t k_default_min_free = 1ULL << 30;
 constexpr std::uint64_t k_max_object = 4ULL << 30;
 constexpr std::uint64_t k_max_options_file = 16ULL << 20;
+constexpr std::uint64_t k_max_code_file = 16ULL << 20;
 
 std::string default_cache_dir(const Environment& env)
 {
@@ -109,7 +113,8 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
                             hash,
                             std::string(role_name(input.role)),
                             join_passes(input.passes),
-                            {}});
+                            {},
+                            std::nullopt});
   }
   for (const auto& probe : probe_paths(record.probes)) {
     entry.probes.push_back(map.to_key(probe));
@@ -122,6 +127,80 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
     entry.lookups.push_back({lookup.name, map.to_key(lookup.resolved), lookup.program});
   }
   return entry;
+}
+
+// Whether the compile could see the comments of its headers: it printed something (a diagnostic
+// quotes the source line), asked for line information (ptxas puts the source's mtime in the
+// cubin's line table), kept comments in the preprocessed text (-C, -CC), took any comment for a
+// fallthrough mark (-Wimplicit-fallthrough=1), has clang read doc comments (-Wdocumentation…,
+// -Weverything, with -ccbin clang++), or has GCC judge the blanks at line ends or the bytes of
+// comments (-Wtrailing-whitespace, -Winvalid-utf8). Its words are the command's, its options files' and
+// NVCC_PREPEND_FLAGS' and NVCC_APPEND_FLAGS', each also split at ',' and after '=' (-Xcompiler=-C,-O2).
+bool comments_may_matter(const Record& record, const std::vector<std::string>& command,
+                         const Environment& env)
+{
+  if (!record.console_out.empty() || !record.console_err.empty()) {
+    return true;
+  }
+  std::vector<std::string> words = command;
+  for (const auto& input : record.inputs) {
+    if (input.role == InputRole::options_file) {
+      auto content = try_read_file(input.file.path, k_max_options_file);
+      if (!content) {
+        return true;
+      }
+      auto more = split_words(*content, k_nvcc_options_file_quotes);
+      words.insert(words.end(), more.begin(), more.end());
+    }
+  }
+  for (const std::string name : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
+    auto more = split_words(env_value(env, name), k_nvcc_env_flags_quotes);
+    words.insert(words.end(), more.begin(), more.end());
+  }
+  constexpr std::array<std::string_view, 9> k_seeing = {"-G",
+                                                        "--device-debug",
+                                                        "-lineinfo",
+                                                        "--generate-line-info",
+                                                        "-generate-line-info",
+                                                        "-C",
+                                                        "-CC",
+                                                        "--lineinfo",
+                                                        "-Wimplicit-fallthrough=1"};
+  const auto sees = [&](std::string_view part) {
+    return std::find(k_seeing.begin(), k_seeing.end(), part) != k_seeing.end() ||
+           part.starts_with("-Wdocumentation") || part == "-Weverything" ||
+           part.starts_with("-Wtrailing-whitespace") || part == "-Winvalid-utf8";
+  };
+  for (const auto& word : words) {
+    std::string_view rest = word;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      const std::string_view part = rest.substr(0, comma);
+      const size_t equals = part.find('=');
+      if (sees(part) || (equals != std::string_view::npos && sees(part.substr(equals + 1)))) {
+        return true;
+      }
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  return false;
+}
+
+// The code digest (cache/code_text.hpp) of each of the tree's headers, read now and taken only
+// where the bytes are still those the compile read: a file that differs from it only in comments
+// nothing sees may then stand in for it.
+void add_code_digests(ManifestEntry& entry, const Record& record)
+{
+  for (size_t i = 0; i < record.inputs.size() && i < entry.inputs.size(); ++i) {
+    const RecordedInput& input = record.inputs[i];
+    if (input.role != InputRole::header || entry.inputs[i].path == input.file.path) {
+      continue;  // not a header, or not the tree's (the toolkit's comments are not edited)
+    }
+    auto content = try_read_file(input.file.path, k_max_code_file);
+    if (content && hash_bytes(*content) == entry.inputs[i].hash) {
+      entry.inputs[i].code = code_digest(*content);
+    }
+  }
 }
 
 // The stamps of the record's inputs that still hold now and have settled (FileHasher's rule: a
@@ -186,12 +265,7 @@ std::optional<Digest> options_file_hash(const std::string& path, const PathMap& 
 std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
                                              const PathMap& map)
 {
-  std::vector<std::string> probes;
-  probes.reserve(probe_keys.size());
-  for (const auto& probe : probe_keys) {
-    probes.push_back(map.to_tree(probe));
-  }
-  return group_probes(probes);
+  return group_probes(map.to_tree(probe_keys));
 }
 
 namespace {
@@ -249,10 +323,41 @@ void take_stored_stamps(const ManifestEntry& entry, LookupSet& set, FileHasher& 
   hasher.seed(known);
 }
 
-// Does the disk (and PATH) still look as the entry says? The first difference, or "".
-std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
+// Where `changed` is an input with a code digest whose file now has that code (it differs from
+// the entry only in comments nothing sees): the input takes the file's hash, in the lookup set and
+// in `entry` (so that the record a hit writes holds what the disk holds), its path goes to
+// *comment_only, and the answer is true. Each input once: a file that changes again is a change.
+bool same_code_now(ManifestEntry& entry, LookupSet& set, const StaleReason& changed,
+                   std::vector<std::string>& comment_only)
+{
+  if (changed.kind != Cause::input_changed ||
+      std::find(comment_only.begin(), comment_only.end(), changed.path) != comment_only.end()) {
+    return false;
+  }
+  for (size_t i = 0; i < set.inputs.size() && i < entry.inputs.size(); ++i) {
+    if (set.inputs[i].file.path != changed.path || !entry.inputs[i].code) {
+      continue;
+    }
+    auto content = try_read_file(changed.path, k_max_code_file);
+    if (!content || code_digest(*content) != entry.inputs[i].code) {
+      return false;
+    }
+    const Digest now = hash_bytes(*content);
+    set.inputs[i].file.hash = now;
+    entry.inputs[i].hash = now;
+    comment_only.push_back(changed.path);
+    return true;
+  }
+  return false;
+}
+
+// Does the disk (and PATH) still look as the entry says? The first difference, or "". An input
+// that differs only in comments nothing sees is no difference: it takes its hash now in `entry`,
+// and its path goes to *comment_only when given.
+std::string mismatch(ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
                      const std::string& path_value, const std::string& working_dir,
-                     std::vector<ProbeGroup>* probes = nullptr)
+                     std::vector<ProbeGroup>* probes = nullptr,
+                     std::vector<std::string>* comment_only = nullptr)
 {
   // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree: an
   // input whose file still has the stamp the entry stored is unchanged; every other one is judged
@@ -274,8 +379,11 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
       return file.file.path + " holds other options";
     }
   }
-  if (auto changed = first_changed_lookup({set.inputs, set.probes, set.probe_dirs}, hasher)) {
-    return changed->describe();
+  std::vector<std::string> same_code;
+  while (auto changed = first_changed_lookup({set.inputs, set.probes, set.probe_dirs}, hasher)) {
+    if (!same_code_now(entry, set, *changed, same_code)) {
+      return changed->describe();
+    }
   }
   for (const auto& lookup : entry.lookups) {
     if (resolve_in_path(lookup.name, path_value, working_dir, lookup.program) !=
@@ -285,6 +393,12 @@ std::string mismatch(const ManifestEntry& entry, const PathMap& map, FileHasher&
   }
   if (probes != nullptr) {
     *probes = std::move(set.probes);
+  }
+  for (const auto& path : same_code) {
+    log::info("cache: {} differs from entry {} only in comments", path, entry.result.short_hex());
+  }
+  if (comment_only != nullptr) {
+    *comment_only = std::move(same_code);
   }
   return {};
 }
@@ -458,7 +572,9 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, 
       log::info("remote: entry {} fetched ({} bytes)", entry.result.short_hex(), bytes);
     }
     std::vector<ProbeGroup> probes;
-    auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &probes);
+    std::vector<std::string> comment_only;
+    auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &probes,
+                                 &comment_only);
     if (!stored) {
       continue;
     }
@@ -468,8 +584,8 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, 
       continue;
     }
     std::string note = other_tree_note(binding_of(entry), other);
-    CacheHit hit{entry.result, std::move(*stored), std::move(entry),
-                 map,          std::move(probes),  std::move(note)};
+    CacheHit hit{entry.result,      std::move(*stored), std::move(entry),       map,
+                 std::move(probes), std::move(note),    std::move(comment_only)};
     if (other.empty()) {
       return hit;
     }
@@ -509,6 +625,60 @@ void ObjectCache::remote_failed(const Digest& key, const std::string& what)
                            m_remote->settings().url, what)
                  .c_str(),
                stderr);
+  }
+}
+
+std::optional<StepEntry> ObjectCache::fetch_remote_step(const Digest& key,
+                                                        const std::vector<std::string>& arguments)
+{
+  if (!remote_usable()) {
+    return std::nullopt;
+  }
+  try {
+    std::int64_t bytes = 0;
+    auto text = m_remote->fetch_step(step_action(key, arguments, k_key_version), bytes);
+    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
+    std::string why = "not on the remote";
+    auto entry = text ? parse_step_entry(*text, &why) : std::nullopt;
+    if (entry && entry->key != key) {
+      entry.reset();
+      why = "stored under another key";
+    }
+    if (!entry) {
+      m_store.count(key, CacheCounter::remote_step_misses);
+      log::info("remote: step {}: {}", key.short_hex(), why);
+      return std::nullopt;
+    }
+    m_store.count(key, CacheCounter::remote_step_hits);
+    log::info("remote: step {} fetched ({} bytes)", key.short_hex(), bytes);
+    try {
+      m_store.write_step(key, *entry);
+    } catch (const std::exception& error) {  // served all the same; the next build asks again
+      log::info("remote: step {} not stored locally: {}", key.short_hex(), error.what());
+    }
+    return entry;
+  } catch (const std::exception& error) {
+    remote_failed(key, error.what());
+    return std::nullopt;
+  }
+}
+
+void ObjectCache::upload_step(const Digest& key, const std::vector<std::string>& arguments,
+                              const StepEntry& entry)
+{
+  if (!remote_usable() || m_remote->settings().read_only) {
+    return;
+  }
+  try {
+    StepEntry bound = entry;
+    bound.key = key;
+    const std::int64_t sent = m_remote->publish_step(step_action(key, arguments, k_key_version),
+                                                     serialize_step_entry(bound));
+    m_store.count(key,
+                  {{CacheCounter::remote_step_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
+    log::info("remote: uploaded step {} ({} bytes sent)", key.short_hex(), sent);
+  } catch (const std::exception& error) {
+    remote_failed(key, error.what());
   }
 }
 
@@ -558,12 +728,13 @@ std::optional<CacheHit> ObjectCache::remote_lookup(const CompileIdentity& identi
   return std::nullopt;
 }
 
-std::optional<CacheEntry> ObjectCache::matching_entry(const ManifestEntry& entry,
-                                                      const PathMap& map, FileHasher& hasher,
-                                                      const SearchPath& search,
-                                                      std::vector<ProbeGroup>* probes)
+std::optional<CacheEntry> ObjectCache::matching_entry(ManifestEntry& entry, const PathMap& map,
+                                                      FileHasher& hasher, const SearchPath& search,
+                                                      std::vector<ProbeGroup>* probes,
+                                                      std::vector<std::string>* comment_only)
 {
-  if (std::string why = mismatch(entry, map, hasher, search.path_value, search.working_dir, probes);
+  if (std::string why =
+        mismatch(entry, map, hasher, search.path_value, search.working_dir, probes, comment_only);
       !why.empty()) {
     log::info("cache: entry {} does not match: {}", entry.result.short_hex(), why);
     return std::nullopt;
@@ -654,6 +825,9 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
     }
     ManifestEntry manifest_entry = manifest_entry_of(record, map);
     add_input_stamps(manifest_entry, record, hasher);
+    if (!comments_may_matter(record, command, env)) {
+      add_code_digests(manifest_entry, record);
+    }
     const PathMap::Named bound = roots_bound(*object, map);
     manifest_entry.bound_build_root = bound.build ? map.roots().build : std::string();
     manifest_entry.bound_source_root = bound.source ? map.roots().source : std::string();
@@ -713,7 +887,7 @@ std::string ObjectCache::inputs_changed(const Digest& key, const CacheEntry& ent
                                         FileHasher& hasher) const
 {
   auto manifest = m_store.read_manifest(entry.manifest_key);
-  for (const auto& stored : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
+  for (auto& stored : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
     if (stored.result == key) {
       const PathMap map(tree_roots_of(entry.origin_tree));
       return mismatch(stored, map, hasher,

@@ -61,6 +61,9 @@ struct CacheHit {
   // Where the object names another tree's paths (served with NVFRESH_CACHE_ACROSS_CHECKOUTS=1):
   // "served from another checkout: names /a/src"; "" where it names only this tree's, or none.
   std::string elsewhere;
+  // This tree's files that differ from the entry's only in comments nothing sees
+  // (cache/code_text.hpp): the hit stands for them.
+  std::vector<std::string> comment_only;
 };
 
 // The hash a manifest holds for an options file (the Makefiles generator's includes_CUDA.rsp,
@@ -103,6 +106,18 @@ public:
   void use_remote(RemoteSettings settings, std::string failure_marker);
   void set_remote_failure_marker(std::string failure_marker);
 
+  // The step cache through the remote (compile/step_run.hpp), asked after a local step miss: the
+  // remote's step entry for `key` (step_action: `arguments` are the step's, normalized), stored in
+  // the local cache too; nullopt when there is none, it is damaged or stored under another key
+  // (counted as a remote step miss), or the remote is unusable or fails (counted, said once per
+  // build). Never throws.
+  std::optional<StepEntry> fetch_remote_step(const Digest& key,
+                                             const std::vector<std::string>& arguments);
+  // Uploads a step entry the local cache stored, unless there is no remote or it is read-only.
+  // Never throws.
+  void upload_step(const Digest& key, const std::vector<std::string>& arguments,
+                   const StepEntry& entry);
+
   CacheStore& store() { return m_store; }
   const CacheStore& store() const { return m_store; }
   const CacheSettings& settings() const { return m_settings; }
@@ -141,10 +156,12 @@ private:
     std::string working_dir;
   };
   // The stored entry when the disk matches `entry`'s input set, or nullopt (logged); *probes
-  // gets the entry's probes as this tree spells them.
-  std::optional<CacheEntry> matching_entry(const ManifestEntry& entry, const PathMap& map,
+  // gets the entry's probes as this tree spells them, *comment_only the files that differ from
+  // the entry only in comments nothing sees (their hashes now in `entry`).
+  std::optional<CacheEntry> matching_entry(ManifestEntry& entry, const PathMap& map,
                                            FileHasher& hasher, const SearchPath& search,
-                                           std::vector<ProbeGroup>* probes);
+                                           std::vector<ProbeGroup>* probes,
+                                           std::vector<std::string>* comment_only);
   // The first entry of `entries` that matches (one naming another tree only when nothing else
   // does and across_checkouts is set); with `fetch`, an entry that matches the disk but is not
   // stored here is fetched from the remote and stored first.

@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nvfresh {
 
@@ -38,6 +39,8 @@ public:
   // other), else the path as given.
   std::string to_key(const std::string& path) const;
   std::string to_tree(const std::string& key_path) const;
+  // to_tree of each path, faster where paths come in runs of one directory (a manifest's probes).
+  std::vector<std::string> to_tree(const std::vector<std::string>& key_paths) const;
 
   // Every occurrence of a root in free text (arguments, console output) replaced, and back.
   std::string text_to_key(std::string_view text) const;

@@ -12,6 +12,8 @@ folder on sys.path, so a test also runs by hand, from the checkout, with the var
 (NVFRESH_TRACE_LIB and NVFRESH_TRACE_TOOL too for test_trace_real_nvcc.py.)
 """
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -143,17 +145,44 @@ def require_nvcc():
     return nvcc
 
 
+_DRY_RUN_SETTINGS = {}
+
+
+def nvcc_dry_run_settings(nvcc):
+    """The `#$ NAME=value` settings nvcc prints in one dry run of a tiny compile (_HERE_, INCLUDES,
+    ...), asked once per nvcc. They name the real toolkit also when `nvcc` is a wrapper script."""
+    if nvcc not in _DRY_RUN_SETTINGS:
+        with tempfile.TemporaryDirectory(prefix="nvfresh-here-") as tmp:
+            source = Path(tmp) / "here.cu"
+            source.write_text("__global__ void k() {}\n")
+            dry = run([nvcc, "-dryrun", "-c", str(source), "-o", str(Path(tmp) / "here.o")],
+                      check=True)
+        settings = {}
+        for line in (dry.stdout + dry.stderr).decode().splitlines():
+            match = re.match(r"#\$ ([A-Za-z_][A-Za-z0-9_]*)=(.*)$", line)
+            if match and match.group(1) not in settings:
+                settings[match.group(1)] = match.group(2).strip()
+        _DRY_RUN_SETTINGS[nvcc] = settings
+    return _DRY_RUN_SETTINGS[nvcc]
+
+
 def nvcc_binary(nvcc):
     """The nvcc executable itself, also when `nvcc` is a wrapper script (as /usr/local/bin/nvcc may
     be): the directory nvcc reports as _HERE_ in a dry run, symlinks resolved."""
-    with tempfile.TemporaryDirectory(prefix="nvfresh-here-") as tmp:
-        source = Path(tmp) / "here.cu"
-        source.write_text("__global__ void k() {}\n")
-        dry = run([nvcc, "-dryrun", "-c", str(source), "-o", str(Path(tmp) / "here.o")], check=True)
-    for line in (dry.stdout + dry.stderr).decode().splitlines():
-        if line.startswith("#$ _HERE_="):
-            return (Path(line.split("=", 1)[1]) / "nvcc").resolve()
-    raise AssertionError(f"{nvcc} -dryrun names no _HERE_ directory")
+    here = nvcc_dry_run_settings(nvcc).get("_HERE_")
+    if not here:
+        raise AssertionError(f"{nvcc} -dryrun names no _HERE_ directory")
+    return (Path(here) / "nvcc").resolve()
+
+
+def nvcc_include_dir(nvcc):
+    """The toolkit's include directory, the one of nvcc's own INCLUDES that holds cuda_runtime.h
+    (taken from the dry run, so a wrapper script on PATH does not hide it)."""
+    includes = shlex.split(nvcc_dry_run_settings(nvcc).get("INCLUDES", ""))
+    for word in includes:
+        if word.startswith("-I") and (Path(word[2:]) / "cuda_runtime.h").is_file():
+            return Path(word[2:]).resolve()
+    raise AssertionError(f"no directory of {nvcc}'s INCLUDES ({includes}) holds cuda_runtime.h")
 
 
 def make_workdir(prefix="nvfresh-test-"):

@@ -56,6 +56,75 @@ def compare(a, b):
     return harness.run([NVFRESH, "compare", str(a), str(b)])
 
 
+# The soundness cases that ccache's `nvcc -E` key misses, as the arguments of a check_change: the
+# project, the change and its undo, and what the changed and the original objects' markers show.
+# NeverServedStale runs them in one cache; test_remote_soundness through a shared server.
+def host_only_header_case():
+    """A header that only the host pass reads."""
+    files = {"k.cu": marked_source(["#ifndef __CUDA_ARCH__", '#include "host_only.h"', "#endif"],
+                                   [("k", '"dev"', "dev")]) +
+                    "#ifndef __CUDA_ARCH__\nHOST_MARK(h, HOST_VALUE)\n#endif\n",
+             "include/host_only.h": '#define HOST_VALUE "h1"\n'}
+    return dict(
+        targets=[Target("k", "k.cu")], files=files,
+        change=lambda s: harness.write(s / "include" / "host_only.h", '#define HOST_VALUE "h2"\n'),
+        undo=lambda s: harness.write(s / "include" / "host_only.h", '#define HOST_VALUE "h1"\n'),
+        expect_changed=lambda m: m.get("h") == {"h2"}, expect_original=lambda m: m.get("h") == {"h1"})
+
+
+def later_arch_header_case():
+    """Two arches; a header that only the sm_90 pass reads."""
+    text = ("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#include \"later.h\"\n#else\n"
+            "#define LATER \"base\"\n#endif\n")
+    files = {"k.cu": marked_source([text], [("late", "LATER", "dev")]),
+             "include/later.h": '#define LATER "v1"\n'}
+    return dict(
+        targets=[Target("k", "k.cu", architectures="80;90")], files=files,
+        change=lambda s: harness.write(s / "include" / "later.h", '#define LATER "v2"\n'),
+        undo=lambda s: harness.write(s / "include" / "later.h", '#define LATER "v1"\n'),
+        expect_changed=lambda m: m.get("late@dev") == {"base", "v2"},
+        expect_original=lambda m: m.get("late@dev") == {"base", "v1"})
+
+
+def shadowing_header_case():
+    """A new header in an earlier -I directory shadows the one the compile read."""
+    files = {"k.cu": marked_source(['#include "value.h"'], [("v", "VALUE", "host,dev")]),
+             "include/value.h": '#define VALUE "deep"\n', "shadow/keep.txt": ""}
+    return dict(
+        targets=[Target("k", "k.cu", include_dirs=["shadow", "include"])], files=files,
+        change=lambda s: harness.write(s / "shadow" / "value.h", '#define VALUE "shadow"\n'),
+        undo=lambda s: os.unlink(s / "shadow" / "value.h"),
+        expect_changed=lambda m: m.get("v") == {"shadow"},
+        expect_original=lambda m: m.get("v") == {"deep"})
+
+
+def has_include_case():
+    """A __has_include that turns true."""
+    text = ('#if __has_include("optional.h")\n#include "optional.h"\n#else\n'
+            '#define OPT "absent"\n#endif\n')
+    files = {"k.cu": marked_source([text], [("o", "OPT", "host,dev")])}
+    return dict(
+        targets=[Target("k", "k.cu")], files=files,
+        change=lambda s: harness.write(s / "include" / "optional.h", '#define OPT "present"\n'),
+        undo=lambda s: os.unlink(s / "include" / "optional.h"),
+        expect_changed=lambda m: m.get("o") == {"present"},
+        expect_original=lambda m: m.get("o") == {"absent"})
+
+
+def host_compiler_case(wrapper):
+    """The host compiler at the same path (`wrapper`), of other content."""
+    def write_wrapper(tag):
+        project.write_script(wrapper, f'#!/bin/sh\nexec /usr/bin/g++ -DHOSTCC_TAG=\'"{tag}"\' "$@"\n')
+    write_wrapper("t1")
+    files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
+    return dict(
+        targets=[Target("k", "k.cu")], files=files,
+        change=lambda s: write_wrapper("t2"), undo=lambda s: write_wrapper("t1"),
+        expect_changed=lambda m: m.get("hostcc") == {"t2"},
+        expect_original=lambda m: m.get("hostcc") == {"t1"},
+        cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={wrapper}"])
+
+
 class CacheCase(project.WorkDirPerClass, harness.unittest.TestCase):
     TOOL = project.NINJA
 
@@ -246,44 +315,16 @@ class NeverServedStale(CacheCase):
         self.assertTrue(expect_original(markers(again.object(name))), markers(again.object(name)))
 
     def test_host_only_header_edit(self):
-        files = {"k.cu": marked_source(["#ifndef __CUDA_ARCH__", '#include "host_only.h"', "#endif"],
-                                       [("k", '"dev"', "dev")]) +
-                        "#ifndef __CUDA_ARCH__\nHOST_MARK(h, HOST_VALUE)\n#endif\n",
-                 "include/host_only.h": '#define HOST_VALUE "h1"\n'}
-        self.check_change(
-            [Target("k", "k.cu")], files,
-            lambda s: harness.write(s / "include" / "host_only.h", '#define HOST_VALUE "h2"\n'),
-            lambda s: harness.write(s / "include" / "host_only.h", '#define HOST_VALUE "h1"\n'),
-            lambda m: m.get("h") == {"h2"}, lambda m: m.get("h") == {"h1"})
+        self.check_change(**host_only_header_case())
 
     def test_later_arch_only_header_edit(self):
-        source = ("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#include \"later.h\"\n#else\n"
-                  "#define LATER \"base\"\n#endif\n")
-        files = {"k.cu": marked_source([source], [("late", "LATER", "dev")]),
-                 "include/later.h": '#define LATER "v1"\n'}
-        self.check_change(
-            [Target("k", "k.cu", architectures="80;90")], files,
-            lambda s: harness.write(s / "include" / "later.h", '#define LATER "v2"\n'),
-            lambda s: harness.write(s / "include" / "later.h", '#define LATER "v1"\n'),
-            lambda m: m.get("late@dev") == {"base", "v2"}, lambda m: m.get("late@dev") == {"base", "v1"})
+        self.check_change(**later_arch_header_case())
 
     def test_new_shadowing_header(self):
-        files = {"k.cu": marked_source(['#include "value.h"'], [("v", "VALUE", "host,dev")]),
-                 "include/value.h": '#define VALUE "deep"\n', "shadow/keep.txt": ""}
-        self.check_change(
-            [Target("k", "k.cu", include_dirs=["shadow", "include"])], files,
-            lambda s: harness.write(s / "shadow" / "value.h", '#define VALUE "shadow"\n'),
-            lambda s: os.unlink(s / "shadow" / "value.h"),
-            lambda m: m.get("v") == {"shadow"}, lambda m: m.get("v") == {"deep"})
+        self.check_change(**shadowing_header_case())
 
     def test_has_include_turning_true(self):
-        text = '#if __has_include("optional.h")\n#include "optional.h"\n#else\n#define OPT "absent"\n#endif\n'
-        files = {"k.cu": marked_source([text], [("o", "OPT", "host,dev")])}
-        self.check_change(
-            [Target("k", "k.cu")], files,
-            lambda s: harness.write(s / "include" / "optional.h", '#define OPT "present"\n'),
-            lambda s: os.unlink(s / "include" / "optional.h"),
-            lambda m: m.get("o") == {"present"}, lambda m: m.get("o") == {"absent"})
+        self.check_change(**has_include_case())
 
     def test_env_flags(self):
         files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
@@ -311,16 +352,7 @@ class NeverServedStale(CacheCase):
         self.assertNotIn("sm_90 cubin", components(again.object("k.cu.o")))
 
     def test_host_compiler_replaced(self):
-        wrapper = self.root / "tools" / "g++"
-        def write_wrapper(tag):
-            project.write_script(wrapper, f'#!/bin/sh\nexec /usr/bin/g++ -DHOSTCC_TAG=\'"{tag}"\' "$@"\n')
-        write_wrapper("t1")
-        files = {"k.cu": marked_source([], [("k", '"k"', "host")])}
-        self.check_change(
-            [Target("k", "k.cu")], files,
-            lambda s: write_wrapper("t2"), lambda s: write_wrapper("t1"),
-            lambda m: m.get("hostcc") == {"t2"}, lambda m: m.get("hostcc") == {"t1"},
-            cache_args=[f"-DCMAKE_CUDA_HOST_COMPILER={wrapper}"])
+        self.check_change(**host_compiler_case(self.root / "tools" / "g++"))
 
     def test_include_dir_symlink_retargeted(self):
         files = {"k.cu": marked_source(['#include "linked.h"'], [("l", "LINKED", "host,dev")]),
@@ -471,6 +503,94 @@ class ObjectsNamingTheCheckoutMakefiles(ObjectsNamingTheCheckout):
     paths: an options file is compared by its content with the roots mapped, as the arguments it
     holds are in the key."""
     TOOL = project.MAKE
+
+
+VALUE_H = """#pragma once
+/// The value every kernel marks.
+/// Kept short.
+#define VALUE "A"
+"""
+
+
+class CommentOnlyEdits(CacheCase):
+    """Issue 27: a comment nothing sees (appended, at a line's end, a doc block reworded in its
+    lines) in a header every TU includes: each object is served in the tree and in a fresh build
+    dir, equal to a clean compile, and says why. An edit that moves lines, a comment with code
+    after it on its line, a compile that printed something or asked for line information: those
+    compile."""
+
+    def sources(self):
+        files = {"a.cu": marked_source(['#include "value.h"'], [("a", "VALUE", "host,dev")]),
+                 "b.cu": marked_source(['#include "value.h"'], [("b", '"b"', "host,dev")]),
+                 "warns.cu": marked_source(['#include "value.h"', '#warning "a warning"'],
+                                           [("w", "VALUE", "host")]),
+                 "lineinfo.cu": marked_source(['#include "value.h"'], [("l", "VALUE", "dev")]),
+                 "include/value.h": VALUE_H}
+        targets = [Target("a", "a.cu"), Target("b", "b.cu"), Target("warns", "warns.cu"),
+                   Target("lineinfo", "lineinfo.cu", options=["-lineinfo"])]
+        return self.project(targets, files)
+
+    def test_comment_edits_are_served_and_line_moves_are_not(self):
+        source = self.sources()
+        tree = self.tree(source, "build")
+        everything = {"a.cu.o", "b.cu.o", "warns.cu.o", "lineinfo.cu.o"}
+        self.assertEqual(self.build(tree), dict.fromkeys(everything, "compiled"))
+        common = source / "include" / "common.h"
+        harness.write(common, common.read_text() + "// a comment appended to the header every TU includes\n")
+        seen = {"a.cu.o": "served", "b.cu.o": "served", "warns.cu.o": "compiled",
+                "lineinfo.cu.o": "compiled"}
+        self.assertEqual(self.build(tree), seen)
+        explained = tree.explain(str(tree.object("a.cu.o"))).stdout.decode()
+        self.assertIn("common.h differs from it only in comments", explained)
+        self.assertEqual(markers(tree.object("a.cu.o"))["a@dev"], {"A"})
+        check = tree.check()
+        self.assertEqual(check.returncode, 0, check.stdout.decode())
+        self.assertEqual(self.build(tree), {}, "the served objects' records hold the new header")
+        self.assert_same_as_uncached(tree, "a.cu.o")
+        fresh = self.tree(source, "fresh-build")
+        self.assertEqual(self.build(fresh), dict.fromkeys(everything, "served"))
+        self.assert_same_as_uncached(fresh, "b.cu.o")
+
+        value = source / "include" / "value.h"
+        harness.write(value, VALUE_H.replace("Kept short.", "Kept short, and said so at length.")
+                      .replace('"A"', '"A"  // the value'))
+        self.assertEqual(self.build(tree), {"a.cu.o": "served", "b.cu.o": "served",
+                                            "warns.cu.o": "compiled", "lineinfo.cu.o": "compiled"})
+        # A comment line inserted above the code moves its lines: __LINE__ and markers see that.
+        harness.write(value, "// a new first line\n" + VALUE_H)
+        self.assertEqual(self.build(tree), dict.fromkeys(everything, "compiled"))
+        # A comment with code after it on its line keeps its place: columns see it.
+        harness.write(value, VALUE_H.replace('#define VALUE "A"', '#define VALUE /* A */ "A"'))
+        self.assertEqual(self.build(tree), dict.fromkeys(everything, "compiled"))
+        self.assert_same_as_uncached(tree, "a.cu.o")
+        # An edit of the code itself is never taken for a comment edit.
+        harness.write(value, VALUE_H.replace('"A"', '"B" // "A"'))
+        self.assertEqual(self.build(tree), dict.fromkeys(everything, "compiled"))
+        self.assertEqual(markers(tree.object("a.cu.o"))["a@dev"], {"B"})
+
+
+    def test_line_information_from_the_environment_compiles(self):
+        # -lineinfo through NVCC_APPEND_FLAGS: ptxas records the source's mtime, so comments
+        # matter although the command line does not say so.
+        env = {"NVCC_APPEND_FLAGS": "-lineinfo"}
+        files = {"k.cu": marked_source(['#include "value.h"'], [("k", "VALUE", "host,dev")]),
+                 "include/value.h": VALUE_H}
+        source = self.project([Target("k", "k.cu")], files)
+        tree = self.tree(source, "build", env=env)
+        self.assertEqual(self.build(tree, env=env), {"k.cu.o": "compiled"})
+        value = source / "include" / "value.h"
+        harness.write(value, value.read_text() + "// appended\n")
+        self.assertEqual(self.build(tree, env=env), {"k.cu.o": "compiled"})
+
+
+class CommentOnlyEditsMakefiles(CommentOnlyEdits):
+    """The same with the Makefiles generator, whose -I flags sit in an options file."""
+    TOOL = project.MAKE
+
+    def setUp(self):
+        if project.require_tool(project.MAKE):
+            self.skipTest(project.require_tool(project.MAKE))
+        super().setUp()
 
 
 class EntriesAndDisks(CacheCase):

@@ -11,7 +11,8 @@ tools/util and examples/common include dirs), sm_80 only, three compiles of abou
   3. a copy of the checkout at another path: served from A's entry only with
      NVFRESH_CACHE_ACROSS_CHECKOUTS=1, and `explain`, `check --json` and `stats` say "served from
      another checkout: names <checkout>"; another build dir of the copy without the setting
-     compiles (3): an object naming the other checkout is not what its compile gives.
+     compiles (3): an object naming the other checkout is not what its compile gives;
+  4. a comment appended to the example's own header (ampere_conv_kernel.h): build dir A is served.
 
 CUTLASS comes from scripts/install_cutlass.sh (the nvidia-cutlass wheel, into .venv-cutlass), which
 this test runs when CUTLASS is missing. If that fails: a failure under CI=true, else a loud skip.
@@ -103,6 +104,14 @@ class CutlassExampleNamingItsPath(project.WorkDirPerClass, harness.unittest.Test
         self.assertEqual(self.build(plain), {OBJECT: "compiled"},
                          "an object naming the other checkout is not what this tree's compile gives")
         self.assertNotIn(str(source).encode(), plain.object(OBJECT).read_bytes())
+
+        # A comment appended to the example's own kernel header, in the checkout: build dir A
+        # is served (the header differs from A's entry only in a comment nothing sees).
+        header = source / "src" / "ampere_conv_kernel.h"
+        harness.write(header, header.read_text() + "// a note appended to the kernel header\n")
+        self.assertEqual(self.build(first), {OBJECT: "served"})
+        explained = first.explain(str(first.object(OBJECT))).stdout.decode()
+        self.assertIn("ampere_conv_kernel.h differs from it only in comments", explained)
 
 
 if __name__ == "__main__":

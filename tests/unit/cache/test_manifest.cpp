@@ -33,6 +33,7 @@ TEST_CASE("manifest: round trip, every field, odd bytes in paths", "[cache]")
   manifest.entries = {entry("a", 2), entry("b", 1)};
   manifest.entries[1].bound_build_root = "/home/a/build";
   manifest.entries[1].bound_source_root = "/home/a/src";
+  manifest.entries[1].inputs[2].code = hash_bytes("its code without comments");
   auto parsed = parse_manifest(serialize_manifest(manifest));
   REQUIRE(parsed);
   CHECK(*parsed == manifest);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+using nvfresh::append_escaped_field;
 using nvfresh::escape_field;
 using nvfresh::unescape_field;
 
@@ -14,6 +15,31 @@ TEST_CASE("escape_field writes the four escapes and copies every other byte", "[
   CHECK(escape_field("\n\n") == "\\n\\n");
   CHECK(escape_field("") == "");
   CHECK(escape_field(std::string("a\0b", 3)) == std::string("a\0b", 3));
+}
+
+TEST_CASE("append_escaped_field finds a byte to escape wherever it stands, and no other",
+          "[text_fields]")
+{
+  // Eight bytes at a time: each of the four at every offset of texts up to three words long, and
+  // the bytes beside them (and high bytes, whose borrow the zero-byte test must not mistake).
+  for (size_t length = 0; length <= 24; ++length) {
+    for (const char filler : {'a', '\x08', '\x0b', '\x0c', '\x0e', '[', ']', '\x80', '\xff'}) {
+      const std::string plain(length, filler);
+      std::string out = "prefix:";
+      append_escaped_field(out, plain);
+      CHECK(out == "prefix:" + plain);
+      for (size_t at = 0; at < length; ++at) {
+        for (const char special : {'\\', '\t', '\n', '\r'}) {
+          std::string text = plain;
+          text[at] = special;
+          std::string escaped;
+          append_escaped_field(escaped, text);
+          CHECK(escaped == escape_field(text));
+          CHECK(escaped.size() == text.size() + 1);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("unescape_field reads back what escape_field wrote, any bytes", "[text_fields]")
