@@ -22,8 +22,13 @@ Prints ratios; asserts nothing.
     TU: the compile edges' mean from .ninja_log (links and nvfresh's sync apart), the CPU of one
     TU's hit in a fresh build dir (and after a clean); with --callgrind that hit's instructions.
 
+(d) --only cutlass-dirs: real sources. CUTLASS's examples 41 (FMHA) and 59 (gather/scatter conv)
+    in a checkout that vendors CUTLASS, built with CUTLASS's flags: build dir A cold, fresh build
+    dirs B (--dir-runs, alternating), then a comment appended to kernel_forward.h and B again
+    (nvfresh's object cache against ccache's preprocessor mode). Not in the default run.
+
 usage: bench/cache_speed.py [--nvfresh build/bin/nvfresh] [--runs 5] [--cutlass] [--tus 50]
-                            [--callgrind] [--only single|tree|dirs] [--dir-tus 16]
+                            [--callgrind] [--only single|tree|dirs|cutlass-dirs] [--dir-tus 16]
                             [--dir-runs 5] [--no-other] [--keep]
 """
 import argparse
@@ -394,6 +399,77 @@ def bench_dirs(nvfresh, nvcc, root, tus, runs=1, other=True, callgrind=False):
           f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
 
 
+CUTLASS_EXAMPLES = {  # target: (example dir, source)
+    "fmha": ("examples/41_fused_multi_head_attention", skip_speed.FMHA_SOURCE),
+    "conv": ("examples/59_ampere_gather_scatter_conv", "ampere_gather_scatter_conv.cu"),
+}
+
+
+def write_cutlass_checkout(checkout, cutlass):
+    """A project that vendors CUTLASS in its checkout (as ONNX Runtime does) and builds two of its
+    examples with CUTLASS's own flags, for sm_80."""
+    for part in ("include", "tools/util/include", "examples/common",
+                 *(directory for directory, _ in CUTLASS_EXAMPLES.values())):
+        shutil.copytree(cutlass / part, checkout / part)
+    lines = ["cmake_minimum_required(VERSION 3.25)", "project(cutlass_examples LANGUAGES CUDA)",
+             "set(CMAKE_CUDA_ARCHITECTURES 80)",
+             "include_directories(include tools/util/include examples/common)"]
+    for target, (directory, source) in CUTLASS_EXAMPLES.items():
+        lines += [f"add_library({target} OBJECT {directory}/{source})",
+                  f"target_include_directories({target} PRIVATE {directory})",
+                  f"target_compile_features({target} PRIVATE cuda_std_17)",
+                  f"target_compile_options({target} PRIVATE --expt-relaxed-constexpr)"]
+    (checkout / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+
+
+def bench_cutlass_dirs(nvfresh, nvcc, root, runs):
+    """(d) Real sources: two CUTLASS examples vendored in the checkout. Build dir A cold, fresh build
+    dirs B (the sides alternating), then a comment appended to kernel_forward.h (the FMHA kernel
+    header) and B built again: nvfresh's object cache against ccache's preprocessor mode."""
+    cutlass = benchlib.cutlass_root("cache_speed")
+    if cutlass is None:
+        print("cache_speed: scripts/install_cutlass.sh is missing: (d) skipped")
+        return
+    src = root / "cutlass-checkout"
+    write_cutlass_checkout(src, cutlass)
+    envs = {"nvfresh": {"NVFRESH_CACHE_DIR": str(benchlib.fresh_dir(root / "cutlass-nvfresh-cache"))},
+            "ccache": {"CCACHE_DIR": str(benchlib.fresh_dir(root / "cutlass-ccache")),
+                       "CCACHE_MAXSIZE": "5G"}}
+    rows = [(side, "build dir A (cold)", build_side(side, nvfresh, nvcc, src, src / f"{side}-a", env))
+            for side, env in envs.items()]
+    measured = {side: [] for side in envs}
+    for n in range(runs):
+        for side, env in envs.items():
+            measured[side].append(build_side(side, nvfresh, nvcc, src, src / f"{side}-b{n}", env))
+    for side, results in measured.items():
+        rows.append((side, f"build dir B (median of {runs})",
+                     tuple(median([m[i] for m in results]) for i in range(2))
+                     + (max(m[2] for m in results), min(m[3] for m in results))))
+    header = src / "examples" / "41_fused_multi_head_attention" / "kernel_forward.h"
+    header.write_text(header.read_text() + "// a comment appended to the FMHA kernel header\n")
+    for side, env in envs.items():
+        build = src / f"{side}-b0"
+        before = len((build / ".nvfresh" / "events.log").read_text().splitlines()) \
+            if side == "nvfresh" else ccache_misses(env)
+        wall, cpu = benchlib.timed(["cmake", "--build", str(build), "-j2"], env=env)
+        if side == "nvfresh":
+            runs_after, served, _ = nvfresh_nvcc_runs(nvfresh, build, before)
+        else:
+            misses, hits = ccache_misses(env)
+            runs_after, served = misses - before[0], hits - before[1]
+        rows.append((side, "B after a comment edit", (wall, cpu, runs_after, served)))
+    print(f"\n(d) CUTLASS examples 41 (FMHA) and 59 (gather/scatter conv) vendored in the checkout, "
+          f"sm_80, Ninja -j2")
+    print(f"  {'':<8} {'step':<27} {'wall s':>8} {'cpu s':>8} {'nvcc runs':>10} {'served/hits':>12}")
+    for side, step, (wall, cpu, nvcc_runs, served) in rows:
+        print(f"  {side:<8} {step:<27} {wall:>8.2f} {cpu:>8.2f} {nvcc_runs:>10} {served:>12}")
+    for step in (f"build dir B (median of {runs})", "B after a comment edit"):
+        ours = next(r for side, name, r in rows if side == "nvfresh" and name == step)
+        theirs = next(r for side, name, r in rows if side == "ccache" and name == step)
+        print(f"  {step}: wall ratio {fmt_ratio(ours[0], theirs[0])}, "
+              f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nvfresh", default=str(REPO / "build" / "bin" / "nvfresh"))
@@ -402,7 +478,7 @@ def main():
     parser.add_argument("--tus", type=int, default=50)
     parser.add_argument("--cutlass", action="store_true")
     parser.add_argument("--callgrind", action="store_true")
-    parser.add_argument("--only", choices=("single", "tree", "dirs"))
+    parser.add_argument("--only", choices=("single", "tree", "dirs", "cutlass-dirs"))
     parser.add_argument("--dir-tus", type=int, default=16)
     parser.add_argument("--dir-runs", type=int, default=5, help="fresh build dirs B per side")
     parser.add_argument("--no-other", action="store_true", help="(c) without the other checkout")
@@ -420,6 +496,8 @@ def main():
         if args.only in (None, "dirs"):
             bench_dirs(nvfresh, nvcc, root, args.dir_tus, args.dir_runs, not args.no_other,
                        args.callgrind)
+        if args.only == "cutlass-dirs":
+            bench_cutlass_dirs(nvfresh, nvcc, root, args.dir_runs)
     finally:
         if args.keep:
             print(f"kept {root}")

@@ -236,7 +236,8 @@ def bench_tree(nvfresh, nvcc, root, tus, generators, tu_kernels=1):
     git(src, "commit", "-q", "-m", "base")
     git(src, "checkout", "-q", "-b", "feature")
     common = src / "include" / "core" / "common.h"
-    common.write_text(common.read_text() + "// a change on another branch\n")
+    # A change of code: a comment alone would be served from the cache (lib/cache/code_text).
+    common.write_text(common.read_text() + "#define NVFRESH_BENCH_BRANCH 1\n")
     git(src, "commit", "-q", "-am", "feature")
     git(src, "checkout", "-q", "main")
     headers = [src / "include" / h for h in HEADERS]
