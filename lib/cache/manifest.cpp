@@ -12,7 +12,8 @@
 //   code     := "code" TAB hex32 LF
 //               the digest of the input before it with its invisible comments taken out
 //               (cache/code_text.hpp), where one that differs only in them may stand in for it
-//   probe    := "probe" TAB path LF                    a lookup that found nothing
+//   probes   := "probes" TAB dir (TAB name)+ LF        lookups that found nothing, by directory
+//               (ProbeRun; older manifests have a "probe" TAB path line per probe, still read)
 //   probe_dir := "probe_dir" TAB inode TAB device TAB mtime_ns TAB ctime_ns TAB path LF
 //               a directory of probes that vouched for them when the compile was recorded
 //               (freshness/input_check.hpp: its probes need no stat while its stat is unchanged)
@@ -66,9 +67,14 @@ void apply(const LineFields& f, Manifest& manifest)
       throw LineParseError{"bad input stamp"};
     }
     current(manifest, f).inputs.push_back({f[9], digest_field(f[1]), f[2], f[3], stamp, {}});
+  } else if (f[0] == "probes") {
+    if (f.size() < 3) {
+      throw LineParseError{"'probes' without a name"};
+    }
+    current(manifest, f).probes.push_back({f[1], {f.begin() + 2, f.end()}});
   } else if (f[0] == "probe") {
     expect_field_count(f, 2);
-    current(manifest, f).probes.push_back(f[1]);
+    add_probe(current(manifest, f).probes, f[1]);
   } else if (f[0] == "code") {
     expect_field_count(f, 2);
     auto& inputs = current(manifest, f).inputs;
@@ -95,6 +101,46 @@ void apply(const LineFields& f, Manifest& manifest)
 
 }  // namespace
 
+std::string probe_run_path(std::string_view dir, std::string_view name)
+{
+  std::string path;
+  path.reserve(dir.size() + 1 + name.size());
+  path += dir;
+  if (!dir.empty() && dir != "/") {
+    path += '/';
+  }
+  path += name;
+  return path;
+}
+
+void add_probe(std::vector<ProbeRun>& runs, std::string_view path)
+{
+  const size_t slash = path.rfind('/');
+  std::string_view dir;
+  std::string_view name = path;
+  if (slash != std::string_view::npos && slash + 1 < path.size()) {
+    dir = slash == 0 ? std::string_view("/") : path.substr(0, slash);
+    name = path.substr(slash + 1);
+    if (probe_run_path(dir, name) != path) {  // "//name": kept whole
+      dir = {};
+      name = path;
+    }
+  }
+  if (runs.empty() || runs.back().dir != dir) {
+    runs.push_back({std::string(dir), {}});
+  }
+  runs.back().names.emplace_back(name);
+}
+
+std::size_t probe_count(const std::vector<ProbeRun>& runs)
+{
+  std::size_t count = 0;
+  for (const auto& run : runs) {
+    count += run.names.size();
+  }
+  return count;
+}
+
 std::string serialize_manifest(const Manifest& manifest)
 {
   LineWriter out(k_magic, k_manifest_format_version);
@@ -108,8 +154,8 @@ std::string serialize_manifest(const Manifest& manifest)
         out.line("code", *input.code);
       }
     }
-    for (const auto& probe : entry.probes) {
-      out.line("probe", probe);
+    for (const auto& run : entry.probes) {
+      out.line("probes", run.dir, run.names);
     }
     for (const auto& dir : entry.probe_dirs) {
       out.line("probe_dir", dir.inode, dir.device, dir.mtime_ns, dir.ctime_ns, dir.path);

@@ -52,11 +52,26 @@ struct ManifestLookup {
   bool operator==(const ManifestLookup&) const = default;
 };
 
+// Lookups that found nothing, in runs of one directory: each probe is probe_run_path(dir, name). A
+// run with dir "" holds whole paths as its names (a path that a split would not give back).
+struct ProbeRun {
+  std::string dir;  // tree-relative (tree_roots.hpp) or absolute; "" for whole paths
+  std::vector<std::string> names;
+  bool operator==(const ProbeRun&) const = default;
+};
+
+// dir + "/" + name ("/" + name where dir is "/"); name alone where dir is "".
+std::string probe_run_path(std::string_view dir, std::string_view name);
+// Adds `path` to the last run where it has that run's directory, else in a new run: the probes
+// keep their order, and probe_run_path gives each back as it was added.
+void add_probe(std::vector<ProbeRun>& runs, std::string_view path);
+std::size_t probe_count(const std::vector<ProbeRun>& runs);
+
 struct ManifestEntry {
   Digest result;             // the result it produced (cache_entry.hpp)
   std::int64_t time_ns = 0;  // when it was stored
   std::vector<ManifestInput> inputs;
-  std::vector<std::string> probes;         // lookups that found nothing, tree-relative or absolute
+  std::vector<ProbeRun> probes;            // lookups that found nothing, by directory
   std::vector<DirectoryStamp> probe_dirs;  // directories that vouch for their probes (paths mapped)
   std::vector<ManifestLookup> lookups;
   // The absolute roots of the tree that stored it, when its object names them (debug info,

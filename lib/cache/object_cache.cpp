@@ -117,7 +117,7 @@ ManifestEntry manifest_entry_of(const Record& record, const PathMap& map)
                             std::nullopt});
   }
   for (const auto& probe : probe_paths(record.probes)) {
-    entry.probes.push_back(map.to_key(probe));
+    add_probe(entry.probes, map.to_key(probe));
   }
   for (DirectoryStamp dir : record.probe_dirs) {
     dir.path = map.to_key(dir.path);
@@ -234,9 +234,11 @@ Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
   for (const auto& input : entry.inputs) {
     hasher.field(input.path).field(input.hash.to_hex());
   }
-  hasher.tag("probes");
-  for (const auto& probe : entry.probes) {
-    hasher.field(probe);
+  hasher.tag("probes");  // each probe's whole path, as when they were stored one by one
+  for (const auto& run : entry.probes) {
+    for (const auto& name : run.names) {
+      hasher.field(probe_run_path(run.dir, name));
+    }
   }
   hasher.tag("lookups");
   for (const auto& lookup : entry.lookups) {
@@ -262,10 +264,44 @@ std::optional<Digest> options_file_hash(const std::string& path, const PathMap& 
   return hash_bytes(map.text_to_key(*content));
 }
 
-std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
-                                             const PathMap& map)
+void seed_hasher(const CacheHit& hit, FileHasher& hasher)
 {
-  return group_probes(map.to_tree(probe_keys));
+  std::vector<FileFingerprint> known;
+  known.reserve(hit.inputs.size());
+  for (const auto& input : hit.inputs) {
+    if (input.role != InputRole::options_file) {
+      known.push_back(input.file);
+    }
+  }
+  hasher.seed(known);
+}
+
+std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<ProbeRun>& runs, const PathMap& map)
+{
+  std::vector<ProbeGroup> groups;
+  groups.reserve(runs.size());
+  ProbeGroup loose;  // whole paths, each stat'ed itself
+  for (const auto& run : runs) {
+    // A run's directory is mapped once: no root token holds a '/', so a probe's directory and
+    // name map apart to what its whole path maps to.
+    std::string dir = run.dir.empty() ? std::string() : map.to_tree(run.dir);
+    const bool as_group =
+      !dir.empty() && dir.front() == '/' &&
+      std::none_of(run.names.begin(), run.names.end(), [](const std::string& name) {
+        return name.empty() || name.find(k_root_token_start) != std::string::npos;
+      });
+    if (as_group) {
+      groups.push_back({std::move(dir), run.names, {}});
+      continue;
+    }
+    for (const auto& name : run.names) {
+      loose.names.push_back(map.to_tree(probe_run_path(run.dir, name)));
+    }
+  }
+  if (!loose.names.empty()) {
+    groups.push_back(std::move(loose));
+  }
+  return groups;
 }
 
 namespace {
@@ -291,9 +327,10 @@ LookupSet lookup_set_in_tree(const ManifestEntry& entry, const PathMap& map)
 
 // Where this tree's file of an input has the stamp the entry stored (device included: the same
 // file, as the source tree's and the toolkit's are for every build dir of a checkout), its content
-// is the entry's: the input takes the stamp, and the hasher the fingerprint (FileHasher::seed), so
-// that neither the check nor the record a hit writes reads the file.
-void take_stored_stamps(const ManifestEntry& entry, LookupSet& set, FileHasher& hasher)
+// is the entry's: the input takes the stamp, so that neither the check nor the record a hit writes
+// reads the file. The indices of the inputs vouched for so.
+std::vector<size_t> take_stored_stamps(const ManifestEntry& entry, LookupSet& set,
+                                       FileHasher& hasher)
 {
   std::vector<const std::string*> paths;
   std::vector<size_t> stamped;
@@ -304,8 +341,8 @@ void take_stored_stamps(const ManifestEntry& entry, LookupSet& set, FileHasher& 
     }
   }
   const std::vector<FileStat> now = hasher.stat_ahead(paths);
-  std::vector<FileFingerprint> known;
-  known.reserve(stamped.size());
+  std::vector<size_t> vouched;
+  vouched.reserve(stamped.size());
   for (size_t n = 0; n < stamped.size(); ++n) {
     const InputStamp& stored = entry.inputs[stamped[n]].stamp;
     const FileStat& s = now[n];
@@ -318,9 +355,41 @@ void take_stored_stamps(const ManifestEntry& entry, LookupSet& set, FileHasher& 
     file.mtime_ns = s.mtime_ns;
     file.ctime_ns = s.ctime_ns;
     file.inode = s.inode;
-    known.push_back(file);
+    vouched.push_back(stamped[n]);
+  }
+  return vouched;
+}
+
+// The fingerprints of the vouched inputs, handed to the hasher (FileHasher::seed) where a compile
+// may follow (the entry did not match): its record then hashes none of them again.
+void seed_vouched(const LookupSet& set, const std::vector<size_t>& vouched, FileHasher& hasher)
+{
+  std::vector<FileFingerprint> known;
+  known.reserve(vouched.size());
+  for (const size_t i : vouched) {
+    known.push_back(set.inputs[i].file);
   }
   hasher.seed(known);
+}
+
+// After a match: every input of the set as the disk has it now, the stamp included (a vouched
+// input has it already; the check hashed every other one, so the hasher has it at hand). An
+// options file keeps its mapped hash: the record takes its own fingerprint (compile/serve.cpp).
+void complete_fingerprints(LookupSet& set, const std::vector<size_t>& vouched, FileHasher& hasher)
+{
+  std::vector<char> is_vouched(set.inputs.size(), 0);
+  for (const size_t i : vouched) {
+    is_vouched[i] = 1;
+  }
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    RecordedInput& input = set.inputs[i];
+    if (input.role == InputRole::options_file || is_vouched[i] != 0) {
+      continue;
+    }
+    if (FingerprintResult now = hasher.fingerprint(input.file.path); now.fingerprint) {
+      input.file = *now.fingerprint;
+    }
+  }
 }
 
 // Where `changed` is an input with a code digest whose file now has that code (it differs from
@@ -352,53 +421,69 @@ bool same_code_now(ManifestEntry& entry, LookupSet& set, const StaleReason& chan
 }
 
 // Does the disk (and PATH) still look as the entry says? The first difference, or "". An input
-// that differs only in comments nothing sees is no difference: it takes its hash now in `entry`,
-// and its path goes to *comment_only when given.
+// that differs only in comments nothing sees is no difference: it takes its hash now in `entry`.
+// On a match, *matched (when given) gets the set as this tree has it.
 std::string mismatch(ManifestEntry& entry, const PathMap& map, FileHasher& hasher,
                      const std::string& path_value, const std::string& working_dir,
-                     std::vector<ProbeGroup>* probes = nullptr,
-                     std::vector<std::string>* comment_only = nullptr)
+                     MatchedSet* matched = nullptr)
 {
   // The check a skip makes (freshness/input_check.hpp), on the entry's input set in this tree: an
   // input whose file still has the stamp the entry stored is unchanged; every other one is judged
   // by its hash (the tree's hash cache makes that a stat where the file is unchanged).
   LookupSet set = lookup_set_in_tree(entry, map);
-  take_stored_stamps(entry, set, hasher);
+  const std::vector<size_t> vouched = take_stored_stamps(entry, set, hasher);
+  const auto differs = [&](std::string why) {
+    seed_vouched(set, vouched, hasher);
+    return why;
+  };
   // Options files (the Makefiles generator's includes_CUDA.rsp) are compared by their content
-  // with the roots mapped, as the arguments they hold are in the manifest key.
-  std::vector<RecordedInput> options_files;
-  for (auto& input : set.inputs) {
-    if (input.role == InputRole::options_file) {
-      options_files.push_back(std::move(input));
-    }
-  }
-  std::erase_if(set.inputs,
+  // with the roots mapped, as the arguments they hold are in the manifest key; the check below
+  // takes the other inputs.
+  std::vector<RecordedInput> without_options_files;
+  const bool has_options_files =
+    std::any_of(set.inputs.begin(), set.inputs.end(),
                 [](const RecordedInput& input) { return input.role == InputRole::options_file; });
-  for (const auto& file : options_files) {
-    if (options_file_hash(file.file.path, map) != file.file.hash) {
-      return file.file.path + " holds other options";
+  if (has_options_files) {
+    for (const auto& input : set.inputs) {
+      if (input.role != InputRole::options_file) {
+        without_options_files.push_back(input);
+      } else if (options_file_hash(input.file.path, map) != input.file.hash) {
+        return differs(input.file.path + " holds other options");
+      }
     }
   }
   std::vector<std::string> same_code;
-  while (auto changed = first_changed_lookup({set.inputs, set.probes, set.probe_dirs}, hasher)) {
+  while (auto changed = first_changed_lookup(
+           {has_options_files ? without_options_files : set.inputs, set.probes, set.probe_dirs},
+           hasher)) {
     if (!same_code_now(entry, set, *changed, same_code)) {
-      return changed->describe();
+      return differs(changed->describe());
+    }
+    if (has_options_files) {  // the file's new hash in the checked copy too
+      const auto updated =
+        std::find_if(set.inputs.begin(), set.inputs.end(),
+                     [&](const RecordedInput& input) { return input.file.path == changed->path; });
+      for (auto& input : without_options_files) {
+        if (updated != set.inputs.end() && input.file.path == changed->path) {
+          input.file.hash = updated->file.hash;
+        }
+      }
     }
   }
   for (const auto& lookup : entry.lookups) {
     if (resolve_in_path(lookup.name, path_value, working_dir, lookup.program) !=
         map.to_tree(lookup.resolved)) {
-      return lookup.name + " resolves elsewhere on PATH";
+      return differs(lookup.name + " resolves elsewhere on PATH");
     }
-  }
-  if (probes != nullptr) {
-    *probes = std::move(set.probes);
   }
   for (const auto& path : same_code) {
     log::info("cache: {} differs from entry {} only in comments", path, entry.result.short_hex());
   }
-  if (comment_only != nullptr) {
-    *comment_only = std::move(same_code);
+  if (matched != nullptr) {
+    complete_fingerprints(set, vouched, hasher);
+    matched->inputs = std::move(set.inputs);
+    matched->probes = std::move(set.probes);
+    matched->comment_only = std::move(same_code);
   }
   return {};
 }
@@ -571,10 +656,8 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, 
       fetch->fetched = true;
       log::info("remote: entry {} fetched ({} bytes)", entry.result.short_hex(), bytes);
     }
-    std::vector<ProbeGroup> probes;
-    std::vector<std::string> comment_only;
-    auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &probes,
-                                 &comment_only);
+    MatchedSet matched;
+    auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &matched);
     if (!stored) {
       continue;
     }
@@ -584,8 +667,14 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, 
       continue;
     }
     std::string note = other_tree_note(binding_of(entry), other);
-    CacheHit hit{entry.result,      std::move(*stored), std::move(entry),       map,
-                 std::move(probes), std::move(note),    std::move(comment_only)};
+    CacheHit hit{entry.result,
+                 std::move(*stored),
+                 std::move(entry),
+                 map,
+                 std::move(matched.inputs),
+                 std::move(matched.probes),
+                 std::move(note),
+                 std::move(matched.comment_only)};
     if (other.empty()) {
       return hit;
     }
@@ -730,11 +819,10 @@ std::optional<CacheHit> ObjectCache::remote_lookup(const CompileIdentity& identi
 
 std::optional<CacheEntry> ObjectCache::matching_entry(ManifestEntry& entry, const PathMap& map,
                                                       FileHasher& hasher, const SearchPath& search,
-                                                      std::vector<ProbeGroup>* probes,
-                                                      std::vector<std::string>* comment_only)
+                                                      MatchedSet* matched)
 {
   if (std::string why =
-        mismatch(entry, map, hasher, search.path_value, search.working_dir, probes, comment_only);
+        mismatch(entry, map, hasher, search.path_value, search.working_dir, matched);
       !why.empty()) {
     log::info("cache: entry {} does not match: {}", entry.result.short_hex(), why);
     return std::nullopt;

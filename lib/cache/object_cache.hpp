@@ -52,12 +52,24 @@ struct CompileIdentity {
   std::string object;      // absolute: the remote result Action's output (remote_cache.hpp)
 };
 
+// An entry's input set as a lookup found it on this tree's disk.
+struct MatchedSet {
+  // The inputs at this tree's paths, in the entry's order, each with its fingerprint now: the stat
+  // stamp the lookup vouched for or the hash it checked (an options file: its mapped hash only).
+  std::vector<RecordedInput> inputs;
+  std::vector<ProbeGroup> probes;  // the matched probes as this tree spells them, by directory
+  // This tree's files that differ from the entry's only in comments nothing sees
+  // (cache/code_text.hpp): the hit stands for them.
+  std::vector<std::string> comment_only;
+};
+
 struct CacheHit {
   Digest key;
   CacheEntry entry;
   ManifestEntry matched;  // the input set that matched, tree-relative
   PathMap map;
-  std::vector<ProbeGroup> probes;  // the matched probes as this tree spells them, by directory
+  std::vector<RecordedInput> inputs;  // MatchedSet::inputs
+  std::vector<ProbeGroup> probes;     // the matched probes as this tree spells them, by directory
   // Where the object names another tree's paths (served with NVFRESH_CACHE_ACROSS_CHECKOUTS=1):
   // "served from another checkout: names /a/src"; "" where it names only this tree's, or none.
   std::string elsewhere;
@@ -66,6 +78,10 @@ struct CacheHit {
   std::vector<std::string> comment_only;
 };
 
+// Hands the hit's checked fingerprints to the hasher (FileHasher::seed) where the hit is not served
+// and a compile follows: its record then hashes none of those files again.
+void seed_hasher(const CacheHit& hit, FileHasher& hasher);
+
 // The hash a manifest holds for an options file (the Makefiles generator's includes_CUDA.rsp,
 // which spells the checkout's -I paths): of its content with the tree roots mapped
 // (PathMap::text_to_key), as the arguments it holds are in the manifest key; nullopt when it
@@ -73,8 +89,7 @@ struct CacheHit {
 std::optional<Digest> options_file_hash(const std::string& path, const PathMap& map);
 
 // A manifest's probes (key paths) as this tree spells them, by directory (record.hpp).
-std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<std::string>& probe_keys,
-                                             const PathMap& map);
+std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<ProbeRun>& runs, const PathMap& map);
 
 struct StoreOutcome {
   bool stored = false;
@@ -155,13 +170,12 @@ private:
     std::string path_value;  // PATH
     std::string working_dir;
   };
-  // The stored entry when the disk matches `entry`'s input set, or nullopt (logged); *probes
-  // gets the entry's probes as this tree spells them, *comment_only the files that differ from
-  // the entry only in comments nothing sees (their hashes now in `entry`).
+  // The stored entry when the disk matches `entry`'s input set, or nullopt (logged); *matched
+  // gets the set as this tree has it (files that differ from the entry only in comments nothing
+  // sees have their hashes now in `entry`).
   std::optional<CacheEntry> matching_entry(ManifestEntry& entry, const PathMap& map,
                                            FileHasher& hasher, const SearchPath& search,
-                                           std::vector<ProbeGroup>* probes,
-                                           std::vector<std::string>* comment_only);
+                                           MatchedSet* matched);
   // The first entry of `entries` that matches (one naming another tree only when nothing else
   // does and across_checkouts is set); with `fetch`, an entry that matches the disk but is not
   // stored here is fetched from the remote and stored first.

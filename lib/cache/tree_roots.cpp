@@ -146,42 +146,6 @@ std::string PathMap::to_tree(const std::string& key_path) const
   return text_to_tree(key_path);
 }
 
-// The directory of a run of paths is mapped once: text_to_tree replaces each token where it
-// stands, and no token holds a '/', so a path's directory and name map apart to what the whole
-// path maps to.
-std::vector<std::string> PathMap::to_tree(const std::vector<std::string>& key_paths) const
-{
-  std::vector<std::string> paths;
-  paths.reserve(key_paths.size());
-  std::string_view dir_key;
-  std::string dir_in_tree;
-  bool have_dir = false;
-  for (const auto& key_path : key_paths) {
-    const size_t slash = key_path.rfind('/');
-    if (key_path.empty() || key_path[0] != k_build_token[0] || slash == std::string::npos) {
-      paths.push_back(to_tree(key_path));
-      continue;
-    }
-    const std::string_view dir = std::string_view(key_path).substr(0, slash + 1);
-    if (!have_dir || dir != dir_key) {
-      dir_key = dir;
-      dir_in_tree = text_to_tree(dir);
-      have_dir = true;
-    }
-    const std::string_view name = std::string_view(key_path).substr(slash + 1);
-    std::string path;
-    path.reserve(dir_in_tree.size() + name.size());
-    path += dir_in_tree;
-    if (name.find(k_build_token[0]) == std::string_view::npos) {
-      path += name;
-    } else {
-      path += text_to_tree(name);
-    }
-    paths.push_back(std::move(path));
-  }
-  return paths;
-}
-
 std::string PathMap::text_to_key(std::string_view text) const
 {
   return replace_all(text,

@@ -29,6 +29,9 @@ struct TreeRoots {
 // The roots of the build tree at `build_tree` (the directory of the record root).
 TreeRoots tree_roots_of(const std::string& build_tree);
 
+// The first character of every root token ("$BUILD", "$SOURCE" in a key): no path holds it.
+constexpr char k_root_token_start = '\x02';
+
 class PathMap {
 public:
   explicit PathMap(TreeRoots roots);
@@ -39,8 +42,6 @@ public:
   // other), else the path as given.
   std::string to_key(const std::string& path) const;
   std::string to_tree(const std::string& key_path) const;
-  // to_tree of each path, faster where paths come in runs of one directory (a manifest's probes).
-  std::vector<std::string> to_tree(const std::vector<std::string>& key_paths) const;
 
   // Every occurrence of a root in free text (arguments, console output) replaced, and back.
   std::string text_to_key(std::string_view text) const;

@@ -11,6 +11,7 @@
 #include "proof/linked_artifacts.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
+#include "util/keep_until_exit.hpp"
 #include "util/progress.hpp"
 
 #include <CLI/CLI.hpp>

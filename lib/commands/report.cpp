@@ -12,6 +12,7 @@
 #include "report/report_html.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
+#include "util/keep_until_exit.hpp"
 #include "util/progress.hpp"
 
 #include <CLI/CLI.hpp>

@@ -28,6 +28,7 @@
 #include "space/activity.hpp"
 #include "space/full_disk.hpp"
 #include "util/file_io.hpp"
+#include "util/keep_until_exit.hpp"
 
 #include <fmt/format.h>
 

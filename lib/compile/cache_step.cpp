@@ -3,6 +3,7 @@
 #include "cache/entry_verifier.hpp"
 #include "record/record_root.hpp"
 #include "util/build_invocation.hpp"
+#include "util/keep_until_exit.hpp"
 #include "util/log.hpp"
 
 #include <fmt/format.h>
@@ -89,6 +90,7 @@ std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHas
     const double fraction = m_cache->settings().verify_fraction;
     if (fraction > 0 && random_draw() < fraction) {
       log::info("cache: hit {} sampled for verification: compiling", hit->key.short_hex());
+      seed_hasher(*hit, hasher);
       m_verifying = std::move(hit);
       return std::nullopt;
     }
@@ -96,9 +98,13 @@ std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHas
     auto served = serve_hit(*hit, serve, hasher, &why);
     if (!served) {
       log::info("cache: hit {} not served: {}", hit->key.short_hex(), why);
+      seed_hasher(*hit, hasher);
       return std::nullopt;
     }
-    return ServedCompile{std::move(*served), hit->entry.compile_ns};
+    const std::int64_t compile_ns = hit->entry.compile_ns;
+    keep_until_exit(
+      std::move(*hit));  // the process ends soon: its strings are not freed one by one
+    return ServedCompile{std::move(*served), compile_ns};
   } catch (const std::exception& error) {
     log::info("cache: lookup failed, compiling: {}", error.what());
     return std::nullopt;

@@ -8,6 +8,7 @@
 #include "record/record_root.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
+#include "util/keep_until_exit.hpp"
 #include "util/process.hpp"
 #include "util/time_format.hpp"
 
@@ -46,23 +47,32 @@ Record record_skeleton(const CacheHit& hit, const ServeRequest& serve)
   return record;
 }
 
-// The matched input set as this tree has it now; false (with *why) when a file no longer hashes as
-// the entry says.
+// The matched input set as this tree has it now: the fingerprints the lookup checked (its stamps
+// vouched, or hashed), an options file's own; false (with *why) when a file no longer hashes as the
+// entry says. The race rule's stat after the object is written still sees a later change.
 bool add_inputs(Record& record, const CacheHit& hit, FileHasher& hasher, std::string* why)
 {
-  for (const auto& input : hit.matched.inputs) {
-    const std::string path = hit.map.to_tree(input.path);
-    FingerprintResult now = hasher.fingerprint(path);
+  record.inputs.reserve(hit.matched.inputs.size());
+  for (size_t i = 0; i < hit.matched.inputs.size(); ++i) {
+    const ManifestInput& input = hit.matched.inputs[i];
     const bool options_file = input.role == role_name(InputRole::options_file);
-    const std::optional<Digest> hash = options_file      ? options_file_hash(path, hit.map)
-                                       : now.fingerprint ? std::optional(now.fingerprint->hash)
-                                                         : std::nullopt;
-    if (!now.fingerprint || hash != input.hash) {
-      *why = path + " changed since the lookup";
-      return false;
-    }
     RecordedInput recorded;
-    recorded.file = *now.fingerprint;
+    if (i < hit.inputs.size() && !options_file) {
+      recorded.file = hit.inputs[i].file;
+      if (recorded.file.hash != input.hash) {
+        *why = recorded.file.path + " changed since the lookup";
+        return false;
+      }
+    } else {
+      const std::string path = hit.map.to_tree(input.path);
+      FingerprintResult now = hasher.fingerprint(path);
+      if (!now.fingerprint ||
+          (options_file ? options_file_hash(path, hit.map) : now.fingerprint->hash) != input.hash) {
+        *why = path + " changed since the lookup";
+        return false;
+      }
+      recorded.file = *now.fingerprint;
+    }
     recorded.role = role_from_name(input.role).value_or(InputRole::header);
     recorded.passes = split_passes(input.passes);
     record.inputs.push_back(std::move(recorded));
@@ -213,9 +223,9 @@ std::optional<Outcome> serve_hit(const CacheHit& hit, const ServeRequest& serve,
   save_record(serve.plan.record_file, record, Compression::faster);
   write_depfile_of(record, serve);
   replay_console(record);
-  if (!record.trusted) {
-    return Outcome{OutcomeKind::raced, Cause::input_changed_during_compile,
-                   record.untrusted_reason};
+  const Record& kept = keep_until_exit(std::move(record));  // not freed string by string
+  if (!kept.trusted) {
+    return Outcome{OutcomeKind::raced, Cause::input_changed_during_compile, kept.untrusted_reason};
   }
   return Outcome{OutcomeKind::served, Cause::cache_hit, description};
 }

@@ -394,14 +394,6 @@ RelinkPlan plan_relinks(const ProvenTree& tree)
   return plan;
 }
 
-ProvenTree& keep_until_exit(ProvenTree tree)
-{
-  static ProvenTree* kept = nullptr;
-  delete kept;
-  kept = new ProvenTree(std::move(tree));
-  return *kept;
-}
-
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,
                       const TreeProgress& progress, TreeRecords records)
 {

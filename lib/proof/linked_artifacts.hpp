@@ -69,7 +69,7 @@ struct ProvenTree {
   BuildGraph graph;                  // with link-record-only artifacts merged in
   ArtifactReport artifacts;
   // What the proof was worked out with: the record index and the file hashes, held so that a
-  // command can leave them to the process's end (keep_until_exit): freeing a 10k-object tree's
+  // command can leave them to the process's end (util/keep_until_exit.hpp): freeing a 10k-object tree's
   // index and hashes cost a tenth of check's and sync's time.
   RecordIndex index;
   std::unique_ptr<FileHasher> hasher;
@@ -88,12 +88,6 @@ struct RelinkPlan {
 };
 
 RelinkPlan plan_relinks(const ProvenTree& tree);
-
-// Holds the tree until the process ends, and returns it: check and sync end right after their
-// proof, and freeing a 10k-object tree (a million strings, its index, its hashes) cost a tenth of
-// their time. Reachable from a static, so LeakSanitizer does not report it (that would turn an
-// exit status into 1); a second call frees the tree the first one kept.
-ProvenTree& keep_until_exit(ProvenTree tree);
 
 // progress: (done, total) after each record; may be empty. records: tree_status.hpp.
 ProvenTree prove_tree(const std::string& build_dir, const Environment& env,

@@ -1,4 +1,6 @@
 #include "cache/manifest.hpp"
+#include "util/hasher.hpp"
+#include "util/text_fields.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,7 +20,10 @@ ManifestEntry entry(const std::string& name, std::int64_t time)
                "host,compute_80",
                {4096, 1'700'000'000'000'000'001, 1'700'000'000'000'000'002, 77, 2049}},
               {"path with\ttab and\nnewline", hash_bytes("odd"), "header", "sm_90a", {}}};
-  e.probes = {"\x02SOURCE\x03/shadow/value.h", "/usr/include/missing.h"};
+  for (const char* probe : {"\x02SOURCE\x03/shadow/value.h", "\x02SOURCE\x03/shadow/other.h",
+                            "/usr/include/missing.h", "/top.h", "//odd.h", "whole"}) {
+    add_probe(e.probes, probe);
+  }
   e.lookups = {{"gcc", "/usr/bin/gcc", true}, {"cicc", "", false}};
   e.probe_dirs = {{"\x02SOURCE\x03/shadow", 12, 34, 1'700'000'000'000'000'000, 5},
                   {"/usr/include", 99, 1, 7, 8}};
@@ -87,5 +92,37 @@ TEST_CASE("manifest: input lines without stamps (written before them) still read
   auto parsed = parse_manifest(text);
   REQUIRE(parsed);
   manifest.entries[0].inputs[1].stamp = {};
+  CHECK(*parsed == manifest);
+}
+
+TEST_CASE("manifest: older 'probe' lines read as runs of one directory, the same probes", "[cache]")
+{
+  Manifest manifest;
+  manifest.entries = {entry("a", 2)};
+  const std::string text = serialize_manifest(manifest);
+  // The same manifest as an older nvfresh wrote it: a line per probe.
+  std::string old_text = "nvfresh-manifest\t1\n";
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = text; !rest.empty();) {
+    const size_t end = rest.find('\n');
+    lines.push_back(rest.substr(0, end));
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+  }
+  for (std::string_view line : lines) {
+    if (line.starts_with("probes\t")) {
+      auto fields = split_fields(line);
+      REQUIRE(fields);
+      for (size_t i = 2; i < fields->size(); ++i) {
+        old_text += "probe\t";
+        append_escaped_field(old_text, probe_run_path((*fields)[1], (*fields)[i]));
+        old_text += '\n';
+      }
+    } else if (!line.starts_with("nvfresh-manifest") && !line.starts_with("checksum")) {
+      old_text += std::string(line) + "\n";
+    }
+  }
+  old_text += "checksum\t" + hash_bytes(old_text).to_hex() + "\n";
+  auto parsed = parse_manifest(old_text);
+  REQUIRE(parsed);
   CHECK(*parsed == manifest);
 }

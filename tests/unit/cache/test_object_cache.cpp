@@ -276,3 +276,45 @@ TEST_CASE(
   cache.store().update_manifest(manifest_key, [&](Manifest& m) { m = manifest; });
   CHECK_FALSE(look_up(cache, dir, "ck/build-b", "ck"));
 }
+
+TEST_CASE("object cache: a manifest's probe runs map onto another tree as each path alone",
+          "[cache]")
+{
+  PathMap here({"/home/a/build", "/home/a/src", "", ""});
+  PathMap there({"/ci/job/out", "/ci/job/checkout", "", ""});
+  std::vector<std::string> keys;
+  for (const std::string& path :
+       {"/home/a/src/include/a.h", "/home/a/src/include/b.h", "/home/a/src/include/sub/c.h",
+        "/home/a/src/include/d.h", "/home/a/build/gen/e.h", "/home/a/build/f.h", "/home/a/build",
+        "/usr/local/cuda/include/g.h", "/usr/local/cuda/include/h.h", "/top.h", "//odd.h",
+        "relative.h", "dir/", ""}) {
+    keys.push_back(here.to_key(path));
+  }
+  // A name that spells a root's token maps as the whole path does (no file has one, but the map
+  // must not differ where one did); a path outside both roots with a token in it stays as given.
+  keys.push_back(here.to_key("/home/a/src/include/x.h") + "/" + here.to_key("/home/a/build"));
+  keys.push_back("/usr/include/" + here.to_key("/home/a/build") + "/y.h");
+  std::vector<ProbeRun> runs;
+  std::vector<std::string> one_by_one;
+  for (const auto& key : keys) {
+    add_probe(runs, key);
+    one_by_one.push_back(there.to_tree(key));
+  }
+  CHECK(probe_count(runs) == keys.size());
+  CHECK(runs.size() < keys.size());  // runs of one directory share it
+  std::vector<std::string> back;
+  for (const auto& run : runs) {
+    for (const auto& name : run.names) {
+      back.push_back(probe_run_path(run.dir, name));
+    }
+  }
+  CHECK(back == keys);  // in order, each as it was added
+  std::vector<std::string> mapped = probe_paths(probe_groups_in_tree(runs, there));
+  std::sort(mapped.begin(), mapped.end());
+  std::sort(one_by_one.begin(), one_by_one.end());
+  CHECK(mapped == one_by_one);
+  CHECK(std::count(one_by_one.begin(), one_by_one.end(), "/ci/job/checkout/include/a.h") == 1);
+  CHECK(std::count(one_by_one.begin(), one_by_one.end(), "/ci/job/out/gen/e.h") == 1);
+  CHECK(std::count(one_by_one.begin(), one_by_one.end(),
+                   "/ci/job/checkout/include/x.h//ci/job/out") == 1);
+}

@@ -42,34 +42,6 @@ TEST_CASE("tree roots: paths under a root become tree-relative keys, and back on
   }
 }
 
-TEST_CASE("tree roots: a list of key paths maps as each path alone, runs of one directory too",
-          "[cache]")
-{
-  PathMap here({"/home/a/build", "/home/a/src", "", ""});
-  PathMap there({"/ci/job/out", "/ci/job/checkout", "", ""});
-  std::vector<std::string> keys;
-  for (const std::string& path :
-       {"/home/a/src/include/a.h", "/home/a/src/include/b.h", "/home/a/src/include/sub/c.h",
-        "/home/a/src/include/d.h", "/home/a/build/gen/e.h", "/home/a/build/f.h", "/home/a/build",
-        "/usr/local/cuda/include/g.h", "/usr/local/cuda/include/h.h", "relative.h", ""}) {
-    keys.push_back(here.to_key(path));
-  }
-  // A name that spells a root's token maps as the whole path does (no file has one, but the map
-  // must not differ where one did); a path outside both roots with a token in it stays as given.
-  keys.push_back(here.to_key("/home/a/src/include/x.h") + "/" + here.to_key("/home/a/build"));
-  keys.push_back("/usr/include/" + here.to_key("/home/a/build") + "/y.h");
-  std::vector<std::string> one_by_one;
-  for (const auto& key : keys) {
-    one_by_one.push_back(there.to_tree(key));
-  }
-  CHECK(there.to_tree(keys) == one_by_one);
-  CHECK(one_by_one[0] == "/ci/job/checkout/include/a.h");
-  CHECK(one_by_one[3] == "/ci/job/checkout/include/d.h");
-  CHECK(one_by_one[4] == "/ci/job/out/gen/e.h");
-  CHECK(one_by_one[6] == "/ci/job/out");
-  CHECK(one_by_one[11] == "/ci/job/checkout/include/x.h//ci/job/out");
-}
-
 TEST_CASE("tree roots: free text (arguments, compiler messages) is mapped wherever a root occurs",
           "[cache]")
 {
