@@ -36,7 +36,9 @@ namespace {
 
 constexpr std::string_view k_magic = "nvfresh-cache-entry";
 
-using Handler = std::function<void(const LineFields&, CacheEntry&)>;
+// The fields are the reader's buffer: a handler may take a field (the object's megabytes are
+// moved, not copied).
+using Handler = std::function<void(LineFields&, CacheEntry&)>;
 
 struct Rule {
   size_t fields;  // including the key
@@ -48,31 +50,31 @@ const std::unordered_map<std::string, Rule>& rules()
   static const std::unordered_map<std::string, Rule> table = {
     {"key",
      {3,
-      [](const LineFields& f, CacheEntry& e) {
+      [](LineFields& f, CacheEntry& e) {
         e.manifest_key = digest_field(f[1]);
         e.result_key = digest_field(f[2]);
       }}},
     {"object_digest",
-     {2, [](const LineFields& f, CacheEntry& e) { e.object_digest = digest_field(f[1]); }}},
-    {"object", {2, [](const LineFields& f, CacheEntry& e) { e.object = f[1]; }}},
+     {2, [](LineFields& f, CacheEntry& e) { e.object_digest = digest_field(f[1]); }}},
+    {"object", {2, [](LineFields& f, CacheEntry& e) { e.object = std::move(f[1]); }}},
     {"dep",
-     {2, [](const LineFields& f, CacheEntry& e) { e.depfile_prerequisites.push_back(f[1]); }}},
+     {2, [](LineFields& f, CacheEntry& e) { e.depfile_prerequisites.push_back(f[1]); }}},
     {"console",
      {4,
-      [](const LineFields& f, CacheEntry& e) {
+      [](LineFields& f, CacheEntry& e) {
         e.console_mode = f[1];
         e.console_out = f[2];
         e.console_err = f[3];
       }}},
     {"console_terminals",
-     {2, [](const LineFields& f, CacheEntry& e) { e.console_terminals = f[1]; }}},
+     {2, [](LineFields& f, CacheEntry& e) { e.console_terminals = f[1]; }}},
     {"console_terminal_env",
-     {3, [](const LineFields& f, CacheEntry& e) { e.console_terminal_env[f[1]] = f[2]; }}},
+     {3, [](LineFields& f, CacheEntry& e) { e.console_terminal_env[f[1]] = f[2]; }}},
     {"component",
-     {3, [](const LineFields& f, CacheEntry& e) { e.components[f[1]] = digest_field(f[2]); }}},
+     {3, [](LineFields& f, CacheEntry& e) { e.components[f[1]] = digest_field(f[2]); }}},
     {"variant",
      {4,
-      [](const LineFields& f, CacheEntry& e) {
+      [](LineFields& f, CacheEntry& e) {
         const auto index = number_field<size_t>(f[1]);
         if (index > e.other_variants.size() || index > 64) {
           throw LineParseError{"variants out of order"};
@@ -84,13 +86,13 @@ const std::unordered_map<std::string, Rule>& rules()
       }}},
     {"created",
      {3,
-      [](const LineFields& f, CacheEntry& e) {
+      [](LineFields& f, CacheEntry& e) {
         e.created_ns = number_field<std::int64_t>(f[1]);
         e.compile_ns = number_field<std::int64_t>(f[2]);
       }}},
     {"origin",
      {5,
-      [](const LineFields& f, CacheEntry& e) {
+      [](LineFields& f, CacheEntry& e) {
         e.origin_tree = f[1];
         e.origin_cwd = f[2];
         e.origin_object = f[3];
@@ -98,12 +100,12 @@ const std::unordered_map<std::string, Rule>& rules()
       }}},
     {"bound",
      {3,
-      [](const LineFields& f, CacheEntry& e) {
+      [](LineFields& f, CacheEntry& e) {
         e.bound = CacheEntry::Binding{f[1], f[2]};
       }}},
     {"origin_arg",
-     {2, [](const LineFields& f, CacheEntry& e) { e.origin_command.push_back(f[1]); }}},
-    {"origin_env", {3, [](const LineFields& f, CacheEntry& e) { e.origin_env[f[1]] = f[2]; }}},
+     {2, [](LineFields& f, CacheEntry& e) { e.origin_command.push_back(f[1]); }}},
+    {"origin_env", {3, [](LineFields& f, CacheEntry& e) { e.origin_env[f[1]] = f[2]; }}},
   };
   return table;
 }
@@ -150,27 +152,29 @@ std::string serialize_cache_entry(const CacheEntry& e)
 
 std::optional<CacheEntry> parse_cache_entry(std::string_view text, std::string* error)
 {
-  auto lines = read_line_file(text, k_magic, k_cache_entry_format_version, error);
-  if (!lines) {
-    return std::nullopt;
-  }
   CacheEntry entry;
   bool has_object = false;
   bool has_key = false;
   bool has_object_digest = false;
   try {
-    for (const auto& fields : *lines) {
-      auto rule = rules().find(fields[0]);
-      if (rule == rules().end()) {
-        throw LineParseError{"unknown line '" + fields[0] + "'"};
-      }
-      if (fields.size() != rule->second.fields) {
-        throw LineParseError{"'" + fields[0] + "' has the wrong number of fields"};
-      }
-      rule->second.apply(fields, entry);
-      has_object = has_object || fields[0] == "object";
-      has_key = has_key || fields[0] == "key";
-      has_object_digest = has_object_digest || fields[0] == "object_digest";
+    const bool read = for_each_line(
+      text, k_magic, k_cache_entry_format_version,
+      [&](LineFields& fields) {
+        auto rule = rules().find(fields[0]);
+        if (rule == rules().end()) {
+          throw LineParseError{"unknown line '" + fields[0] + "'"};
+        }
+        if (fields.size() != rule->second.fields) {
+          throw LineParseError{"'" + fields[0] + "' has the wrong number of fields"};
+        }
+        has_object = has_object || fields[0] == "object";
+        has_key = has_key || fields[0] == "key";
+        has_object_digest = has_object_digest || fields[0] == "object_digest";
+        rule->second.apply(fields, entry);
+      },
+      error);
+    if (!read) {
+      return std::nullopt;
     }
     if (!has_object || !has_key || !has_object_digest) {
       throw LineParseError{"no object, key or object digest"};

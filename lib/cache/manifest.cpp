@@ -42,7 +42,7 @@ ManifestEntry& current(Manifest& manifest, const LineFields& fields)
   return manifest.entries.back();
 }
 
-void apply(const LineFields& f, Manifest& manifest)
+void apply(LineFields& f, Manifest& manifest)
 {
   if (f[0] == "entry") {
     expect_field_count(f, 5);
@@ -66,12 +66,15 @@ void apply(const LineFields& f, Manifest& manifest)
         !parse_number(f[8], stamp.device)) {
       throw LineParseError{"bad input stamp"};
     }
-    current(manifest, f).inputs.push_back({f[9], digest_field(f[1]), f[2], f[3], stamp, {}});
+    current(manifest, f).inputs.push_back(
+      {std::move(f[9]), digest_field(f[1]), f[2], f[3], stamp, {}});
   } else if (f[0] == "probes") {
     if (f.size() < 3) {
       throw LineParseError{"'probes' without a name"};
     }
-    current(manifest, f).probes.push_back({f[1], {f.begin() + 2, f.end()}});
+    current(manifest, f).probes.push_back({std::move(f[1]),
+                                           {std::make_move_iterator(f.begin() + 2),
+                                            std::make_move_iterator(f.end())}});
   } else if (f[0] == "probe") {
     expect_field_count(f, 2);
     add_probe(current(manifest, f).probes, f[1]);
@@ -173,7 +176,7 @@ std::optional<Manifest> parse_manifest(std::string_view text, std::string* error
   try {
     if (!for_each_line(
           text, k_magic, k_manifest_format_version,
-          [&](const LineFields& fields) { apply(fields, manifest); }, error)) {
+          [&](LineFields& fields) { apply(fields, manifest); }, error)) {
       return std::nullopt;
     }
   } catch (const LineParseError& failure) {

@@ -46,7 +46,7 @@ std::optional<std::string_view> checked_body(std::string_view text, std::string_
 }  // namespace
 
 bool for_each_line(std::string_view text, std::string_view magic, int version,
-                   const std::function<void(const LineFields&)>& each, std::string* error)
+                   const std::function<void(LineFields&)>& each, std::string* error)
 {
   auto body = checked_body(text, magic, version, error);
   if (!body) {

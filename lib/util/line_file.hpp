@@ -96,10 +96,11 @@ std::optional<std::vector<LineFields>> read_line_file(std::string_view text, std
                                                       int version, std::string* error = nullptr);
 
 // The same checks, each body line handed to `each` in one fields buffer that is reused (its
-// strings keep their capacity: a manifest of thousands of lines allocates almost nothing). False,
+// strings keep their capacity: a manifest of thousands of lines allocates almost nothing; `each`
+// may move a field out, a cache entry's object say, which the next line then refills). False,
 // with *error, when a check fails or a line has a bad escape; what `each` throws goes through.
 bool for_each_line(std::string_view text, std::string_view magic, int version,
-                   const std::function<void(const LineFields&)>& each,
+                   const std::function<void(LineFields&)>& each,
                    std::string* error = nullptr);
 
 }  // namespace nvfresh
