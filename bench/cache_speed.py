@@ -277,9 +277,10 @@ def compile_edges(build):
     return count, compiles, others
 
 
-def one_hit_command(side, nvfresh, nvcc, src, build, env):
-    """A tree configured at `build`, and its first TU's compile command as Ninja runs it (the
-    object's directory made): what one hit in a fresh build dir runs."""
+def one_hit_command(side, nvfresh, nvcc, src, build, env, pick=""):
+    """A tree configured at `build`, and its first TU's compile command (the first whose object
+    path holds `pick`) as Ninja runs it (the object's directory made): what one hit in a fresh
+    build dir runs."""
     args = ["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", f"-DCMAKE_CUDA_COMPILER={nvcc}"]
     if side == "nvfresh":
         args += [f"-DCMAKE_PROJECT_INCLUDE={REPO}/cmake/nvfresh.cmake", f"-DNVFRESH_EXECUTABLE={nvfresh}"]
@@ -288,23 +289,23 @@ def one_hit_command(side, nvfresh, nvcc, src, build, env):
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **env))
     commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands"], check=True,
                               stdout=subprocess.PIPE, text=True).stdout
-    line = next(c for c in commands.splitlines() if " -c " in c and c.endswith(".cu.o"))
+    line = next(c for c in commands.splitlines() if " -c " in c and c.endswith(".cu.o") and pick in c)
     cmd = shlex.split(line)
     (build / cmd[cmd.index("-o") + 1]).parent.mkdir(parents=True, exist_ok=True)
     return cmd, build / cmd[cmd.index("-o") + 1]
 
 
-def callgrind_one_hit(side, nvfresh, nvcc, src, build, env, out_dir):
+def callgrind_one_hit(side, nvfresh, nvcc, src, build, env, out_dir, pick=""):
     """Instructions of one TU's hit in a fresh build dir (no record, no tree hash cache)."""
-    cmd, _ = one_hit_command(side, nvfresh, nvcc, src, build, env)
+    cmd, _ = one_hit_command(side, nvfresh, nvcc, src, build, env, pick)
     return callgrind_instructions(cmd, build, env, out_dir)
 
 
-def hit_cpu(side, nvfresh, nvcc, src, build, env, runs):
+def hit_cpu(side, nvfresh, nvcc, src, build, env, runs, pick=""):
     """Mean CPU seconds (user + sys) of one TU's hit, `runs` times: in a fresh build dir (its
     records and hash cache removed before each) and, for nvfresh, after a clean (the object
     removed, the record kept)."""
-    cmd, obj = one_hit_command(side, nvfresh, nvcc, src, build, env)
+    cmd, obj = one_hit_command(side, nvfresh, nvcc, src, build, env, pick)
     fresh, after_clean = [], []
     for _ in range(runs):
         obj.unlink(missing_ok=True)
@@ -422,7 +423,7 @@ def write_cutlass_checkout(checkout, cutlass):
     (checkout / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
 
 
-def bench_cutlass_dirs(nvfresh, nvcc, root, runs):
+def bench_cutlass_dirs(nvfresh, nvcc, root, runs, callgrind=False):
     """(d) Real sources: two CUTLASS examples vendored in the checkout. Build dir A cold, fresh build
     dirs B (the sides alternating), then a comment appended to kernel_forward.h (the FMHA kernel
     header) and B built again: nvfresh's object cache against ccache's preprocessor mode."""
@@ -445,6 +446,12 @@ def bench_cutlass_dirs(nvfresh, nvcc, root, runs):
         rows.append((side, f"build dir B (median of {runs})",
                      tuple(median([m[i] for m in results]) for i in range(2))
                      + (max(m[2] for m in results), min(m[3] for m in results))))
+    # The FMHA TU's own hit in a fresh build dir, without the build's fixed costs.
+    fmha_hits = {side: hit_cpu(side, nvfresh, nvcc, src, src / f"{side}-fmha-hits", env, 10, "fmha")
+            for side, env in envs.items()}
+    fmha_counts = {side: callgrind_one_hit(side, nvfresh, nvcc, src, src / f"{side}-fmha-callgrind", env, root,
+                                      "fmha")
+              for side, env in envs.items()} if callgrind and shutil.which("valgrind") else None
     header = src / "examples" / "41_fused_multi_head_attention" / "kernel_forward.h"
     header.write_text(header.read_text() + "// a comment appended to the FMHA kernel header\n")
     for side, env in envs.items():
@@ -468,6 +475,14 @@ def bench_cutlass_dirs(nvfresh, nvcc, root, runs):
         theirs = next(r for side, name, r in rows if side == "ccache" and name == step)
         print(f"  {step}: wall ratio {fmt_ratio(ours[0], theirs[0])}, "
               f"cpu ratio {fmt_ratio(ours[1], theirs[1])}")
+    print(f"  the FMHA TU's hit, CPU (mean of 10, user + sys): in a fresh build dir nvfresh "
+          f"{fmha_hits['nvfresh'][0] * 1000:.1f} ms, ccache {fmha_hits['ccache'][0] * 1000:.1f} ms: ratio "
+          f"{fmt_ratio(fmha_hits['nvfresh'][0], fmha_hits['ccache'][0])}; nvfresh after clean "
+          f"{fmha_hits['nvfresh'][1] * 1000:.1f} ms: {fmt_ratio(fmha_hits['nvfresh'][1], fmha_hits['ccache'][0])}")
+    if fmha_counts:
+        print(f"  callgrind instructions, the FMHA TU's hit in a fresh build dir: nvfresh "
+              f"{fmha_counts['nvfresh']:,}, ccache {fmha_counts['ccache']:,}: ratio "
+              f"{fmt_ratio(fmha_counts['nvfresh'], fmha_counts['ccache'])}")
 
 
 def main():
@@ -497,7 +512,7 @@ def main():
             bench_dirs(nvfresh, nvcc, root, args.dir_tus, args.dir_runs, not args.no_other,
                        args.callgrind)
         if args.only == "cutlass-dirs":
-            bench_cutlass_dirs(nvfresh, nvcc, root, args.dir_runs)
+            bench_cutlass_dirs(nvfresh, nvcc, root, args.dir_runs, args.callgrind)
     finally:
         if args.keep:
             print(f"kept {root}")
