@@ -57,8 +57,7 @@ const std::unordered_map<std::string, Rule>& rules()
     {"object_digest",
      {2, [](LineFields& f, CacheEntry& e) { e.object_digest = digest_field(f[1]); }}},
     {"object", {2, [](LineFields& f, CacheEntry& e) { e.object = std::move(f[1]); }}},
-    {"dep",
-     {2, [](LineFields& f, CacheEntry& e) { e.depfile_prerequisites.push_back(f[1]); }}},
+    {"dep", {2, [](LineFields& f, CacheEntry& e) { e.depfile_prerequisites.push_back(f[1]); }}},
     {"console",
      {4,
       [](LineFields& f, CacheEntry& e) {
@@ -66,8 +65,7 @@ const std::unordered_map<std::string, Rule>& rules()
         e.console_out = f[2];
         e.console_err = f[3];
       }}},
-    {"console_terminals",
-     {2, [](LineFields& f, CacheEntry& e) { e.console_terminals = f[1]; }}},
+    {"console_terminals", {2, [](LineFields& f, CacheEntry& e) { e.console_terminals = f[1]; }}},
     {"console_terminal_env",
      {3, [](LineFields& f, CacheEntry& e) { e.console_terminal_env[f[1]] = f[2]; }}},
     {"component",
@@ -103,8 +101,7 @@ const std::unordered_map<std::string, Rule>& rules()
       [](LineFields& f, CacheEntry& e) {
         e.bound = CacheEntry::Binding{f[1], f[2]};
       }}},
-    {"origin_arg",
-     {2, [](LineFields& f, CacheEntry& e) { e.origin_command.push_back(f[1]); }}},
+    {"origin_arg", {2, [](LineFields& f, CacheEntry& e) { e.origin_command.push_back(f[1]); }}},
     {"origin_env", {3, [](LineFields& f, CacheEntry& e) { e.origin_env[f[1]] = f[2]; }}},
   };
   return table;

@@ -357,9 +357,14 @@ void CacheStore::touch_step(const Digest& key)
 
 std::optional<Manifest> CacheStore::read_manifest(const Digest& key) const
 {
+  auto text = read_manifest_text(key);
+  return text ? parse_manifest(*text) : std::nullopt;
+}
+
+std::optional<std::string> CacheStore::read_manifest_text(const Digest& key) const
+{
   try {
-    auto text = try_read_compressed_file(manifest_file(key));
-    return text ? parse_manifest(*text) : std::nullopt;
+    return try_read_compressed_file(manifest_file(key));
   } catch (const CompressedFileError&) {
     return std::nullopt;  // damaged: a miss; the next store replaces it
   }

@@ -132,6 +132,9 @@ public:
   const CacheLimits& limits() const { return m_limits; }
 
   std::optional<Manifest> read_manifest(const Digest& key) const;
+  // Its text, decompressed, for a reader that parses it as far as it needs
+  // (for_each_manifest_entry); nullopt when there is none or it is damaged.
+  std::optional<std::string> read_manifest_text(const Digest& key) const;
   // Reads, changes and writes the manifest under the shard's lock. Throws FileWriteError.
   void update_manifest(const Digest& key, const std::function<void(Manifest&)>& change);
 

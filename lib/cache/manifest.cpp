@@ -66,15 +66,16 @@ void apply(LineFields& f, Manifest& manifest)
         !parse_number(f[8], stamp.device)) {
       throw LineParseError{"bad input stamp"};
     }
-    current(manifest, f).inputs.push_back(
-      {std::move(f[9]), digest_field(f[1]), f[2], f[3], stamp, {}});
+    current(manifest, f)
+      .inputs.push_back({std::move(f[9]), digest_field(f[1]), f[2], f[3], stamp, {}});
   } else if (f[0] == "probes") {
     if (f.size() < 3) {
       throw LineParseError{"'probes' without a name"};
     }
-    current(manifest, f).probes.push_back({std::move(f[1]),
-                                           {std::make_move_iterator(f.begin() + 2),
-                                            std::make_move_iterator(f.end())}});
+    current(manifest, f)
+      .probes.push_back(
+        {std::move(f[1]),
+         {std::make_move_iterator(f.begin() + 2), std::make_move_iterator(f.end())}});
   } else if (f[0] == "probe") {
     expect_field_count(f, 2);
     add_probe(current(manifest, f).probes, f[1]);
@@ -170,23 +171,72 @@ std::string serialize_manifest(const Manifest& manifest)
   return out.finish();
 }
 
-std::optional<Manifest> parse_manifest(std::string_view text, std::string* error)
+bool for_each_manifest_entry(std::string_view text, const std::function<bool(ManifestEntry&)>& each,
+                             std::string* error,
+                             const std::function<bool(const ManifestEntry&)>& wanted)
 {
-  Manifest manifest;
+  // `reading` holds the entry being read (apply adds to its last entry); a new entry line hands
+  // the one before it over.
+  Manifest reading;
+  std::size_t entries_read = 0;
+  bool stopped = false;
+  bool skipping = false;  // the entry being read is not wanted: its lines are passed over
+  const auto hand_over = [&]() {
+    if (reading.entries.empty() || skipping) {
+      reading.entries.clear();
+      return false;
+    }
+    ManifestEntry entry = std::move(reading.entries.back());
+    reading.entries.clear();
+    return each(entry);
+  };
   try {
-    if (!for_each_line(
-          text, k_magic, k_manifest_format_version,
-          [&](LineFields& fields) { apply(fields, manifest); }, error)) {
-      return std::nullopt;
+    const bool read = for_each_line_until(
+      text, k_magic, k_manifest_format_version,
+      [&](LineFields& fields) {
+        if (fields[0] == "entry") {
+          if (hand_over() || entries_read == k_manifest_entry_limit) {
+            stopped = true;
+            return true;
+          }
+          ++entries_read;
+          skipping = false;
+          apply(fields, reading);
+          skipping = wanted && !wanted(reading.entries.back());
+          return false;
+        }
+        if (!skipping) {
+          apply(fields, reading);
+        }
+        return false;
+      },
+      error);
+    if (!read) {
+      return false;
     }
   } catch (const LineParseError& failure) {
     if (error != nullptr) {
       *error = failure.message;
     }
-    return std::nullopt;
+    return false;
   }
-  if (manifest.entries.size() > k_manifest_entry_limit) {
-    manifest.entries.resize(k_manifest_entry_limit);
+  if (!stopped) {
+    hand_over();
+  }
+  return true;
+}
+
+std::optional<Manifest> parse_manifest(std::string_view text, std::string* error)
+{
+  Manifest manifest;
+  if (!for_each_manifest_entry(
+        text,
+        [&](ManifestEntry& entry) {
+          manifest.entries.push_back(std::move(entry));
+          return false;
+        },
+        error)) {
+    return std::nullopt;
   }
   return manifest;
 }

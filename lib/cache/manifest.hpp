@@ -11,6 +11,7 @@
 #include "util/hasher.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -91,6 +92,16 @@ constexpr size_t k_manifest_entry_limit = 24;
 
 std::string serialize_manifest(const Manifest& manifest);
 std::optional<Manifest> parse_manifest(std::string_view text, std::string* error = nullptr);
+// The entries of a manifest's text one at a time, newest first (k_manifest_entry_limit at most),
+// each handed to `each` as soon as it is read; `each` returns true to stop there: a lookup stops at
+// its hit without parsing the older entries. False, with *error, when the text is damaged (its
+// header and checksum are checked before any entry is handed over) or a line does not parse (the
+// entries before that line were handed over: each entry stands alone).
+// `wanted`, when given, sees each entry when its first line is read (result, time, bound roots):
+// an entry it does not want is not parsed further, nor handed over.
+bool for_each_manifest_entry(std::string_view text, const std::function<bool(ManifestEntry&)>& each,
+                             std::string* error = nullptr,
+                             const std::function<bool(const ManifestEntry&)>& wanted = {});
 
 // Puts `entry` first, drops an older entry for the same result and the oldest beyond the limit.
 void add_entry(Manifest& manifest, ManifestEntry entry);

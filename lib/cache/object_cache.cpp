@@ -608,10 +608,27 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   if (!key) {
     return std::nullopt;
   }
-  auto manifest = m_store.read_manifest(*key);
   const SearchPath path{env_value(env, std::string(k_path_variable)), identity.working_dir};
-  auto hit = search(manifest ? std::move(manifest->entries) : std::vector<ManifestEntry>{}, *key,
-                    map, hasher, path, nullptr);
+  // The manifest's entries are parsed one at a time, newest first, up to the first that matches:
+  // the older ones (up to k_manifest_entry_limit, each thousands of lines) are not parsed.
+  std::optional<CacheHit> hit;
+  std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
+  if (auto text = m_store.read_manifest_text(*key)) {
+    for_each_manifest_entry(
+      *text,
+      [&](ManifestEntry& entry) {
+        hit = judge(entry, *key, map, hasher, path, nullptr, elsewhere);
+        return hit.has_value();
+      },
+      nullptr,
+      [&](const ManifestEntry& entry) {  // not parsed further where judge would pass it over
+        return !passed_over(entry, other_root_named(binding_of(entry), map.roots()),
+                            elsewhere.has_value());
+      });
+  }
+  if (!hit) {
+    hit = std::move(elsewhere);
+  }
   if (!hit && remote_usable()) {
     hit = remote_lookup(identity, *key, map, hasher, path);
   }
@@ -629,58 +646,78 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, 
 {
   std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
   for (auto& entry : entries) {
-    const std::string other = other_root_named(binding_of(entry), map.roots());
-    if (!other.empty() && (!m_settings.across_checkouts || elsewhere)) {
-      log::info("cache: entry {} does not match: bound to another tree (its object names {}){}",
-                entry.result.short_hex(), other,
-                m_settings.across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
-      continue;
-    }
-    if (fetch != nullptr && !stat_file(m_store.entry_file(entry.result)).is_regular) {
-      // Judged against the disk first, as a local entry: only a match is worth fetching.
-      if (std::string why = mismatch(entry, map, hasher, path.path_value, path.working_dir);
-          !why.empty()) {
-        log::info("remote: entry {} does not match: {}", entry.result.short_hex(), why);
-        continue;
-      }
-      std::int64_t bytes = 0;
-      auto fetched = m_remote->fetch_entry(
-        result_action(key, entry, fetch->identity, fetch->identity.object, map, k_key_version),
-        fetch->object_output, bytes);
-      m_store.count(key, CacheCounter::remote_bytes_down, bytes);
-      if (!fetched) {
-        log::info("remote: entry {} is not on the remote", entry.result.short_hex());
-        continue;
-      }
-      m_store.write_entry(entry.result, std::move(*fetched));
-      fetch->fetched = true;
-      log::info("remote: entry {} fetched ({} bytes)", entry.result.short_hex(), bytes);
-    }
-    MatchedSet matched;
-    auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &matched);
-    if (!stored) {
-      continue;
-    }
-    if (stored->manifest_key != key) {
-      log::info("cache: entry {} was stored under another manifest ({}): a miss",
-                entry.result.short_hex(), stored->manifest_key.short_hex());
-      continue;
-    }
-    std::string note = other_tree_note(binding_of(entry), other);
-    CacheHit hit{entry.result,
-                 std::move(*stored),
-                 std::move(entry),
-                 map,
-                 std::move(matched.inputs),
-                 std::move(matched.probes),
-                 std::move(note),
-                 std::move(matched.comment_only)};
-    if (other.empty()) {
+    if (auto hit = judge(entry, key, map, hasher, path, fetch, elsewhere)) {
       return hit;
     }
-    elsewhere = std::move(hit);
   }
   return elsewhere;
+}
+
+bool ObjectCache::passed_over(const ManifestEntry& entry, const std::string& other,
+                              bool have_elsewhere) const
+{
+  if (other.empty() || (m_settings.across_checkouts && !have_elsewhere)) {
+    return false;
+  }
+  log::info("cache: entry {} does not match: bound to another tree (its object names {}){}",
+            entry.result.short_hex(), other,
+            m_settings.across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
+  return true;
+}
+
+std::optional<CacheHit> ObjectCache::judge(ManifestEntry& entry, const Digest& key,
+                                           const PathMap& map, FileHasher& hasher,
+                                           const SearchPath& path, RemoteLookup* fetch,
+                                           std::optional<CacheHit>& elsewhere)
+{
+  const std::string other = other_root_named(binding_of(entry), map.roots());
+  if (passed_over(entry, other, elsewhere.has_value())) {
+    return std::nullopt;
+  }
+  if (fetch != nullptr && !stat_file(m_store.entry_file(entry.result)).is_regular) {
+    // Judged against the disk first, as a local entry: only a match is worth fetching.
+    if (std::string why = mismatch(entry, map, hasher, path.path_value, path.working_dir);
+        !why.empty()) {
+      log::info("remote: entry {} does not match: {}", entry.result.short_hex(), why);
+      return std::nullopt;
+    }
+    std::int64_t bytes = 0;
+    auto fetched = m_remote->fetch_entry(
+      result_action(key, entry, fetch->identity, fetch->identity.object, map, k_key_version),
+      fetch->object_output, bytes);
+    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
+    if (!fetched) {
+      log::info("remote: entry {} is not on the remote", entry.result.short_hex());
+      return std::nullopt;
+    }
+    m_store.write_entry(entry.result, std::move(*fetched));
+    fetch->fetched = true;
+    log::info("remote: entry {} fetched ({} bytes)", entry.result.short_hex(), bytes);
+  }
+  MatchedSet matched;
+  auto stored = matching_entry(entry, map, hasher, {path.path_value, path.working_dir}, &matched);
+  if (!stored) {
+    return std::nullopt;
+  }
+  if (stored->manifest_key != key) {
+    log::info("cache: entry {} was stored under another manifest ({}): a miss",
+              entry.result.short_hex(), stored->manifest_key.short_hex());
+    return std::nullopt;
+  }
+  std::string note = other_tree_note(binding_of(entry), other);
+  CacheHit hit{entry.result,
+               std::move(*stored),
+               std::move(entry),
+               map,
+               std::move(matched.inputs),
+               std::move(matched.probes),
+               std::move(note),
+               std::move(matched.comment_only)};
+  if (other.empty()) {
+    return hit;
+  }
+  elsewhere = std::move(hit);
+  return std::nullopt;
 }
 
 void ObjectCache::use_remote(RemoteSettings settings, std::string failure_marker)

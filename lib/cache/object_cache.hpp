@@ -183,6 +183,15 @@ private:
   std::optional<CacheHit> search(std::vector<ManifestEntry> entries, const Digest& key,
                                  const PathMap& map, FileHasher& hasher, const SearchPath& path,
                                  RemoteLookup* fetch);
+  // Whether an entry that names the other tree `other` ("" for none) is passed over (logged):
+  // always without across_checkouts, and with it once one such entry matched.
+  bool passed_over(const ManifestEntry& entry, const std::string& other, bool have_elsewhere) const;
+  // One entry of a search: the hit when it matches and names this tree; one that matches and
+  // names another tree (served with across_checkouts when none names this one) goes to
+  // `elsewhere`, the first only.
+  std::optional<CacheHit> judge(ManifestEntry& entry, const Digest& key, const PathMap& map,
+                                FileHasher& hasher, const SearchPath& path, RemoteLookup* fetch,
+                                std::optional<CacheHit>& elsewhere);
   std::optional<CacheHit> remote_lookup(const CompileIdentity& identity, const Digest& key,
                                         const PathMap& map, FileHasher& hasher,
                                         const SearchPath& path);

@@ -48,6 +48,18 @@ std::optional<std::string_view> checked_body(std::string_view text, std::string_
 bool for_each_line(std::string_view text, std::string_view magic, int version,
                    const std::function<void(LineFields&)>& each, std::string* error)
 {
+  return for_each_line_until(
+    text, magic, version,
+    [&](LineFields& fields) {
+      each(fields);
+      return false;
+    },
+    error);
+}
+
+bool for_each_line_until(std::string_view text, std::string_view magic, int version,
+                         const std::function<bool(LineFields&)>& each, std::string* error)
+{
   auto body = checked_body(text, magic, version, error);
   if (!body) {
     return false;
@@ -61,7 +73,9 @@ bool for_each_line(std::string_view text, std::string_view magic, int version,
       }
       return false;
     }
-    each(fields);
+    if (each(fields)) {
+      return true;
+    }
     body->remove_prefix(end + 1);
   }
   return true;

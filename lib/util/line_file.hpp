@@ -100,7 +100,10 @@ std::optional<std::vector<LineFields>> read_line_file(std::string_view text, std
 // may move a field out, a cache entry's object say, which the next line then refills). False,
 // with *error, when a check fails or a line has a bad escape; what `each` throws goes through.
 bool for_each_line(std::string_view text, std::string_view magic, int version,
-                   const std::function<void(LineFields&)>& each,
-                   std::string* error = nullptr);
+                   const std::function<void(LineFields&)>& each, std::string* error = nullptr);
+// The same, where `each` returns true to stop: the lines after it are not split.
+bool for_each_line_until(std::string_view text, std::string_view magic, int version,
+                         const std::function<bool(LineFields&)>& each,
+                         std::string* error = nullptr);
 
 }  // namespace nvfresh

@@ -126,3 +126,79 @@ TEST_CASE("manifest: older 'probe' lines read as runs of one directory, the same
   REQUIRE(parsed);
   CHECK(*parsed == manifest);
 }
+
+TEST_CASE("manifest: entries one at a time, newest first, up to the one that stops the reader",
+          "[cache]")
+{
+  Manifest manifest;
+  for (int n = 0; n < 5; ++n) {
+    manifest.entries.push_back(entry("e" + std::to_string(n), 10 - n));
+  }
+  const std::string text = serialize_manifest(manifest);
+  std::vector<ManifestEntry> seen;
+  CHECK(for_each_manifest_entry(text, [&](ManifestEntry& e) {
+    seen.push_back(e);
+    return seen.size() == 2;
+  }));
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == manifest.entries[0]);
+  CHECK(seen[1] == manifest.entries[1]);
+
+  seen.clear();
+  CHECK(for_each_manifest_entry(text, [&](ManifestEntry& e) {
+    seen.push_back(e);
+    return false;
+  }));
+  CHECK(seen == manifest.entries);
+
+  // A damaged text hands over nothing; a line that does not parse ends the reading there.
+  std::string torn = text;
+  torn[torn.size() / 2] ^= 1;
+  std::string error;
+  CHECK_FALSE(for_each_manifest_entry(
+    torn,
+    [&](ManifestEntry&) {
+      FAIL("an entry of a damaged manifest");
+      return false;
+    },
+    &error));
+  CHECK(error.find("checksum") != std::string::npos);
+}
+
+TEST_CASE("manifest: no more entries are read than a manifest keeps", "[cache]")
+{
+  Manifest manifest;
+  for (size_t n = 0; n < k_manifest_entry_limit + 3; ++n) {
+    manifest.entries.push_back(entry("e" + std::to_string(n), 100 - static_cast<int>(n)));
+  }
+  size_t count = 0;
+  CHECK(for_each_manifest_entry(serialize_manifest(manifest), [&](ManifestEntry&) {
+    ++count;
+    return false;
+  }));
+  CHECK(count == k_manifest_entry_limit);
+  auto parsed = parse_manifest(serialize_manifest(manifest));
+  REQUIRE(parsed);
+  CHECK(parsed->entries.size() == k_manifest_entry_limit);
+}
+
+TEST_CASE("manifest: an entry the reader does not want is not parsed past its first line",
+          "[cache]")
+{
+  Manifest manifest;
+  for (int n = 0; n < 3; ++n) {
+    manifest.entries.push_back(entry("e" + std::to_string(n), 10 - n));
+  }
+  manifest.entries[1].bound_source_root = "/elsewhere/src";
+  std::vector<ManifestEntry> seen;
+  CHECK(for_each_manifest_entry(
+    serialize_manifest(manifest),
+    [&](ManifestEntry& e) {
+      seen.push_back(e);
+      return false;
+    },
+    nullptr, [](const ManifestEntry& e) { return e.bound_source_root.empty(); }));
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == manifest.entries[0]);
+  CHECK(seen[1] == manifest.entries[2]);
+}
