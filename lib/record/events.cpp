@@ -61,17 +61,8 @@ void append_event(const std::string& record_root, const BuildEvent& event,
 
 std::vector<BuildEvent> read_events(const std::string& record_root)
 {
-  std::vector<BuildEvent> events;
-  const std::string text = read_rotated_text(events_file(record_root));
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = std::min(text.find('\n', begin), text.size());
-    if (auto event = parse_event_line(std::string_view(text).substr(begin, end - begin))) {
-      events.push_back(std::move(*event));
-    }
-    begin = end + 1;
-  }
-  return events;
+  return read_rotated_lines(events_file(record_root),
+                            [](std::string_view line) { return parse_event_line(line); });
 }
 
 }  // namespace nvfresh

@@ -65,17 +65,8 @@ void append_step_event(const std::string& record_root, const StepEvent& event,
 
 std::vector<StepEvent> read_step_events(const std::string& record_root)
 {
-  std::vector<StepEvent> events;
-  const std::string text = read_rotated_text(steps_log_file(record_root));
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = std::min(text.find('\n', begin), text.size());
-    if (auto event = parse_step_event_line(std::string_view(text).substr(begin, end - begin))) {
-      events.push_back(std::move(*event));
-    }
-    begin = end + 1;
-  }
-  return events;
+  return read_rotated_lines(steps_log_file(record_root),
+                            [](std::string_view line) { return parse_step_event_line(line); });
 }
 
 std::string arch_of_pass(std::string_view pass)
