@@ -8,6 +8,8 @@ One TU with CUB block-wide kernels (a few seconds of cicc and ptxas per arch), c
 and sm_90 (`nvfresh nvcc`, the object cache on, in a fresh cache dir each round):
   full      the first compile: every step runs (and is stored)
   host      a host-only edit (same line count): every cicc and ptxas served
+  moved     a host-only edit that adds lines above the kernels: every cicc and ptxas served, cicc's
+            outputs with the new line numbers (lib/cache/line_layout.hpp)
   sm_90     an edit under `#if __CUDA_ARCH__ >= 900`: sm_80's steps served
   plain     `nvcc` alone, for the launcher's own share
 Prints medians of wall and CPU time (user + sys of nvcc's whole tree) and the ratios to `full`.
@@ -34,7 +36,7 @@ import skip_speed  # the CUTLASS FMHA TU
 # a host-only value, and a value that only sm_90's device code reads. Same line count each time.
 FMHA_EDIT = """\
 #ifndef __CUDA_ARCH__
-static const char* nvfresh_bench_host_text = "{host}";
+{blank}static const char* nvfresh_bench_host_text = "{host}";
 #endif
 // Declared in every pass (nvcc registers it from the host side); its value differs on sm_90 only.
 __device__ int nvfresh_bench_sm90_value =
@@ -85,8 +87,11 @@ void launch(int* d, const float* in, float* out)
 """
 
 
-def values_h(sm90, host):
-    return f'#define SM90_VALUE {sm90}\n#define HOST_TEXT "{host}"\n'
+def values_h(sm90, host, blank=0):
+    """The header's values; `blank` host-only lines above them move every line below."""
+    lines = "\n" * blank
+    return (f'#ifndef __CUDA_ARCH__\n{lines}#endif\n'
+            f'#define SM90_VALUE {sm90}\n#define HOST_TEXT "{host}"\n')
 
 
 def ccache_hits(env):
@@ -181,7 +186,7 @@ def bench_fmha(nvfresh, nvcc, root, runs):
     if skip_speed.cutlass_tu(root) is None:
         print("step_cache: scripts/install_cutlass.sh is absent: no FMHA TU")
         return 1
-    names = ("plain", "full", "host", "sm_90", "added")
+    names = ("plain", "full", "host", "moved", "sm_90", "added")
     times = {name: [] for name in names}
     steps = {}
     for run in range(runs):
@@ -190,15 +195,18 @@ def bench_fmha(nvfresh, nvcc, root, runs):
         env = {"NVFRESH_CACHE_DIR": str(benchlib.fresh_dir(root / "cache"))}
         both = fmha_compile(nvcc, root, ["80", "90"])
         edit = root / "edit.h"
-        edit.write_text(FMHA_EDIT.format(host=f"a{run}", sm90=1))
+        edit.write_text(FMHA_EDIT.format(host=f"a{run}", sm90=1, blank=""))
         times["plain"].append(benchlib.timed(both, cwd=build, bench="step_cache"))
         # sm_80 alone first: adding sm_90 then must run only sm_90's steps.
-        edit.write_text(FMHA_EDIT.format(host=f"b{run}", sm90=1))
+        edit.write_text(FMHA_EDIT.format(host=f"b{run}", sm90=1, blank=""))
         benchlib.timed([nvfresh, *fmha_compile(nvcc, root, ["80"])], cwd=build, env=env)
-        rounds = (("added", "b", 1, {}), ("full", "c", 1, {"NVFRESH_STEP_CACHE": "0"}),
-                  ("host", "d", 1, {}), ("sm_90", "d", 2 + run, {}))
-        for name, host, sm90, extra in rounds:
-            edit.write_text(FMHA_EDIT.format(host=f"{host}{run}", sm90=sm90))
+        # "moved": host-only lines above everything (the edit header is forced in first): every
+        # line of cicc's input moves, its code does not.
+        rounds = (("added", "b", 1, 0, {}), ("full", "c", 1, 0, {"NVFRESH_STEP_CACHE": "0"}),
+                  ("host", "d", 1, 0, {}), ("moved", "e", 1, 5, {}),
+                  ("sm_90", "e", 2 + run, 5, {}))
+        for name, host, sm90, blank, extra in rounds:
+            edit.write_text(FMHA_EDIT.format(host=f"{host}{run}", sm90=sm90, blank="\n" * blank))
             timing, steps[name] = timed_steps(nvfresh, build, both, {**env, **extra})
             times[name].append(timing)
     print(f"step_cache: CUTLASS FMHA TU, {benchlib.nvcc_version_line(nvcc)}, sm_80 + sm_90, "
@@ -206,7 +214,8 @@ def bench_fmha(nvfresh, nvcc, root, runs):
     full_wall = statistics.median(w for w, _ in times["full"])
     full_cpu = statistics.median(c for _, c in times["full"])
     for name, label in (("plain", "plain nvcc"), ("full", "compile, step cache off"),
-                        ("host", "host-only edit"), ("sm_90", "sm_90-only edit"),
+                        ("host", "host-only edit"), ("moved", "host-only edit, lines moved"),
+                        ("sm_90", "sm_90-only edit"),
                         ("added", "sm_90 added to an sm_80 build")):
         wall = statistics.median(w for w, _ in times[name])
         cpu = statistics.median(c for _, c in times[name])
@@ -228,7 +237,7 @@ def main():
     args = parser.parse_args()
     nvfresh = benchlib.nvfresh_bin("step_cache")
     archs = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
-    times = {name: [] for name in ("plain", "full", "host", "sm_90")}
+    times = {name: [] for name in ("plain", "full", "host", "moved", "sm_90")}
     if args.only_tree:
         with benchlib.scratch("nvfresh-bench-step-", args.keep) as root:
             print(f"step_cache: {benchlib.nvcc_version_line(args.nvcc)}")
@@ -251,13 +260,16 @@ def main():
             times["full"].append(benchlib.timed([nvfresh, *compile_cmd], cwd=build, env=env))
             (root / "values.h").write_text(values_h(1, f"b{run}"))
             times["host"].append(benchlib.timed([nvfresh, *compile_cmd], cwd=build, env=env))
-            (root / "values.h").write_text(values_h(2 + run, f"b{run}"))
+            (root / "values.h").write_text(values_h(1, f"c{run}", blank=5))
+            times["moved"].append(benchlib.timed([nvfresh, *compile_cmd], cwd=build, env=env))
+            (root / "values.h").write_text(values_h(2 + run, f"c{run}", blank=5))
             times["sm_90"].append(benchlib.timed([nvfresh, *compile_cmd], cwd=build, env=env))
     print(f"step_cache: {benchlib.nvcc_version_line(args.nvcc)}, sm_80 + sm_90, {args.runs} runs")
     full_wall = statistics.median(w for w, _ in times["full"])
     full_cpu = statistics.median(c for _, c in times["full"])
     for name, label in (("plain", "plain nvcc"), ("full", "full compile (steps run, stored)"),
                         ("host", "host-only edit (every step served)"),
+                        ("moved", "host-only edit, lines moved (every step served)"),
                         ("sm_90", "sm_90-only edit (sm_80's steps served)")):
         wall = statistics.median(w for w, _ in times[name])
         cpu = statistics.median(c for _, c in times[name])

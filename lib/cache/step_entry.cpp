@@ -1,4 +1,4 @@
-// Step entry grammar, version 1 (stored as one zstd frame: cache_store.hpp):
+// Step entry grammar, version 2 (stored as one zstd frame: cache_store.hpp):
 //
 //   entry    := "nvfresh-step" SP version LF head* "end" SP checksum LF payload
 //   head     := "key" SP hex32 LF | "tool" SP path LF | "pass" SP word LF | "run-ns" SP n LF
@@ -6,8 +6,9 @@
 //             | "missing" SP path LF                a lookup of the step that found nothing
 //             | "output" SP size SP path LF         a file the step wrote (its bytes: in payload)
 //             | "stdout" SP size LF | "stderr" SP size LF
-//   payload  := the outputs' bytes in the order of their lines, then stdout's, then stderr's: exactly
-//               the sizes the head names, nothing after
+//             | "input-lines" SP size LF            its input's line table (line_layout.hpp)
+//   payload  := the outputs' bytes in the order of their lines, then stdout's, then stderr's, then
+//               the line table's: exactly the sizes the head names, nothing after
 //   checksum := XXH3-128 (hex) of everything before the "end" line, followed by the payload
 //
 // Paths run to the end of their line (spaces allowed, never a newline). A line of another kind, a
@@ -54,6 +55,7 @@ struct Sizes {
   std::vector<std::uint64_t> outputs;
   std::uint64_t out = 0;
   std::uint64_t err = 0;
+  std::uint64_t input_lines = 0;
 };
 
 bool parse_head_line(std::string_view line, StepEntry& entry, Sizes& sizes, std::string* error)
@@ -87,11 +89,11 @@ bool parse_head_line(std::string_view line, StepEntry& entry, Sizes& sizes, std:
     }
     sizes.outputs.push_back(size);
     entry.outputs.push_back({std::string(rest), {}});
-  } else if (kind == "stdout" || kind == "stderr") {
+  } else if (kind == "stdout" || kind == "stderr" || kind == "input-lines") {
     if (!parse_number(rest, size)) {
       return fail(error, fmt::format("bad {} size", kind));
     }
-    (kind == "stdout" ? sizes.out : sizes.err) = size;
+    (kind == "stdout" ? sizes.out : kind == "stderr" ? sizes.err : sizes.input_lines) = size;
   } else {
     return fail(error, fmt::format("unknown line '{}'", kind));
   }
@@ -147,6 +149,10 @@ std::string serialize_step_entry(const StepEntry& entry)
   head += fmt::format("stdout {}\nstderr {}\n", entry.out.size(), entry.err.size());
   payload += entry.out;
   payload += entry.err;
+  if (!entry.input_lines.empty()) {
+    head += fmt::format("input-lines {}\n", entry.input_lines.size());
+    payload += entry.input_lines;
+  }
   return head + fmt::format("end {}\n", entry_checksum(head, payload).to_hex()) + payload;
 }
 
@@ -173,7 +179,7 @@ std::optional<StepEntry> parse_step_entry(std::string_view text, std::string* er
       auto checksum = Digest::from_hex(line.substr(4));
       const std::string_view head = text.substr(0, at);
       const std::string_view payload = text.substr(end + 1);
-      std::uint64_t expected = sizes.out + sizes.err;
+      std::uint64_t expected = sizes.out + sizes.err + sizes.input_lines;
       for (auto size : sizes.outputs) {
         expected += size;
       }
@@ -188,6 +194,7 @@ std::optional<StepEntry> parse_step_entry(std::string_view text, std::string* er
       }
       entry.out = std::string(payload.substr(offset, sizes.out));
       entry.err = std::string(payload.substr(offset + sizes.out, sizes.err));
+      entry.input_lines = std::string(payload.substr(offset + sizes.out + sizes.err));
       return entry;
     } else if (!parse_head_line(line, entry, sizes, error)) {
       return std::nullopt;

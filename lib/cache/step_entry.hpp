@@ -37,10 +37,13 @@ struct StepEntry {
   std::vector<StepOutput> outputs;
   std::string out;  // stdout, byte for byte
   std::string err;  // stderr
+  // Where the code lines of its preprocessed input sat (cache/line_layout.hpp, serialized): a cicc
+  // step keyed on its input's code alone; "" for a step keyed on its whole input.
+  std::string input_lines;
   bool operator==(const StepEntry&) const = default;
 };
 
-constexpr int k_step_entry_format_version = 1;
+constexpr int k_step_entry_format_version = 2;
 
 // What a run gave that the stored entry does not (the outputs' paths and bytes, stdout, stderr:
 // what a hit writes), in words ("output tmpxft_@2@ differs: 812 bytes, stored 830"); "" when a hit

@@ -1,5 +1,6 @@
 #include "compile/step_run.hpp"
 
+#include "cache/line_layout.hpp"
 #include "cache/object_cache.hpp"
 #include "cache/step_key.hpp"
 #include "config/config.hpp"
@@ -34,7 +35,7 @@ namespace nvfresh {
 
 namespace {
 
-constexpr std::string_view k_key_version = "nvfresh-step-1";
+constexpr std::string_view k_key_version = "nvfresh-step-2";
 constexpr std::string_view k_trace_file_variable = "NVFRESH_TRACE_FILE";
 constexpr std::string_view k_never_read_prefixes[] = {"/proc/", "/dev/", "/sys/"};
 
@@ -47,6 +48,20 @@ struct Step {
   std::string pass;
   std::int64_t started_ns = 0;  // CLOCK_MONOTONIC, when the runner started (a served step's time)
 };
+
+// What the key holds of the step's inputs: the temporary files it is given (the only ones a stored
+// step may have read), and where the code lines of cicc's preprocessed input sit, when the key
+// holds its code alone (cache/line_layout.hpp).
+struct KeyedInputs {
+  std::set<std::string> given_files;
+  std::optional<LineTable> lines;
+  std::string lines_text;  // serialized, as a step entry keeps it
+};
+
+bool is_cicc(const Step& step)
+{
+  return fs::path(step.tool).filename() == "cicc";
+}
 
 // The environment the tool gets: the runner's, with LD_PRELOAD as the tracer found it.
 Environment tool_environment(const Environment& runner_env)
@@ -161,10 +176,9 @@ bool is_never_read(std::string_view path)
 }
 
 // The key: the tool (path and content), the working directory, the words with nvcc's temporary
-// names replaced, and the content of each temporary file the words name (names replaced too). Also
-// returns those files, the only temporary files a stored step may have read.
-std::optional<Digest> step_key(const Step& step, FileHasher& hasher,
-                               std::set<std::string>& given_files)
+// names replaced, and the content of each temporary file the words name (names replaced too; of
+// cicc's preprocessed input, its code without line numbers: `inputs.lines` says where it sat).
+std::optional<Digest> step_key(const Step& step, FileHasher& hasher, KeyedInputs& inputs)
 {
   auto tool = hasher.fingerprint(step.tool_exe);
   if (!tool.fingerprint) {
@@ -191,9 +205,20 @@ std::optional<Digest> step_key(const Step& step, FileHasher& hasher,
     if (!content) {
       return std::nullopt;
     }
-    key.field(normalize_temp_names(word, step.temp))
-      .field(normalize_temp_names(*content, step.temp));
-    given_files.insert(path);
+    std::string normalized = normalize_temp_names(*content, step.temp);
+    key.field(normalize_temp_names(word, step.temp));
+    std::optional<LineLayout> layout;
+    if (is_cicc(step) && !inputs.lines && word.ends_with(".ii")) {
+      layout = split_line_layout(normalized);
+    }
+    if (layout) {
+      key.tag("code").field(layout->code);
+      inputs.lines_text = serialize_line_table(layout->table);
+      inputs.lines = std::move(layout->table);
+    } else {
+      key.field(normalized);
+    }
+    inputs.given_files.insert(path);
   }
   return key.digest();
 }
@@ -210,6 +235,39 @@ bool inputs_hold(const StepEntry& entry, FileHasher& hasher)
   }
   return std::none_of(entry.missing.begin(), entry.missing.end(),
                       [](const std::string& path) { return lstat_file(path).exists; });
+}
+
+// The entry as a hit writes it for this step's input: as stored where the input's code lines sit
+// where they sat, else with its outputs' line numbers moved to where they sit now
+// (cache/line_layout.hpp); nullopt (`why` says) where they cannot be moved, or the stored run
+// printed something (a warning names a line).
+std::optional<StepEntry> placed_for_input(StepEntry entry, const KeyedInputs& inputs,
+                                          std::string& why)
+{
+  if (entry.input_lines == inputs.lines_text) {
+    return entry;
+  }
+  auto stored = parse_line_table(entry.input_lines);
+  if (!stored || !inputs.lines) {
+    why = "the stored step's line table is damaged";
+    return std::nullopt;
+  }
+  if (!entry.out.empty() || !entry.err.empty()) {
+    why = "its input's lines moved, and the stored run printed something (which may name a line)";
+    return std::nullopt;
+  }
+  for (auto& output : entry.outputs) {
+    std::string reason;
+    auto moved = move_lines(output.content, *stored, *inputs.lines, &reason);
+    if (!moved) {
+      why =
+        fmt::format("its input's lines moved, and {} cannot follow them: {}", output.path, reason);
+      return std::nullopt;
+    }
+    output.content = std::move(*moved);
+  }
+  entry.input_lines = inputs.lines_text;
+  return entry;
 }
 
 [[noreturn]] void serve(const Step& step, const StepEntry& entry, const TraceSink& sink,
@@ -408,9 +466,8 @@ std::string temp_capture(const std::string& stem, const char* which)
 }
 
 [[noreturn]] void run_and_store(const Step& step, const Environment& env, ObjectCache& cache,
-                                const Digest& key, FileHasher& hasher,
-                                const std::set<std::string>& given_files, const TraceSink& sink,
-                                const StepReport& report, const Outcome& why,
+                                const Digest& key, FileHasher& hasher, const KeyedInputs& inputs,
+                                const TraceSink& sink, const StepReport& report, const Outcome& why,
                                 const std::optional<StepEntry>& verifying)
 {
   CacheStore& store = cache.store();
@@ -447,10 +504,11 @@ std::string temp_capture(const std::string& stem, const char* which)
   }
   if (result.succeeded()) {
     try {
-      auto accesses = step_accesses(trace, step, given_files);
+      auto accesses = step_accesses(trace, step, inputs.given_files);
       auto entry = accesses ? entry_of_run(step, *accesses, hasher, started_ns) : std::nullopt;
       if (entry) {
         entry->run_ns = run_ns;
+        entry->input_lines = inputs.lines_text;
         entry->out = normalize_temp_names(out, step.temp);
         entry->err = normalize_temp_names(err, step.temp);
         if (has_stem(entry->out, step.temp) || has_stem(entry->err, step.temp)) {
@@ -509,7 +567,7 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
   const TraceSink sink(env);
   std::optional<Digest> key;
   std::optional<ObjectCache> cache;
-  std::set<std::string> given_files;
+  KeyedInputs inputs;
   Outcome why{OutcomeKind::compiled, Cause::step_not_cached, ""};
   std::optional<StepEntry> verifying;
   FileHasher hasher({}, FileHasher::k_default_settle_ns, shared_hash_cache_file(settings.dir));
@@ -522,7 +580,7 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
       exec_plainly(step, env);
     }
     use_remote(*cache, config, env);
-    key = step_key(step, hasher, given_files);
+    key = step_key(step, hasher, inputs);
     if (!key) {
       exec_plainly(step, env);
     }
@@ -542,6 +600,12 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
                     key->short_hex());
         }
       }
+    }
+    const bool moved = holds && entry->input_lines != inputs.lines_text;
+    if (holds) {
+      entry = placed_for_input(std::move(*entry), inputs, why_missed);
+      holds = entry.has_value();
+      from += moved ? ", its lines moved" : "";
     }
     if (holds && settings.verify_fraction > 0 && random_draw() < settings.verify_fraction) {
       log::info("step {} {} runs: hit {} sampled for verification", step.pass,
@@ -569,7 +633,7 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
     exec_plainly(step, env);
   }
   try {
-    run_and_store(step, env, *cache, *key, hasher, given_files, sink, report, why, verifying);
+    run_and_store(step, env, *cache, *key, hasher, inputs, sink, report, why, verifying);
   } catch (const std::exception& error) {  // thrown only before the tool started
     log::info("step {} runs plainly: {}", step.tool, error.what());
     exec_plainly(step, env);

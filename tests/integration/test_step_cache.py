@@ -58,6 +58,7 @@ class StepCacheTree(project.WorkDirPerClass):
     and what its builds' steps did. CMAKE_ARGS: extra CMake cache arguments (another nvcc)."""
     TOOL = project.NINJA
     CMAKE_ARGS = ()
+    OBJECT = "k.cu.o"  # the one object of the tree
 
     def setUp(self):
         type(self).counter += 1
@@ -75,6 +76,17 @@ class StepCacheTree(project.WorkDirPerClass):
                               env=self.env)
         self.tree.configure()
 
+    def move_kernel_down(self, lines, kernel=KERNEL):
+        """A host-only edit above the kernel that moves it `lines` lines down: cicc's input gets as
+        many blank lines (fewer than 8) or a line marker with another number (8 or more). What it
+        adds above the kernel is a macro, not a definition: nvcc's module id, which cicc is given,
+        hashes the name of the file's first external definition."""
+        harness.write(self.source / "k.cu", kernel.replace(
+            "const char* host_text();\n",
+            "const char* host_text();\n#ifndef __CUDA_ARCH__\n" + "\n" * (lines - 3) +
+            f"#define HOST_BANNER \"{lines} lines\"\n#endif\n") +
+            "#ifndef __CUDA_ARCH__\nconst char* host_banner() { return HOST_BANNER; }\n#endif\n")
+
     def set_values(self, **changes):
         self.values.update(changes)
         harness.write(self.source / "include" / "values.h", values_h(self.values))
@@ -89,6 +101,11 @@ class StepCacheTree(project.WorkDirPerClass):
             steps[(pass_name, tool)] = what
         return steps
 
+    def step_events(self):
+        """(kind, cause, pass, tool, detail) of each line of the build tree's steps log."""
+        lines = (self.tree.build_dir / ".nvfresh" / "steps.log").read_text().splitlines()
+        return [(f[2], f[3], f[7], f[8], f[9]) for f in (line.split("\t") for line in lines)]
+
     def record_inputs(self):
         records = harness.record_files(self.tree.build_dir / ".nvfresh")
         self.assertEqual(len(records), 1)
@@ -97,7 +114,7 @@ class StepCacheTree(project.WorkDirPerClass):
 
     def assert_like_plain_compile(self):
         """The object and its record equal those of a compile without the step cache."""
-        served = self.tree.object("k.cu.o")
+        served = self.tree.object(self.OBJECT)
         served_bytes = served.read_bytes()
         served_inputs = self.record_inputs()
         reference = self.root / "served.o"
@@ -137,6 +154,49 @@ class StepCache(StepCacheTree, harness.unittest.TestCase):
         self.assert_like_plain_compile()
         stats = harness.run([NVFRESH, "cache", "stats"], env=self.env, check=True).stdout.decode()
         self.assertIn("steps        4 served, 4 run, 4 stored", stats)
+
+    def test_host_edit_that_moves_lines_serves_every_device_step(self):
+        # cicc's key holds its input's code, not the numbers of its lines; a hit's outputs get the
+        # line numbers the input has now (markers in its C outputs, local variables' names).
+        self.make_tree()
+        self.steps_of_build()
+        before = len(self.step_events())
+        self.move_kernel_down(5)
+        all_served = {("compute_80", "cicc"): "served", ("sm_80", "ptxas"): "served",
+                      ("compute_90", "cicc"): "served", ("sm_90", "ptxas"): "served"}
+        self.assertEqual(self.steps_of_build(), all_served)
+        moved = [detail for _, _, _, tool, detail in self.step_events()[before:] if tool == "cicc"]
+        self.assertEqual(len(moved), 2)
+        self.assertTrue(all("its lines moved" in detail for detail in moved), moved)
+        self.assertIn(b"5 lines", self.tree.object("k.cu.o").read_bytes())
+        self.assert_like_plain_compile()
+        # Moved again (a marker this time): each hit sampled, run again and compared byte for
+        # byte, is what cicc writes.
+        before = len(self.step_events())
+        self.move_kernel_down(14)
+        self.assertEqual(set(self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"}).values()),
+                         {"runs"})
+        self.assertEqual({(pass_name, tool): cause for _, cause, pass_name, tool, _
+                          in self.step_events()[before:]},
+                         {key: "cache_verified" for key in all_served})
+        self.assert_like_plain_compile()
+
+    def test_lines_moved_under_a_step_that_printed_a_warning_run_it(self):
+        # A warning names a line: a stored run that printed one is served only where no line moved.
+        kernel = KERNEL.replace("out[1] = COMMON_VALUE;", "out[1] = COMMON_VALUE; int unused = 3;")
+        self.make_tree(architectures="80")
+        harness.write(self.source / "k.cu", kernel)
+        self.steps_of_build()
+        self.set_values(HOST_TEXT='"host-2"')
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "served",
+                                                 ("sm_80", "ptxas"): "served"})
+        before = len(self.step_events())
+        self.move_kernel_down(5, kernel)
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "runs",
+                                                 ("sm_80", "ptxas"): "served"})
+        details = [detail for _, _, _, tool, detail in self.step_events()[before:] if tool == "cicc"]
+        self.assertIn("printed something", details[0])
+        self.assert_like_plain_compile()
 
     def test_sm90_only_edit_runs_only_sm90_steps(self):
         self.make_tree()
@@ -200,11 +260,6 @@ class StepCache(StepCacheTree, harness.unittest.TestCase):
         self.assertRegex(text, r"compiled +6 +nvcc time")
         self.assertRegex(text, r"\n +80 +cicc +compiled 1 \(nvcc time [0-9.]+ s\)  served 1 "
                                r"\(nvcc time saved [0-9.]+ s\)")
-
-    def step_events(self):
-        """(kind, cause, pass, tool, detail) of each line of the build tree's steps log."""
-        lines = (self.tree.build_dir / ".nvfresh" / "steps.log").read_text().splitlines()
-        return [(f[2], f[3], f[7], f[8], f[9]) for f in (line.split("\t") for line in lines)]
 
     def tamper_cicc_entries(self):
         """Appends a PTX comment to every stored cicc output: ptxas still compiles it, so only a

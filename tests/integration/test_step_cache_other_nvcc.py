@@ -3,8 +3,11 @@
 Per extra nvcc (scripts/install_nvcc_versions.sh finds or installs them; a failure under CI=true,
 else a loud skip, as in test_other_nvcc_versions.py): a tiny one-arch (sm_80) project, a host-only
 edit that keeps the line count, and every device step (cicc, ptxas) of the second build is served;
-the object equals a compile of the same tree without the step cache (bytes, nvcc's tmpxft stem
-aside, `nvfresh compare`, and the record's inputs). The helpers are test_step_cache.py's.
+then a host-only edit that moves the kernel's lines, served again (cicc's outputs get the new line
+numbers), and once more with each hit run again and compared byte for byte (verify-on-hit: every
+output of cicc is what that nvcc's cicc writes). The object equals a compile of the same tree
+without the step cache (bytes, nvcc's tmpxft stem aside, `nvfresh compare`, and the record's
+inputs). The helpers are test_step_cache.py's.
 """
 import unittest
 from pathlib import Path
@@ -41,6 +44,18 @@ class StepCacheOtherNvcc(StepCacheTree, unittest.TestCase):
             self.assertTrue(tools[tool].is_relative_to(toolkit),
                             f"the served {tool} is {tools[tool]}, not {self.tag}'s (under {toolkit})")
         self.assert_like_plain_compile()
+        self.move_kernel_down(5)
+        self.assertEqual(self.steps_of_build(), {("compute_80", "cicc"): "served",
+                                                 ("sm_80", "ptxas"): "served"},
+                         f"nvcc {self.tag}, lines moved")
+        self.assert_like_plain_compile()
+        self.move_kernel_down(14)
+        before = len(self.step_events())
+        self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"})
+        self.assertEqual({(pass_name, tool): cause for _, cause, pass_name, tool, _
+                          in self.step_events()[before:]},
+                         {("compute_80", "cicc"): "cache_verified",
+                          ("sm_80", "ptxas"): "cache_verified"}, f"nvcc {self.tag}")
 
 
 def load_tests(loader, tests, pattern):

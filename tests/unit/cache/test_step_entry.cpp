@@ -32,6 +32,13 @@ TEST_CASE("step_entry: an entry reads back as written")
   INFO(error);
   REQUIRE(parsed);
   CHECK(*parsed == entry);
+  // A cicc step keyed on its input's code keeps where the input's lines sat.
+  StepEntry placed = sample_entry();
+  placed.input_lines = "nvfresh-lines 1\nfiles 1\nk.cu\nruns 1\n3 0 1 1\n";
+  auto with_lines = parse_step_entry(serialize_step_entry(placed), &error);
+  REQUIRE(with_lines);
+  CHECK(*with_lines == placed);
+  CHECK_FALSE(*with_lines == entry);
 }
 
 TEST_CASE("step_entry: a damaged, truncated or extended entry is refused")
