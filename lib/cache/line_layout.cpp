@@ -15,8 +15,10 @@ namespace {
 
 constexpr std::string_view k_table_magic = "nvfresh-lines 1";
 constexpr std::string_view k_local_variable = "__cuda_local_var_";
-// More lines than any input holds: a stored table that says otherwise is damaged.
+// The largest line number a marker may give (larger: not a marker), and the largest number a
+// stored table may hold (a marker's line plus every line of an input after it fits).
 constexpr std::uint64_t k_most_lines = std::uint64_t{1} << 32U;
+constexpr std::uint64_t k_most_in_table = std::uint64_t{1} << 40U;
 
 // A line marker: `# <line> "<file>"[ <flag>]*` (the preprocessor's) or `#line <line> "<file>"`.
 struct Marker {
@@ -61,7 +63,7 @@ std::optional<Marker> parse_marker(std::string_view line)
   Marker marker;
   marker.number_at = at;
   auto number = read_number(line, at);
-  if (!number || line.substr(at, 2) != " \"") {
+  if (!number || *number > k_most_lines || line.substr(at, 2) != " \"") {
     return std::nullopt;
   }
   marker.line = *number;
@@ -430,8 +432,8 @@ std::optional<LineTable> parse_line_table(std::string_view text)
     };
     if (!parse_number(word(), run.count) || !parse_number(word(), run.file) ||
         !parse_number(word(), run.line) || !parse_number(word(), run.input_line) || !rest.empty() ||
-        run.count == 0 || run.count > k_most_lines || run.line > k_most_lines ||
-        run.input_line > k_most_lines || run.file >= table.files.size()) {
+        run.count == 0 || run.count > k_most_in_table || run.line > k_most_in_table ||
+        run.input_line > k_most_in_table || run.file >= table.files.size()) {
       return std::nullopt;
     }
     table.runs.push_back(run);

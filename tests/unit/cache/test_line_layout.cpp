@@ -78,6 +78,9 @@ TEST_CASE("line_layout: the code holds what the lines say, their number aside")
   CHECK_FALSE(split_line_layout("const char* s = R\"(\n\n)\";\n"));  // a raw string: whole input
   // A line that only looks like a marker is code, its number in the key.
   CHECK(code_of("# 5\nint a;\n") != code_of("# 6\nint a;\n"));
+  CHECK(code_of("# 05 \"k.cu\"\nint a;\n") != code_of("# 06 \"k.cu\"\nint a;\n"));
+  // A line beyond 2^32 (no input has one): not a marker, and a table keeps no such number.
+  CHECK(code_of("# 5000000000 \"k.cu\"\nint a;\n") != code_of("# 5000000001 \"k.cu\"\nint a;\n"));
 }
 
 TEST_CASE("line_layout: a table reads back as written, and a damaged one does not")
