@@ -54,7 +54,7 @@ def values_h(values):
 
 
 class StepCacheTree(project.WorkDirPerClass):
-    """Mixed into a unittest.TestCase: one tiny project per test, built through nvfresh with Ninja,
+    """Mixed into a unittest.TestCase: one tiny project per test, built through nvfresh with TOOL,
     and what its builds' steps did. CMAKE_ARGS: extra CMake cache arguments (another nvcc)."""
     TOOL = project.NINJA
     CMAKE_ARGS = ()
@@ -128,6 +128,34 @@ class StepCacheTree(project.WorkDirPerClass):
         self.assertEqual(self.record_inputs(), served_inputs,
                          "the record of a compile with served steps lists other inputs")
 
+    def check_moved_lines_are_served(self):
+        """A host-only edit that moves the kernel's lines serves every step of the 80;90 tree:
+        cicc's key holds its input's code, not the numbers of its lines, and a hit's outputs get
+        the line numbers the input has now (markers in its C outputs, local variables' names).
+        Then moved again with every hit sampled: each is run again and is, byte for byte, what
+        cicc writes."""
+        self.make_tree()
+        self.steps_of_build()
+        before = len(self.step_events())
+        self.move_kernel_down(5)
+        all_served = {("compute_80", "cicc"): "served", ("sm_80", "ptxas"): "served",
+                      ("compute_90", "cicc"): "served", ("sm_90", "ptxas"): "served"}
+        self.assertEqual(self.steps_of_build(), all_served)
+        moved = [detail for _, _, _, tool, detail in self.step_events()[before:] if tool == "cicc"]
+        self.assertEqual(len(moved), 2)
+        self.assertTrue(all("its lines moved" in detail for detail in moved), moved)
+        self.assertIn(b"5 lines", self.tree.object(self.OBJECT).read_bytes())
+        self.assert_like_plain_compile()
+        # Moved again, with a marker this time (14 lines).
+        before = len(self.step_events())
+        self.move_kernel_down(14)
+        self.assertEqual(set(self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"}).values()),
+                         {"runs"})
+        self.assertEqual({(pass_name, tool): cause for _, cause, pass_name, tool, _
+                          in self.step_events()[before:]},
+                         {key: "cache_verified" for key in all_served})
+        self.assert_like_plain_compile()
+
 
 class StepCache(StepCacheTree, harness.unittest.TestCase):
     @classmethod
@@ -156,30 +184,7 @@ class StepCache(StepCacheTree, harness.unittest.TestCase):
         self.assertIn("steps        4 served, 4 run, 4 stored", stats)
 
     def test_host_edit_that_moves_lines_serves_every_device_step(self):
-        # cicc's key holds its input's code, not the numbers of its lines; a hit's outputs get the
-        # line numbers the input has now (markers in its C outputs, local variables' names).
-        self.make_tree()
-        self.steps_of_build()
-        before = len(self.step_events())
-        self.move_kernel_down(5)
-        all_served = {("compute_80", "cicc"): "served", ("sm_80", "ptxas"): "served",
-                      ("compute_90", "cicc"): "served", ("sm_90", "ptxas"): "served"}
-        self.assertEqual(self.steps_of_build(), all_served)
-        moved = [detail for _, _, _, tool, detail in self.step_events()[before:] if tool == "cicc"]
-        self.assertEqual(len(moved), 2)
-        self.assertTrue(all("its lines moved" in detail for detail in moved), moved)
-        self.assertIn(b"5 lines", self.tree.object("k.cu.o").read_bytes())
-        self.assert_like_plain_compile()
-        # Moved again (a marker this time): each hit sampled, run again and compared byte for
-        # byte, is what cicc writes.
-        before = len(self.step_events())
-        self.move_kernel_down(14)
-        self.assertEqual(set(self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"}).values()),
-                         {"runs"})
-        self.assertEqual({(pass_name, tool): cause for _, cause, pass_name, tool, _
-                          in self.step_events()[before:]},
-                         {key: "cache_verified" for key in all_served})
-        self.assert_like_plain_compile()
+        self.check_moved_lines_are_served()
 
     def test_lines_moved_under_a_step_that_printed_a_warning_run_it(self):
         # A warning names a line: a stored run that printed one is served only where no line moved.
@@ -379,6 +384,21 @@ class StepCache(StepCacheTree, harness.unittest.TestCase):
         message = "calling a __host__ function"
         self.assertIn(message, plain.stderr.decode())
         self.assertIn(message, failed.stdout.decode() + failed.stderr.decode())
+
+
+class StepCacheMake(StepCacheTree, harness.unittest.TestCase):
+    """The same through CMake's Makefiles generator, whose compile lines take their flags and
+    include directories from options files (includes_CUDA.rsp)."""
+    TOOL = project.MAKE
+
+    @classmethod
+    def setUpClass(cls):
+        harness.require_nvcc()
+        cls.make_work_dir("nvfresh-step-cache-make-")
+        cls.counter = 0
+
+    def test_host_edit_that_moves_lines_serves_every_device_step(self):
+        self.check_moved_lines_are_served()
 
 
 if __name__ == "__main__":
