@@ -118,9 +118,12 @@ class RecordIndex(project.WorkDirPerClass, harness.unittest.TestCase):
         targets = TARGETS + [Target("d", "c.cu", include_dirs=["first", "include"],
                                     options=["-DVARIANT=1"])]
         harness.write(self.src / "CMakeLists.txt", project.cmake_lists(targets))
-        self.tree.build()
+        built = self.tree.build()
+        build_log = self.log.read_text()  # check() empties it
         time.sleep(2.1)
-        self.assertEqual(self.check(), (0, {}, (3, 1)))
+        self.assertEqual(self.check(), (0, {}, (3, 1)),
+                         f"the index answered otherwise; what the build did:\n{built.output}\n"
+                         f"nvfresh's log of it:\n{build_log}")
         self.assertEqual(self.check(), (0, {}, (4, 0)))
 
     def test_sync_through_the_build_recompiles_an_edited_header_s_objects(self):
