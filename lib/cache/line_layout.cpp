@@ -243,12 +243,23 @@ bool walk_tables(const LineTable& from, const LineTable& to, Wanted& wanted, std
   return true;
 }
 
-bool all_answered(Wanted& wanted, std::string* why)
+// Whether `table` has a code line of `file` at `line`.
+bool has_code_at(const LineTable& table, std::string_view file, std::uint64_t line)
+{
+  return std::any_of(table.runs.begin(), table.runs.end(), [&](const LineRun& run) {
+    return table.files[run.file] == file && run.line <= line && line - run.line < run.count;
+  });
+}
+
+bool all_answered(Wanted& wanted, const LineTable& from, const LineTable& to, std::string* why)
 {
   for (auto& [position, answer] : wanted.positions) {
     const std::uint64_t line = position.line;
-    if (answer == k_not_found && line == 1) {
-      answer = 1;  // a file's start, where no code line is
+    const bool start_without_code = line == 1 && answer == k_not_found;
+    if (start_without_code && !has_code_at(to, from.files[position.file], 1)) {
+      answer = 1;  // a file's start, where no code line is, in both tables
+    } else if (start_without_code) {
+      return refuse(why, "a marker names line 1, where only the new input has code");
     } else if (answer == k_not_found) {
       return refuse(why, fmt::format("a marker names line {}, where the input has no code", line));
     } else if (answer == k_ambiguous) {
@@ -454,7 +465,7 @@ std::optional<std::string> move_lines(std::string_view output, const LineTable& 
   if (wanted.positions.empty() && wanted.input_lines.empty()) {
     return std::string(output);
   }
-  if (!walk_tables(from, to, wanted, why) || !all_answered(wanted, why)) {
+  if (!walk_tables(from, to, wanted, why) || !all_answered(wanted, from, to, why)) {
     return std::nullopt;
   }
   return rewritten(output, wanted);

@@ -142,6 +142,13 @@ TEST_CASE("line_layout: numbers that name no code line, or lines that moved apar
   REQUIRE(one->code == other->code);
   CHECK_FALSE(move_lines("# 1 \"h.h\"\n", one->table, other->table, &why));
   CHECK(why.find("moved apart") != std::string::npos);
+  // Line 1 with no code in the stored table but code in the new one: the file's start or the
+  // code line, no one can tell (the fuzzer found it: there and back gave another line).
+  const auto at_two = split_line_layout("# 2 \"k.cu\"\nint a;\n");
+  const auto at_one = split_line_layout("# 1 \"k.cu\"\nint a;\n");
+  CHECK(move_lines("# 1 \"k.cu\"\n", at_two->table, at_two->table) == "# 1 \"k.cu\"\n");
+  CHECK_FALSE(move_lines("# 1 \"k.cu\"\n", at_two->table, at_one->table, &why));
+  CHECK(why.find("line 1") != std::string::npos);
   // Tables of other code.
   const auto shorter = split_line_layout("# 1 \"k.cu\"\nint a;\n");
   CHECK_FALSE(move_lines("# 4 \"k.cu\"\n", near->table, shorter->table, &why));
