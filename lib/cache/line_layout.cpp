@@ -165,20 +165,23 @@ bool collect_wanted(std::string_view output, const LineTable& from, Wanted& want
                                         "not mark",
                                         marker->line, marker->file));
       }
-    } else if (looks_like_marker(line)) {
+      return;  // a marker holds no code, so no local variable: its file name is kept as written
+    }
+    if (looks_like_marker(line)) {
       known = refuse(why, fmt::format("a marker this reader does not know: {}", line));
+      return;
+    }
+    for (size_t at = line.find(k_local_variable); known && at != std::string_view::npos;
+         at = line.find(k_local_variable, at)) {
+      at += k_local_variable.size();
+      const bool numbered = at < line.size() && is_digit(line[at]);
+      if (auto input_line = read_number(line, at)) {
+        wanted.input_lines.emplace(*input_line, k_not_found);
+      } else if (numbered) {
+        known = refuse(why, "a local variable's name holds a number this reader does not know");
+      }
     }
   });
-  for (size_t at = output.find(k_local_variable); known && at != std::string_view::npos;
-       at = output.find(k_local_variable, at)) {
-    at += k_local_variable.size();
-    const bool numbered = at < output.size() && is_digit(output[at]);
-    if (auto line = read_number(output, at)) {
-      wanted.input_lines.emplace(*line, k_not_found);
-    } else if (numbered) {
-      known = refuse(why, "a local variable's name holds a number this reader does not know");
-    }
-  }
   return known;
 }
 
@@ -288,6 +291,9 @@ std::string rewritten(std::string_view output, const Wanted& wanted)
         result += std::to_string(moved);
         copied = marker->number_at + marker->number_size;
       }
+      result += line.substr(copied);
+      result += '\n';
+      return;
     }
     for (size_t at = line.find(k_local_variable, copied); at != std::string_view::npos;
          at = line.find(k_local_variable, at)) {

@@ -115,6 +115,15 @@ TEST_CASE("line_layout: an output's markers and local variables move with their 
   // Nothing to move: the output comes back as it is.
   CHECK(move_lines("ptx text\n.version 8.8\n", near->table, far->table) ==
         "ptx text\n.version 8.8\n");
+  // A marker's file name is kept as written, even one that reads like a local variable (the
+  // fuzzer found it: the name moved on the way there, and on the way back it was no file known).
+  const std::string named = "# 0 \"__cuda_local_var_2\"\nl";
+  const auto named_layout = split_line_layout(named);
+  const auto named_shifted = split_line_layout("# 0 \"__cuda_local_var_2\"\n\nl");
+  CHECK(move_lines(named, named_layout->table, named_shifted->table) ==
+        "# 1 \"__cuda_local_var_2\"\nl");
+  CHECK(move_lines("# 1 \"__cuda_local_var_2\"\nl", named_shifted->table, named_layout->table) ==
+        named);
 }
 
 TEST_CASE("line_layout: numbers that name no code line, or lines that moved apart, are refused")
