@@ -119,6 +119,22 @@ void for_each_text_line(std::string_view text, Each&& each)
   }
 }
 
+// Calls `each(digits_at, digits_end, number)` for every local variable's name on `line`: where the
+// digits after its prefix are (none: digits_at == digits_end), and their number, nullopt where none
+// or one read_number does not read. collect_wanted and rewritten both walk names with it, so they
+// agree on which names there are.
+template <typename Each>
+void for_each_local_variable(std::string_view line, Each&& each)
+{
+  for (size_t at = line.find(k_local_variable); at != std::string_view::npos;
+       at = line.find(k_local_variable, at)) {
+    at += k_local_variable.size();
+    const size_t digits_at = at;
+    const auto number = read_number(line, at);
+    each(digits_at, at, number);
+  }
+}
+
 bool refuse(std::string* why, std::string reason)
 {
   if (why != nullptr) {
@@ -171,16 +187,14 @@ bool collect_wanted(std::string_view output, const LineTable& from, Wanted& want
       known = refuse(why, fmt::format("a marker this reader does not know: {}", line));
       return;
     }
-    for (size_t at = line.find(k_local_variable); known && at != std::string_view::npos;
-         at = line.find(k_local_variable, at)) {
-      at += k_local_variable.size();
-      const bool numbered = at < line.size() && is_digit(line[at]);
-      if (auto input_line = read_number(line, at)) {
-        wanted.input_lines.emplace(*input_line, k_not_found);
-      } else if (numbered) {
-        known = refuse(why, "a local variable's name holds a number this reader does not know");
-      }
-    }
+    for_each_local_variable(
+      line, [&](size_t digits_at, size_t digits_end, std::optional<std::uint64_t> input_line) {
+        if (input_line) {
+          wanted.input_lines.emplace(*input_line, k_not_found);
+        } else if (known && digits_end > digits_at) {
+          known = refuse(why, "a local variable's name holds a number this reader does not know");
+        }
+      });
   });
   return known;
 }
@@ -291,19 +305,15 @@ std::string rewritten(std::string_view output, const Wanted& wanted)
         result += std::to_string(moved);
         copied = marker->number_at + marker->number_size;
       }
-      result += line.substr(copied);
-      result += '\n';
-      return;
-    }
-    for (size_t at = line.find(k_local_variable, copied); at != std::string_view::npos;
-         at = line.find(k_local_variable, at)) {
-      at += k_local_variable.size();
-      const size_t number_at = at;
-      if (auto input_line = read_number(line, at)) {
-        result += line.substr(copied, number_at - copied);
-        result += std::to_string(wanted.input_lines.at(*input_line));
-        copied = at;
-      }
+    } else {
+      for_each_local_variable(
+        line, [&](size_t digits_at, size_t digits_end, std::optional<std::uint64_t> input_line) {
+          if (input_line) {
+            result += line.substr(copied, digits_at - copied);
+            result += std::to_string(wanted.input_lines.at(*input_line));
+            copied = digits_end;
+          }
+        });
     }
     result += line.substr(copied);
     result += '\n';
