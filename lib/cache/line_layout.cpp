@@ -1,5 +1,6 @@
 #include "cache/line_layout.hpp"
 
+#include "cache/front_end_builtins.hpp"
 #include "util/text_fields.hpp"
 
 #include <fmt/format.h>
@@ -281,6 +282,11 @@ bool all_answered(Wanted& wanted, const LineTable& from, const LineTable& to, st
       return refuse(why, fmt::format("a marker names line {}, where the input has no code", line));
     } else if (answer == k_ambiguous) {
       return refuse(why, fmt::format("a marker names line {}, whose code lines moved apart", line));
+    } else if (line == 1 && answer != 1) {
+      // cicc marks a file's start as line 1 too: the start stays, the code line moves.
+      return refuse(why, fmt::format("a marker names line 1 of \"{}\", its start or its first "
+                                     "code line, which moved to line {}: no one can tell which",
+                                     from.files[position.file], answer));
     }
   }
   for (const auto& [line, answer] : wanted.input_lines) {
@@ -324,6 +330,20 @@ std::string rewritten(std::string_view output, const Wanted& wanted)
   return result;
 }
 
+// Why a code line of cicc's input may reach its outputs with its position other than through
+// markers and local variables' names; "" when it cannot.
+std::string code_line_refusal(std::string_view row)
+{
+  if (const std::string_view builtin = builtin_reading_position(row); !builtin.empty()) {
+    return fmt::format("its code calls {}, which may read the line it is written at", builtin);
+  }
+  if (row.find(k_local_variable) != std::string_view::npos) {
+    return fmt::format("its code spells {} itself, a name cicc gives local variables",
+                       k_local_variable);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::uint64_t LineTable::code_lines() const
@@ -335,11 +355,13 @@ std::uint64_t LineTable::code_lines() const
   return total;
 }
 
-std::optional<LineLayout> split_line_layout(std::string_view preprocessed)
+std::optional<LineLayout> split_line_layout(std::string_view preprocessed, std::string* why)
 {
   if (preprocessed.find("R\"") != std::string_view::npos) {
+    refuse(why, "it holds a raw string literal, where a blank line is code");
     return std::nullopt;
   }
+  std::string refusal;
   LineLayout layout;
   layout.code.reserve(preprocessed.size() + preprocessed.size() / 32);
   std::unordered_map<std::string_view, std::uint32_t> file_index;
@@ -370,6 +392,9 @@ std::optional<LineLayout> split_line_layout(std::string_view preprocessed)
       return;
     }
     if (!row.empty()) {
+      if (refusal.empty()) {
+        refusal = code_line_refusal(row);
+      }
       layout.code += 'c';
       layout.code += row;
       layout.code += '\n';
@@ -384,6 +409,10 @@ std::optional<LineLayout> split_line_layout(std::string_view preprocessed)
     }
     ++line;
   });
+  if (!refusal.empty()) {
+    refuse(why, std::move(refusal));
+    return std::nullopt;
+  }
   if (!preprocessed.empty() && preprocessed.back() != '\n') {
     layout.code += "n\n";  // no newline at the end
   }

@@ -43,9 +43,15 @@ struct LineLayout {
   LineTable table;
 };
 
-// nullopt when the input holds a raw string literal (`R"`): a blank line in one is code, and the
-// step is keyed on its whole input.
-std::optional<LineLayout> split_line_layout(std::string_view preprocessed);
+// nullopt (with the reason) where the input's lines may reach cicc's outputs through a channel
+// move_lines does not rewrite, and the step is keyed on its whole input:
+//   - a raw string literal (`R"`): a blank line in one is code;
+//   - a builtin that may read the position it is written at (cache/front_end_builtins.hpp:
+//     __builtin_LINE, std::source_location's __builtin_source_location, one the list does not know);
+//   - a code line that spells `__cuda_local_var_` itself: move_lines would rename it as if cicc had
+//     made the name.
+std::optional<LineLayout> split_line_layout(std::string_view preprocessed,
+                                            std::string* why = nullptr);
 
 std::string serialize_line_table(const LineTable& table);
 std::optional<LineTable> parse_line_table(std::string_view text);

@@ -55,7 +55,8 @@ struct Step {
 struct KeyedInputs {
   std::set<std::string> given_files;
   std::optional<LineTable> lines;
-  std::string lines_text;  // serialized, as a step entry keeps it
+  std::string lines_text;       // serialized, as a step entry keeps it
+  std::string whole_input_why;  // why cicc's input is keyed with its line numbers, if it is
 };
 
 bool is_cicc(const Step& step)
@@ -209,7 +210,7 @@ std::optional<Digest> step_key(const Step& step, FileHasher& hasher, KeyedInputs
     key.field(normalize_temp_names(word, step.temp));
     std::optional<LineLayout> layout;
     if (is_cicc(step) && !inputs.lines && word.ends_with(".ii")) {
-      layout = split_line_layout(normalized);
+      layout = split_line_layout(normalized, &inputs.whole_input_why);
     }
     if (layout) {
       key.tag("code").field(layout->code);
@@ -621,6 +622,10 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
                  entry->run_ns);
       serve(step, *entry, sink, env);
     } else {
+      if (!inputs.whole_input_why.empty()) {
+        why_missed +=
+          fmt::format(" (keyed on its input with its line numbers: {})", inputs.whole_input_why);
+      }
       log::info("step {} {} runs: {}", step.pass, fs::path(step.tool).filename().string(),
                 input_changed ? "an input changed" : why_missed);
       why = input_changed ? Outcome{OutcomeKind::compiled, Cause::input_changed,

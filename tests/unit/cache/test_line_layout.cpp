@@ -117,12 +117,13 @@ TEST_CASE("line_layout: an output's markers and local variables move with their 
         "ptx text\n.version 8.8\n");
   // A marker's file name is kept as written, even one that reads like a local variable (the
   // fuzzer found it: the name moved on the way there, and on the way back it was no file known).
-  const std::string named = "# 0 \"__cuda_local_var_2\"\nl";
+  // (At line 4: line 1 is a file's start or its first code line, refused when it moved.)
+  const std::string named = "# 4 \"__cuda_local_var_2\"\nl";
   const auto named_layout = split_line_layout(named);
-  const auto named_shifted = split_line_layout("# 0 \"__cuda_local_var_2\"\n\nl");
+  const auto named_shifted = split_line_layout("# 4 \"__cuda_local_var_2\"\n\nl");
   CHECK(move_lines(named, named_layout->table, named_shifted->table) ==
-        "# 1 \"__cuda_local_var_2\"\nl");
-  CHECK(move_lines("# 1 \"__cuda_local_var_2\"\nl", named_shifted->table, named_layout->table) ==
+        "# 5 \"__cuda_local_var_2\"\nl");
+  CHECK(move_lines("# 5 \"__cuda_local_var_2\"\nl", named_shifted->table, named_layout->table) ==
         named);
 }
 
@@ -162,4 +163,45 @@ TEST_CASE("line_layout: numbers that name no code line, or lines that moved apar
   const auto shorter = split_line_layout("# 1 \"k.cu\"\nint a;\n");
   CHECK_FALSE(move_lines("# 4 \"k.cu\"\n", near->table, shorter->table, &why));
   CHECK(why.find("different code") != std::string::npos);
+}
+
+TEST_CASE("line_layout: an input whose lines reach cicc's outputs another way is keyed whole")
+{
+  std::string why;
+  // A builtin that reads the line it is written at: moving the code changes what cicc computes.
+  CHECK_FALSE(
+    split_line_layout("# 1 \"k.cu\"\n__device__ int f() { return __builtin_LINE(); }\n", &why));
+  CHECK(why.find("__builtin_LINE") != std::string::npos);
+  CHECK_FALSE(split_line_layout("# 3 \"sl.h\" 3\nauto l = __builtin_source_location();\n", &why));
+  CHECK(why.find("__builtin_source_location") != std::string::npos);
+  CHECK_FALSE(split_line_layout("int x = __builtin_new_thing(2);\n", &why));
+  CHECK(why.find("__builtin_new_thing") != std::string::npos);
+  // Builtins that compute from their operands leave the rule on.
+  CHECK(split_line_layout("# 1 \"k.cu\"\nif (__builtin_expect(x, 0)) __builtin_trap();\n"));
+  // A user's own name spelled like cicc's local variables: move_lines would rename it.
+  CHECK_FALSE(split_line_layout("__device__ int __cuda_local_var_36198_1_x;\n", &why));
+  CHECK(why.find("__cuda_local_var_") != std::string::npos);
+  // In a marker's file name it is no code (the fuzzer's input of the move there and back).
+  CHECK(split_line_layout("# 0 \"__cuda_local_var_2\"\nl"));
+  CHECK(split_line_layout("# 0 \"__builtin_LINE.h\"\nl"));
+  CHECK_FALSE(split_line_layout("const char* s = R\"(x)\";\n", &why));
+  CHECK(why.find("raw string") != std::string::npos);
+}
+
+TEST_CASE("line_layout: line 1 that held code which moved is the start or the code: refused")
+{
+  // The .cu has code on its line 1; a host-only line added above it moves that code to line 2.
+  // cicc marks the file's start `# 1 "k.cu"` as well: no one can tell which of the two it names.
+  const auto at_one = split_line_layout("# 1 \"k.cu\"\nint a;\nint b;\n");
+  const auto at_two = split_line_layout("# 1 \"k.cu\"\n\nint a;\nint b;\n");
+  REQUIRE(at_one);
+  REQUIRE(at_two);
+  REQUIRE(at_one->code == at_two->code);
+  std::string why;
+  CHECK_FALSE(move_lines("# 1 \"k.cu\"\nstatic int x;\n", at_one->table, at_two->table, &why));
+  CHECK(why.find("line 1") != std::string::npos);
+  // Where the code on line 1 stays there, line 1 is line 1 either way.
+  CHECK(move_lines("# 1 \"k.cu\"\nx\n", at_one->table, at_one->table) == "# 1 \"k.cu\"\nx\n");
+  // Other lines still move.
+  CHECK(move_lines("# 2 \"k.cu\"\n", at_one->table, at_two->table) == "# 3 \"k.cu\"\n");
 }
