@@ -128,13 +128,18 @@ struct Record {
   // from. When nothing but the object changed since (a clean), the object is restored from it,
   // checked against output.hash, without the manifest's lookup (compile/serve.hpp).
   std::optional<Digest> cache_entry;
+  // Why the output depends on its inputs' mtimes, in words ("/src/k.cu uses __TIMESTAMP__"); ""
+  // when nothing says so. Set when the compile is recorded (compile/recording.hpp): then an input
+  // whose mtime changed makes the object stale although its content did not (freshness.hpp), and
+  // the object cache does not keep the compile.
+  std::string mtime_dependent;
   bool operator==(const Record&) const = default;
 };
 
 // The record text's format version (record_format.hpp has the history): raised with each
 // change an older reader cannot read, so that it finds a version it does not know (stale) instead of
 // misreading. Versions from the oldest readable one on are read: what they lack is optional.
-constexpr int k_record_format_version = 6;
+constexpr int k_record_format_version = 7;
 constexpr int k_oldest_readable_record_format_version = 1;
 constexpr size_t k_record_history_limit = 16;
 

@@ -1,14 +1,14 @@
-// Record file format, version 6, read by record_parse.cpp and written by record_write.cpp (the history is at the end of this comment).
+// Record file format, version 7, read by record_parse.cpp and written by record_write.cpp (the history is at the end of this comment).
 //
 // A UTF-8/byte text file of lines separated by '\n'. Every line is fields separated by '\t';
 // the first field is the key. Inside a field, '\\' is written "\\\\", TAB "\\t", LF "\\n" and
 // CR "\\r"; nothing else is escaped. Grammar (one line per row; * = zero or more, ? = optional):
 //
 //   record    := header body checksum
-//   header    := "nvfresh-record" TAB version                       version = "6" (1 to 6 read)
+//   header    := "nvfresh-record" TAB version                       version = "7" (1 to 7 read)
 //   body      := object source cwd compiler launcher* arg* env* signature version_text
 //                inputs_from input* (probes | missing)* probe_dir* output component* cache_entry? depfile? dep*
-//                times pass_time* trusted console terminals? history*
+//                times pass_time* trusted mtime_dependent? console terminals? history*
 //   object    := "object" TAB path                                   absolute path of the output
 //   source    := "source" TAB path
 //   cwd       := "cwd" TAB path
@@ -42,6 +42,9 @@
 //                                                one program of the compile (pass_times.hpp): ns
 //                                                after nvcc started; "1": served by the step cache
 //   trusted   := "trusted" TAB ("1"|"0") TAB reason
+//   mtime_dependent := "mtime_dependent" TAB reason  why the output depends on the inputs' mtimes
+//                                                ("/src/k.cu uses __TIMESTAMP__"): a touched input
+//                                                makes the object stale (absent: it does not)
 //   console   := "console" TAB ("none"|"combined"|"separate") TAB stdout TAB stderr
 //                                                what the compile printed (bytes, escaped)
 //   terminals := "console_terminals" TAB ("stdout"|"stderr"|"stdout,stderr")
@@ -89,6 +92,7 @@
 //            (record_image.hpp); the version is raised   found no note: the object read as
 //            from here on with each such change          modified, stale
 //   6        pass_time lines (when each program ran)     version 6 unknown: stale
+//   7        the mtime_dependent line                    version 7 unknown: stale
 // The head, the note and the image carry versions of their own.
 //
 // (Shared by the writer and the parser only; the rest of nvfresh goes through record.hpp.)

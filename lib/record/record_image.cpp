@@ -20,7 +20,10 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "images are written little-endian");
 
 constexpr std::string_view k_image_magic = "nvfresh-record-image";
-constexpr std::uint64_t k_image_version = 3;
+constexpr std::uint64_t k_image_version = 4;
+// An image of version 3 (an nvfresh before mtime_dependent) is read too, as a record without it:
+// the skip of a record written then reads its image, not its text.
+constexpr std::uint64_t k_image_version_without_mtime_dependent = 3;
 
 class ImageWriter {
 public:
@@ -501,6 +504,7 @@ std::string serialize_record_image(const Record& record, std::string_view text_c
     out.fixed(time.end_ns);
     out.flag(time.served);
   }
+  out.string(record.mtime_dependent);
   return out.finish();
 }
 
@@ -527,7 +531,11 @@ std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_
 {
   try {
     ImageReader in(bytes);
-    if (in.view() != k_image_magic || in.number() != k_image_version) {
+    if (in.view() != k_image_magic) {
+      return std::nullopt;
+    }
+    const std::uint64_t version = in.number();
+    if (version != k_image_version && version != k_image_version_without_mtime_dependent) {
       return std::nullopt;
     }
     RecordImage image;
@@ -594,6 +602,9 @@ std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_
       time.start_ns = in.fixed<std::int64_t>();
       time.end_ns = in.fixed<std::int64_t>();
       time.served = in.flag();
+    }
+    if (version >= k_image_version) {
+      record.mtime_dependent = in.string();
     }
     probe_thread.reset();  // joined: probes_read is its answer
     if (!in.at_end() || !probes_read) {

@@ -8,7 +8,7 @@
 // Layout (little-endian; every count, length, size and inode a LEB128 varint, an input's times the
 // zigzag varint of their difference from the previous input's, other times fixed 8 bytes, digests
 // their 16 raw bytes):
-//   "nvfresh-record-image" version(=2) text_checksum
+//   "nvfresh-record-image" version(=4; 3 is read too: it ends before mtime_dependent) text_checksum
 //   object source cwd compiler launcher[] arg[] env[] signature nvcc_version inputs_from_trace
 //   probe_section_size, then the probe section (its own bytes, so that it can be decoded on a
 //   thread of its own while the rest is):
@@ -20,7 +20,7 @@
 //   output component[] cache_entry? depfile_phony depfile_path depfile_target
 //   dep[]                 0 + string(front-coded), or 1 + n: the path of input n
 //   start end trusted untrusted_reason history[] console_mode console_out console_err
-//   console_terminals console_terminal_env[]
+//   console_terminals console_terminal_env[] pass_time[] mtime_dependent
 // Front-coded: the length of the prefix shared with the previous path of the same list, then the
 // rest. The image has no checksum of its own: the frame that holds it does (record_container.cpp).
 #pragma once
@@ -44,9 +44,10 @@ struct RecordImage {
 // image, and its readers parse the text, as they did.
 std::string serialize_record_image(const Record& record, std::string_view text_checksum);
 
-// The record an image holds; nullopt when the bytes are not a complete image of this version (an
-// older image: its record is read from the text). Never throws; every length is checked against
-// the bytes left. threads > 1: the probe section is decoded on a second thread (the skip's load).
+// The record an image holds; nullopt when the bytes are not a complete image of this version or
+// the one before (an older image: its record is read from the text). Never throws; every length is
+// checked against the bytes left. threads > 1: the probe section is decoded on a second thread (the
+// skip's load).
 std::optional<RecordImage> parse_record_image(std::string_view bytes, std::size_t threads = 1);
 
 }  // namespace nvfresh

@@ -238,6 +238,7 @@ const std::unordered_map<std::string, LineHandler>& line_handlers()
        r.trusted = f[1] == "1";
        r.untrusted_reason = f[2];
      }},
+    {"mtime_dependent", [](const Fields& f, Record& r) { set_string(f, r.mtime_dependent); }},
     {"history",
      [](const Fields& f, Record& r) {
        expect_fields(f, 3);

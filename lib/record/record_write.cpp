@@ -19,7 +19,7 @@ using record_format::k_note_magic;
 // index where the freshness check needs it (freshness/record_index.cpp), set it in
 // tests/unit/freshness/test_record_representations.cpp's every_field_set(), raise
 // k_record_format_version if an older reader cannot read it, and update the size below.
-constexpr std::size_t k_record_size_when_checked = 880;  // x86-64, libstdc++
+constexpr std::size_t k_record_size_when_checked = 912;  // x86-64, libstdc++
 static_assert(sizeof(Record) == k_record_size_when_checked,
               "Record has changed: see the tripwire comment above (record_write.cpp)");
 
@@ -79,6 +79,9 @@ std::string serialize_record(const Record& record)
     out.line("pass_time", time.kind, time.pass, time.start_ns, time.end_ns, time.served);
   }
   out.line("trusted", record.trusted, record.untrusted_reason);
+  if (!record.mtime_dependent.empty()) {
+    out.line("mtime_dependent", record.mtime_dependent);
+  }
   out.line("console", record.console_mode, record.console_out, record.console_err);
   if (!record.console_terminals.empty()) {
     out.line("console_terminals", record.console_terminals);

@@ -54,6 +54,41 @@ CONFIGS = {
 }
 
 
+# A record of a compile whose output depends on mtimes (format 7's mtime_dependent line), which the
+# seed project's compiles do not make: a body without its checksum line, as the trimmed records.
+T_READ, T_BUILT = "1790000000000000000", "1790000003000000000"
+MTIME_DEPENDENT_RECORD = "".join("\t".join(fields) + "\n" for fields in (
+    ("nvfresh-record", "7"),
+    ("object", "/b/CMakeFiles/k.dir/k.cu.o"),
+    ("source", "/s/k.cu"),
+    ("cwd", "/b"),
+    ("compiler", "/usr/local/cuda/bin/nvcc"),
+    ("arg", "--x=cu"),
+    ("arg", "--compile"),
+    ("arg", "/s/k.cu"),
+    ("env", "PATH", "/usr/local/cuda/bin:/usr/bin:/bin"),
+    ("signature", "ac201fd270c3b96beab24f2829780ab2"),
+    ("nvcc_version", "Cuda compilation tools, release 13.0, V13.0.88"),
+    ("inputs_from", "trace"),
+    ("input", "source", "e9b76eb835b9bf5cd22fc1dd9511f5d8", "120", T_READ, T_READ, "1234", "-", "/s/k.cu"),
+    ("input", "header", "6d67660fcacec51958647ad434ff02fa", "40", T_READ, T_READ, "1235", "compute_80,host",
+     "/s/stamp.h"),
+    ("input", "tool", "c0ee85ff66cf80206ac9ab7b03975213", "1000", T_READ, T_READ, "99", "-",
+     "/usr/local/cuda/bin/nvcc"),
+    ("probes", "/s/inc", "", "stamp.h"),
+    ("output", "a8cfde6331bd59eb2ac96f8911c4b666", "5000", T_BUILT, T_BUILT, "1236", "/b/CMakeFiles/k.dir/k.cu.o"),
+    ("depfile", "0", "/b/CMakeFiles/k.dir/k.cu.o.d", "CMakeFiles/k.dir/k.cu.o"),
+    ("dep", "/s/k.cu"),
+    ("dep", "/s/stamp.h"),
+    ("times", T_READ, T_BUILT),
+    ("trusted", "1", ""),
+    ("mtime_dependent", "/s/stamp.h uses __TIMESTAMP__"),
+    ("console", "separate", "", ""),
+    ("history", T_BUILT, "compiled",
+     "nvcc ran: /s/k.cu was touched, and the compile's output depends on mtimes: /s/stamp.h uses __TIMESTAMP__"),
+))
+
+
 def plain_env(**extra):
     """A short PATH (nvcc's directory and the system's), so that the seeds carry no machine's PATH."""
     nvcc_dir = os.path.dirname(shutil.which("nvcc"))
@@ -207,6 +242,7 @@ def main():
         keep_depfiles(scratch / "src", out["depfile"], scratch)
     keep_command_lines(out["command_line"])
     (out["events"] / "v1_events.log").write_text(EVENTS_V1)
+    (out["record"] / "v7_mtime_dependent.rec").write_text(MTIME_DEPENDENT_RECORD)
     for name, text in CONFIGS.items():
         (out["config"] / name).write_text(text)
     for kind in kinds:

@@ -57,6 +57,7 @@ Record every_field_set(const test::TempDir& dir)
   r.depfile_prerequisites = {"../src/k.cu", "../src/k.h"};
   r.components = {{"host code", hash_bytes("host")}};
   r.cache_entry = hash_bytes("entry");
+  r.mtime_dependent = dir.path("src/k.cu") + " uses __TIMESTAMP__";
   return r;
 }
 
@@ -99,6 +100,7 @@ TEST_CASE("every field of a record is set by the test's record", "[record]")
   CHECK(r.depfile_prerequisites != d.depfile_prerequisites);
   CHECK(r.components != d.components);
   CHECK(r.cache_entry != d.cache_entry);
+  CHECK(r.mtime_dependent != d.mtime_dependent);
 }
 
 TEST_CASE("text, image and index each carry every field they hold", "[record]")

@@ -54,6 +54,7 @@ Record sample_record()
                                  {"GCC_COLORS", "error=01;31\twarning"}};
   record.depfile_prerequisites = {"fmha sm80.cu",
                                   "/usr/local/cuda/bin/../targets/x/cuda_runtime.h"};
+  record.mtime_dependent = "/src/fmha sm80.cu uses __TIMESTAMP__\tand a tab";
   return record;
 }
 
@@ -78,6 +79,9 @@ TEST_CASE("a record survives serialization unchanged", "[record]")
   REQUIRE(parsed.has_value());
   REQUIRE(*parsed == record);
   REQUIRE(text.rfind(fmt::format("nvfresh-record\t{}\n", k_record_format_version), 0) == 0);
+  CHECK(text.find("\nmtime_dependent\t/src/fmha sm80.cu uses __TIMESTAMP__\\tand a tab\n") !=
+        std::string::npos);
+  CHECK(serialize_record(Record{}).find("mtime_dependent") == std::string::npos);  // optional
 }
 
 TEST_CASE("probes are kept by the directory they were looked up in", "[record]")
@@ -246,7 +250,7 @@ TEST_CASE("damaged records are unreadable, never an exception", "[record]")
   }
   SECTION("a version before the first or after this reader's, even resealed")
   {
-    for (const char* version : {"0", "7", "99", "5x", ""}) {
+    for (const char* version : {"0", "8", "99", "5x", ""}) {
       INFO(version);
       const std::string other = with_version(text, version);
       REQUIRE_FALSE(parse_record(other, &error).has_value());
@@ -414,6 +418,21 @@ TEST_CASE("what the text drops, the image drops: it reads back as the text does"
   CHECK(serialize_record_image(record, "x").empty());
 }
 
+TEST_CASE("an image of the version before mtime_dependent reads as a record without it", "[record]")
+{
+  // The skip of a record written before version 4 of the image reads that image, not the text.
+  Record record = sample_record();
+  record.mtime_dependent.clear();
+  std::string image = serialize_record_image(record, "checksum");
+  REQUIRE(image.back() == '\0');  // version 3 ended before this: mtime_dependent's length, 0
+  image.pop_back();
+  image[image.find("image") + 5] = 3;
+  auto read = parse_record_image(image);
+  REQUIRE(read);
+  CHECK(read->record == record);
+  CHECK_FALSE(parse_record_image(image + std::string(1, '\0')));  // nothing follows in version 3
+}
+
 TEST_CASE("a damaged image is not an image, never an exception", "[record]")
 {
   const std::string image = serialize_record_image(sample_record(), "checksum");
@@ -422,7 +441,7 @@ TEST_CASE("a damaged image is not an image, never an exception", "[record]")
     REQUIRE_FALSE(parse_record_image(std::string_view(image).substr(0, length)));
   }
   CHECK_FALSE(parse_record_image(image + "x"));
-  for (char version : {2, 4}) {  // the version after the magic: an older image, or a newer one
+  for (char version : {2, 5}) {  // the version after the magic: an older image, or a newer one
     std::string other_version = image;
     other_version[image.find("image") + 5] = version;
     CHECK_FALSE(parse_record_image(other_version));
