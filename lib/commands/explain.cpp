@@ -252,6 +252,11 @@ void print_record(const ObjectStatus& status, bool all)
              static_cast<double>(record.end_ns - record.start_ns) / 1e9,
              record.inputs_from_trace ? "every pass (traced)" : "nvcc's depfile only",
              record.trusted ? "trusted" : "NOT trusted: " + record.untrusted_reason);
+  if (!record.mtime_dependent.empty()) {
+    fmt::print("mtimes    the output depends on its inputs' mtimes ({}): a touch recompiles it, "
+               "and the cache does not keep it\n",
+               record.mtime_dependent);
+  }
   print_pass_split(record);
   fmt::print("signature {} ({} arguments, {} environment variables); the next compile compares its "
              "command line with it, an environment difference is listed above\n",

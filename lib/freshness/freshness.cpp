@@ -34,6 +34,9 @@ std::string StaleReason::describe() const
     return fmt::format("{} now exists (it was looked up and not found when the object was built)",
                        path);
   case Cause::env_changed: return fmt::format("{} changed: {} -> {}", path, before, after);
+  case Cause::mtime_in_output:
+    return fmt::format("{} was touched, and the compile's output depends on mtimes: {}", path,
+                       before);
   case Cause::path_lookup_changed:
     return fmt::format("{} on PATH is now {} (was {})", path, after.empty() ? "not found" : after,
                        before.empty() ? "not found" : before);
@@ -73,6 +76,9 @@ FreshnessVerdict FreshnessChecker::check(const Record& record)
                                       LookupCheck::every_change, &verdict.inputs_touched)) {
     verdict.reasons.push_back(std::move(change));
   }
+  if (!record.mtime_dependent.empty()) {
+    check_mtimes(record, verdict);
+  }
   check_environment(record, verdict);
   check_path_lookups(record, verdict);
   return verdict;
@@ -91,6 +97,24 @@ void FreshnessChecker::check_object(const Record& record, FreshnessVerdict& verd
   verdict.reasons.push_back({Cause::object_modified, record.output.path,
                              record.output.hash.short_hex(),
                              now ? now->hash.short_hex() : std::string("unreadable")});
+}
+
+// A compile whose output holds mtimes (__TIMESTAMP__) or was judged by them (#pragma GCC
+// dependency): an input whose mtime is not the recorded one makes it stale, its content unchanged
+// too. The stats are the ones changed_lookups made (memoized): no file is read.
+void FreshnessChecker::check_mtimes(const Record& record, FreshnessVerdict& verdict)
+{
+  std::set<std::string> changed;  // inputs already given a reason: changed, deleted, ...
+  for (const auto& reason : verdict.reasons) {
+    changed.insert(reason.path);
+  }
+  for (const auto& input : record.inputs) {
+    const FileStat now = m_hasher.stat(input.file.path);
+    if (now.exists && now.mtime_ns != input.file.mtime_ns && !changed.contains(input.file.path)) {
+      verdict.reasons.push_back(
+        {Cause::mtime_in_output, input.file.path, record.mtime_dependent, ""});
+    }
+  }
 }
 
 void FreshnessChecker::check_environment(const Record& record, FreshnessVerdict& verdict)

@@ -1,6 +1,7 @@
 // One record compared with the disk and the current environment: fresh, or stale with reasons a
 // person can read ("kernel_forward.h changed: 3f2a1b0c -> 9b1c22d4"). Content decides: stat is only
-// a shortcut to skip hashing.
+// a shortcut to skip hashing, except for a compile whose output depends on mtimes
+// (Record::mtime_dependent): there a touched input makes the object stale (mtime_in_output).
 #pragma once
 
 #include "freshness/file_hasher.hpp"
@@ -33,6 +34,7 @@ public:
 
 private:
   void check_object(const Record& record, FreshnessVerdict& verdict);
+  void check_mtimes(const Record& record, FreshnessVerdict& verdict);
   void check_environment(const Record& record, FreshnessVerdict& verdict);
   void check_path_lookups(const Record& record, FreshnessVerdict& verdict);
 

@@ -11,7 +11,8 @@ namespace nvfresh {
 struct StaleReason {
   Cause kind = Cause::input_changed;  // its stable name: cause_name(kind)
   std::string path;                   // the file or variable concerned
-  std::string before;                 // recorded value (short hash, env value)
+  std::string before;                 // recorded value (short hash, env value; mtime_in_output:
+                                      // why the output depends on mtimes)
   std::string after;                  // current value
   std::string describe() const;
 };

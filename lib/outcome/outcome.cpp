@@ -58,6 +58,8 @@ constexpr CauseRow k_causes[] = {
    "the record describes an object outside this build tree"},
   {Cause::step_not_cached, "step_not_cached",
    "the step cache holds no entry with this step's input, arguments and tool"},
+  {Cause::mtime_in_output, "mtime_in_output",
+   "an input was touched, and the output depends on mtimes (__TIMESTAMP__, GCC dependency)"},
   {Cause::unchanged, "unchanged", "the build tool re-ran a compile whose inputs are untouched"},
   {Cause::touched_unchanged, "touched_unchanged",
    "inputs were touched, their content is unchanged"},

@@ -53,6 +53,7 @@ enum class Cause {
   depfile_not_recreatable,  // the build wants a depfile the record cannot recreate
   foreign_record,           // the record describes an object outside this build tree
   step_not_cached,          // a step of nvcc (cicc, ptxas): the step cache holds none like it
+  mtime_in_output,          // an input was touched, and the output holds mtimes (__TIMESTAMP__)
 
   // Why nvcc did not have to run.
   unchanged,          // the build tool re-ran a compile whose inputs are untouched

@@ -102,6 +102,21 @@ TEST_CASE("skip: inputs touched, content unchanged", "[skip]")
   REQUIRE(decision.why.detail == "1 of 4 inputs touched, content unchanged");
 }
 
+TEST_CASE("skip: a touched source whose mtime is in the output compiles", "[skip]")
+{
+  Fixture f;
+  f.record.mtime_dependent = f.dir.path("a.cu") + " uses __TIMESTAMP__";
+  REQUIRE(f.decide().skip);
+  auto source = f.dir.path("a.cu");
+  set_mtime_ns(source, stat_file(source).mtime_ns + 10'000'000'000);
+  auto decision = f.decide();
+  REQUIRE_FALSE(decision.skip);
+  CHECK(decision.why.cause == Cause::mtime_in_output);
+  CHECK(decision.why.detail ==
+        source + " was touched, and the compile's output depends on mtimes: " + source +
+          " uses __TIMESTAMP__");
+}
+
 TEST_CASE("skip: PATH changed but gcc resolves as before (a venv activated)", "[skip]")
 {
   Fixture f;

@@ -133,6 +133,47 @@ TEST_CASE("a touched but unchanged input stays fresh", "[freshness]")
   REQUIRE(f.check().fresh());
 }
 
+TEST_CASE("a touched input makes stale a compile whose output depends on mtimes", "[freshness]")
+{
+  Fixture f;
+  f.record.mtime_dependent = f.dir.path("inc/kernel_forward.h") + " uses __TIMESTAMP__";
+  REQUIRE(f.check().fresh());
+
+  // Content unchanged, only the mtime moved (a touch): __TIMESTAMP__ would now expand otherwise.
+  auto path = f.dir.path("inc/kernel_forward.h");
+  set_mtime_ns(path, stat_file(path).mtime_ns + 10'000'000'000);
+  FreshnessVerdict verdict = f.check();
+  REQUIRE(verdict.reasons.size() == 1);
+  const StaleReason& reason = verdict.reasons.front();
+  CHECK(reason.kind == Cause::mtime_in_output);
+  CHECK(reason.path == path);
+  CHECK(reason.describe() == path + " was touched, and the compile's output depends on mtimes: " +
+                               f.record.mtime_dependent);
+  CHECK(cause_name(reason.kind) == "mtime_in_output");
+
+  SECTION("a tool touched counts too: any input's mtime may be what the output holds")
+  {
+    set_mtime_ns(path, f.record.inputs[0].file.mtime_ns);
+    auto tool = f.dir.path("bin/cicc");
+    set_mtime_ns(tool, stat_file(tool).mtime_ns - 10'000'000'000);
+    verdict = f.check();
+    REQUIRE(verdict.reasons.size() == 1);
+    CHECK(verdict.reasons.front().path == tool);
+  }
+  SECTION("an input whose content changed is named once, as changed")
+  {
+    f.dir.write("inc/kernel_forward.h", "#define TILE 128\n");
+    verdict = f.check();
+    REQUIRE(verdict.reasons.size() == 1);
+    CHECK(verdict.reasons.front().kind == Cause::input_changed);
+  }
+  SECTION("without mtime_dependent the touch is no change")
+  {
+    f.record.mtime_dependent.clear();
+    CHECK(f.check().fresh());
+  }
+}
+
 TEST_CASE("inputs from nvcc's depfile alone never prove an object fresh", "[freshness]")
 {
   // A depfile lists what one preprocessing saw; a cache that answered without nvcc running (a
