@@ -25,6 +25,7 @@
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 namespace nvfresh {
 
@@ -279,6 +280,99 @@ void apply_race_guard(Record& record)
   record.output.ctime_ns = after.ctime_ns;
 }
 
+// mtime_dependence_of's bounds: headers are far smaller; a NUL this early means a binary
+// (libdevice's bitcode, a shared library), whose bytes no preprocessor reads.
+constexpr std::uint64_t k_max_searched_bytes = std::uint64_t{16} << 20;
+constexpr size_t k_binary_probe_bytes = 4096;
+constexpr size_t k_mtime_reasons_named = 3;
+
+constexpr InputRole k_searched_roles[] = {InputRole::source, InputRole::header,
+                                          InputRole::options_file};
+
+bool is_blank(char c)
+{
+  return c == ' ' || c == '\t' || c == '\\' || c == '\n' || c == '\r';
+}
+
+// Whether the line that ends at text[newline] goes on in the next one (a backslash, maybe before
+// a CR).
+bool spliced(std::string_view text, size_t newline)
+{
+  const size_t before = newline > 0 && text[newline - 1] == '\r' ? newline - 1 : newline;
+  return before > 0 && text[before - 1] == '\\';
+}
+
+// The logical line around `at`: physical lines joined where one ends in a backslash.
+std::string_view logical_line(std::string_view text, size_t at)
+{
+  size_t begin = text.rfind('\n', at);
+  while (begin != std::string_view::npos && spliced(text, begin)) {
+    begin = begin > 0 ? text.rfind('\n', begin - 1) : std::string_view::npos;
+  }
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  size_t end = text.find('\n', at);
+  while (end != std::string_view::npos && spliced(text, end)) {
+    end = text.find('\n', end + 1);
+  }
+  return text.substr(begin, (end == std::string_view::npos ? text.size() : end) - begin);
+}
+
+bool is_pragma_directive(std::string_view line)
+{
+  const size_t first = line.find_first_not_of(" \t");
+  return first != std::string_view::npos && line[first] == '#' &&
+         line.find("pragma") != std::string_view::npos;
+}
+
+// Whether "GCC" comes right before line[at], blanks and line splices between: the pragma's words
+// as a macro's argument (DEPENDS_ON(GCC dependency "f"), the macro spelling _Pragma elsewhere).
+bool gcc_before(std::string_view line, size_t at)
+{
+  while (at > 0 && is_blank(line[at - 1])) {
+    --at;
+  }
+  return at >= 3 && line.substr(at - 3, 3) == "GCC";
+}
+
+bool has_dependency_pragma(std::string_view text)
+{
+  constexpr std::string_view k_word = "dependency";
+  for (size_t at = text.find(k_word); at != std::string_view::npos;
+       at = text.find(k_word, at + k_word.size())) {
+    const std::string_view line = logical_line(text, at);
+    const size_t in_line = static_cast<size_t>(text.data() + at - line.data());
+    if (line.find("_Pragma") != std::string_view::npos || is_pragma_directive(line) ||
+        gcc_before(line, in_line)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Where `found` names the places mtime_dependence found something: the first few, then a count.
+std::string joined_mtime_reasons(const std::vector<std::string>& found)
+{
+  std::string text;
+  for (size_t i = 0; i < found.size() && i < k_mtime_reasons_named; ++i) {
+    text += (i == 0 ? "" : "; ") + found[i];
+  }
+  if (found.size() > k_mtime_reasons_named) {
+    text += fmt::format("; and {} more", found.size() - k_mtime_reasons_named);
+  }
+  return text;
+}
+
+// What mtime_dependence finds in the file at `path`; "" for a binary or unreadable one.
+std::string_view file_mtime_dependence(const std::string& path)
+{
+  const auto text = try_read_file_prefix(path, k_max_searched_bytes);
+  if (!text || std::string_view(*text).substr(0, k_binary_probe_bytes).find('\0') !=
+                 std::string_view::npos) {
+    return {};
+  }
+  return mtime_dependence(*text);
+}
+
 Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc_depfile,
                    FileHasher& hasher, Distrust& distrust)
 {
@@ -301,6 +395,7 @@ Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc
   add_command_line_inputs(candidates, in, nvcc_depfile);
   fingerprint_inputs(candidates, record, hasher, distrust);
   record.probe_dirs = stamp_probe_directories(record.probes, record.start_ns);
+  record.mtime_dependent = mtime_dependence_of(record);
   fingerprint_output(record, hasher);
   digest_output(record);
   record.nvcc_version = nvcc_version_text(in, record);
@@ -326,6 +421,42 @@ Record record_of_command(const CompileRequest& request, const CompilerChain& cha
   record.depfile_target = plan.depfile_target;
   record.depfile_phony = request.depfile.phony_targets;
   return record;
+}
+
+std::string_view mtime_dependence(std::string_view text)
+{
+  if (text.find("__TIMESTAMP__") != std::string_view::npos) {
+    return "uses __TIMESTAMP__";
+  }
+  if (has_dependency_pragma(text)) {
+    return "has a GCC dependency pragma";
+  }
+  return {};
+}
+
+std::string mtime_dependence_of(const Record& record)
+{
+  std::vector<std::string> found;
+  for (const auto& arg : record.signature_args) {
+    if (std::string_view why = mtime_dependence(arg); !why.empty()) {
+      found.push_back(fmt::format("the argument {} {}", arg, why));
+    }
+  }
+  for (const auto& [name, value] : record.env) {
+    if (std::string_view why = mtime_dependence(value); !why.empty()) {
+      found.push_back(fmt::format("{} {}", name, why));
+    }
+  }
+  for (const auto& input : record.inputs) {
+    if (std::find(std::begin(k_searched_roles), std::end(k_searched_roles), input.role) ==
+        std::end(k_searched_roles)) {
+      continue;
+    }
+    if (std::string_view why = file_mtime_dependence(input.file.path); !why.empty()) {
+      found.push_back(fmt::format("{} {}", input.file.path, why));
+    }
+  }
+  return joined_mtime_reasons(found);
 }
 
 Outcome record_compile(const FinishedCompile& compile, Record* recorded)

@@ -247,3 +247,53 @@ TEST_CASE(
   Record record = c.record();
   CHECK(c.role_of(record, c.script) == InputRole::header);
 }
+
+TEST_CASE("mtime_dependence: __TIMESTAMP__ and GCC dependency pragmas, however spelled",
+          "[recorder]")
+{
+  const std::string_view k_timestamp = "uses __TIMESTAMP__";
+  const std::string_view k_pragma = "has a GCC dependency pragma";
+  CHECK(mtime_dependence("const char* s = __TIMESTAMP__;\n") == k_timestamp);
+  CHECK(mtime_dependence("#define STAMP __TIMESTAMP__\n") == k_timestamp);
+  CHECK(mtime_dependence("// mentions __TIMESTAMP__ in a comment: counted\n") == k_timestamp);
+  CHECK(mtime_dependence("-DSTAMP=__TIMESTAMP__") == k_timestamp);
+  CHECK(mtime_dependence("#pragma GCC dependency \"dep.txt\"\n") == k_pragma);
+  CHECK(mtime_dependence("int x;\n  #  pragma   GCC dependency \"dep.txt\" extra\n") == k_pragma);
+  CHECK(mtime_dependence("#pragma GCC \\\n  dependency \"dep.txt\"\n") == k_pragma);
+  CHECK(mtime_dependence("_Pragma(\"GCC dependency \\\"dep.txt\\\"\")\n") == k_pragma);
+  CHECK(mtime_dependence("#define DEP _Pragma( \\\n \"GCC dependency \\\"f\\\"\")\n") == k_pragma);
+  CHECK(mtime_dependence("DEPENDS_ON(GCC dependency \"dep.txt\")\n") == k_pragma);
+  CHECK(mtime_dependence("#pragma \\\r\n  dependency \"f\"\r\n") == k_pragma);  // CRLF lines
+  CHECK(mtime_dependence("dependency\n#pragma once\n") == "");
+  CHECK(mtime_dependence("// a data dependency, pragmatic\n#pragma once\n") == "");
+  CHECK(mtime_dependence("__TIMESTAMP\n__TIME__ __DATE__ __FILE__\n") == "");
+  CHECK(mtime_dependence("") == "");
+}
+
+TEST_CASE("a compile whose sources spell __TIMESTAMP__ or a dependency pragma says so",
+          "[recorder]")
+{
+  Fixture f;
+  const std::string nvcc = f.plan.compiler_path;
+  const std::string cicc = f.dir.write("cuda/nvvm/bin/cicc", "cicc __TIMESTAMP__ in a tool");
+  const std::string header = f.dir.write("k.h", "#define K 1\n");
+  const std::string blob = f.dir.write("blob.bc", std::string("BC\0\0 __TIMESTAMP__", 19));
+  const std::string trace = "X 100 1 - " + nvcc + "\n" + "X 101 100 compute_80 " + cicc + "\n" +
+                            "R 101 " + header + "\nR 101 " + blob + "\n";
+  const std::int64_t start = now_ns() + 1'000'000'000;
+  CHECK(f.record(start, trace).mtime_dependent.empty());  // tools and binaries are not searched
+
+  f.dir.write("k.h", "#define STAMP __TIMESTAMP__\n");
+  Record record = f.record(start, trace);
+  CHECK(record.mtime_dependent == header + " uses __TIMESTAMP__");
+
+  f.dir.write("a.cu", "#pragma GCC dependency \"k.h\"\n");
+  CHECK(f.record(start, trace).mtime_dependent ==
+        f.plan.source + " has a GCC dependency pragma; " + header + " uses __TIMESTAMP__");
+
+  f.dir.write("k.h", "#define K 1\n");
+  f.dir.write("a.cu", "__global__ void k() {}\n");
+  f.request.signature_args = {"-DSTAMP=__TIMESTAMP__"};
+  CHECK(f.record(start, trace).mtime_dependent ==
+        "the argument -DSTAMP=__TIMESTAMP__ uses __TIMESTAMP__");
+}
