@@ -932,6 +932,12 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
             "not stored: the record is untrusted, untraced, or its output was not captured",
             std::nullopt};
   }
+  if (!record.mtime_dependent.empty()) {
+    // A touch changes such an output, and a hit is judged by content: it would serve the old one.
+    return {false, false,
+            "not stored: the output depends on its inputs' mtimes: " + record.mtime_dependent,
+            std::nullopt};
+  }
   try {
     if (!m_store.has_room()) {
       m_store.count(Digest{}, CacheCounter::not_stored_full);

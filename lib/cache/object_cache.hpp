@@ -148,8 +148,9 @@ public:
   std::optional<CacheEntry> entry_for_record(const Record& record, const std::string& build_tree,
                                              std::string* elsewhere = nullptr);
 
-  // Stores the result of a compile that was recorded trusted and traced. The object is read from
-  // its recorded path. Never throws.
+  // Stores the result of a compile that was recorded trusted and traced, and whose output does not
+  // depend on mtimes (Record::mtime_dependent). The object is read from its recorded path. Never
+  // throws.
   StoreOutcome store_result(const CompileIdentity& identity, const Record& record,
                             const std::vector<std::string>& command, const Environment& env);
 
