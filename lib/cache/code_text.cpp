@@ -449,6 +449,22 @@ std::optional<std::string> code_text(std::string_view text)
   return CodeLexer(text).run();
 }
 
+bool may_embed_files(std::string_view text)
+{
+  if (text.find("incbin") != std::string_view::npos ||
+      text.find("__has_embed") != std::string_view::npos) {
+    return true;
+  }
+  for (size_t at = text.find("embed"); at != std::string_view::npos;
+       at = text.find("embed", at + 1)) {
+    const size_t before = text.find_last_not_of(" \t", at == 0 ? 0 : at - 1);
+    if (at > 0 && before != std::string_view::npos && text[before] == '#') {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<Digest> code_digest(std::string_view text)
 {
   auto code = code_text(text);

@@ -41,4 +41,11 @@ std::optional<std::string> code_text(std::string_view text);
 // The digest of code_text(text), tagged with its format; nullopt where code_text is.
 std::optional<Digest> code_digest(std::string_view text);
 
+// Whether `text` may have the compiler read another file as bytes, where a comment is data: an
+// `.incbin` in inline assembly, `#embed`, `__has_embed`. Comments of a compile that holds one are
+// never taken out (object_cache.cpp). A directive spelled by token pasting is not found: a record
+// names a file the assembler read as data (InputRole::data) all the same, but not one an
+// integrated assembler (clang) read.
+bool may_embed_files(std::string_view text);
+
 }  // namespace nvfresh

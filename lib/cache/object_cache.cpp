@@ -188,18 +188,35 @@ bool comments_may_matter(const Record& record, const std::vector<std::string>& c
 
 // The code digest (cache/code_text.hpp) of each of the tree's headers, read now and taken only
 // where the bytes are still those the compile read: a file that differs from it only in comments
-// nothing sees may then stand in for it.
+// nothing sees may then stand in for it. Only headers: a file that a program other than the C/C++
+// front ends read (InputRole::data: the assembler's .incbin) is bytes. None at all where the
+// source or a header of the tree may embed a file (`.incbin`, `#embed`: code_text.hpp), which an
+// integrated assembler or the preprocessor then reads as bytes though it is named a header.
 void add_code_digests(ManifestEntry& entry, const Record& record)
 {
+  std::vector<std::pair<size_t, std::string>> headers;
   for (size_t i = 0; i < record.inputs.size() && i < entry.inputs.size(); ++i) {
     const RecordedInput& input = record.inputs[i];
-    if (input.role != InputRole::header || entry.inputs[i].path == input.file.path) {
-      continue;  // not a header, or not the tree's (the toolkit's comments are not edited)
+    const bool tree_header =
+      input.role == InputRole::header && entry.inputs[i].path != input.file.path;
+    if (!tree_header && input.role != InputRole::source) {
+      continue;  // not the tree's text (the toolkit's comments are not edited)
     }
     auto content = try_read_file(input.file.path, k_max_code_file);
-    if (content && hash_bytes(*content) == entry.inputs[i].hash) {
-      entry.inputs[i].code = code_digest(*content);
+    if (!content || hash_bytes(*content) != entry.inputs[i].hash) {
+      continue;
     }
+    if (may_embed_files(*content)) {
+      log::info("cache: {} may embed a file (.incbin, #embed): comments count in every header",
+                input.file.path);
+      return;
+    }
+    if (tree_header) {
+      headers.emplace_back(i, std::move(*content));
+    }
+  }
+  for (const auto& [i, content] : headers) {
+    entry.inputs[i].code = code_digest(content);
   }
 }
 

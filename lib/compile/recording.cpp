@@ -101,6 +101,9 @@ void add_traced(Candidates& candidates, const TracedInputs& traced)
   for (const auto& [path, passes] : traced.files_read) {
     candidates[path].passes.insert(passes.begin(), passes.end());
   }
+  for (const auto& path : traced.read_as_data) {
+    candidates[path].role = InputRole::data;
+  }
   for (const auto& exe : traced.executables) {
     candidates[exe].role = InputRole::tool;
   }

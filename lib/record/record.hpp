@@ -38,6 +38,7 @@ enum class InputRole {
   header,        // anything a pass read: headers, forced includes, libdevice, nvcc.profile, ...
   options_file,  // --options-file contents
   tool,          // an executable the compile ran: nvcc, cicc, ptxas, cudafe++, gcc, cc1plus, ...
+  data,  // a file a program other than a C/C++ front end read (the assembler's .incbin): bytes
 };
 
 struct RecordedInput {

@@ -20,7 +20,9 @@
 //   version_text := "nvcc_version" TAB text
 //   inputs_from := "inputs_from" TAB ("trace" | "depfile")
 //   input     := "input" TAB role TAB hex32 TAB size TAB mtime_ns TAB ctime_ns TAB inode TAB
-//                passes TAB path                 role = source|header|options_file|tool;
+//                passes TAB path                 role = source|header|options_file|tool|data
+//                                                (data: read by a program that is no C/C++
+//                                                front end, such as the assembler's .incbin);
 //                                                passes = "-" or comma-separated pass names
 //   probes    := "probes" TAB dir TAB absent_under TAB name (TAB name)*
 //                                                lookups that found nothing, dir + "/" + name
@@ -92,7 +94,7 @@
 //            (record_image.hpp); the version is raised   found no note: the object read as
 //            from here on with each such change          modified, stale
 //   6        pass_time lines (when each program ran)     version 6 unknown: stale
-//   7        the mtime_dependent line                    version 7 unknown: stale
+//   7        the mtime_dependent line; the data role     version 7 unknown: stale
 // The head, the note and the image carry versions of their own.
 //
 // (Shared by the writer and the parser only; the rest of nvfresh goes through record.hpp.)
@@ -118,6 +120,7 @@ inline constexpr InputRoleName k_role_names[] = {
   {InputRole::header, "header"},
   {InputRole::options_file, "options_file"},
   {InputRole::tool, "tool"},
+  {InputRole::data, "data"},
 };
 
 }  // namespace nvfresh::record_format

@@ -238,7 +238,7 @@ private:
 };
 
 constexpr InputRole k_roles[] = {InputRole::source, InputRole::header, InputRole::options_file,
-                                 InputRole::tool};
+                                 InputRole::tool, InputRole::data};
 
 std::uint64_t role_number(InputRole role)
 {

@@ -60,6 +60,10 @@ constexpr std::string_view k_never_input_prefixes[] = {
 constexpr std::string_view k_never_input_parts[] = {"/gconv/"};
 constexpr std::string_view k_never_input_suffixes[] = {".mo"};
 
+// Programs that read what they open as C or C++ source (trace.hpp: is_source_reader).
+constexpr std::string_view k_source_front_ends[] = {"cc1", "cc1plus", "cudafe++", "cicc", "nvcc"};
+constexpr std::string_view k_source_drivers[] = {"gcc", "g++", "c++", "cc", "clang", "clang++"};
+
 std::optional<int> parse_int(std::string_view text)
 {
   int value = 0;
@@ -359,9 +363,37 @@ Trace restrict_to_subtree(const Trace& trace, const std::string& root_executable
   return subtree;
 }
 
+bool is_source_reader(std::string_view executable)
+{
+  std::string_view name = executable.substr(executable.rfind('/') + 1);
+  if (std::find(std::begin(k_source_front_ends), std::end(k_source_front_ends), name) !=
+      std::end(k_source_front_ends)) {
+    return true;
+  }
+  // A driver: x86_64-linux-gnu-g++-12, clang++-14, gcc.
+  if (const size_t dash = name.rfind('-');
+      dash != std::string_view::npos &&
+      name.find_first_not_of("0123456789.", dash + 1) == std::string_view::npos) {
+    name = name.substr(0, dash);
+  }
+  name = name.substr(name.rfind('-') + 1);
+  return std::find(std::begin(k_source_drivers), std::end(k_source_drivers), name) !=
+         std::end(k_source_drivers);
+}
+
 TracedInputs summarize_trace(const Trace& trace)
 {
   std::map<int, std::string> passes = resolve_passes(trace);
+  // A pid that ran several programs (a shell that exec'd the compiler) reads as its readers do:
+  // the trace does not say which of them read what.
+  std::set<int> data_readers;
+  std::set<int> source_readers;
+  for (const TracedProcess& process : trace.processes) {
+    (is_source_reader(process.executable) ? source_readers : data_readers).insert(process.pid);
+  }
+  for (const int pid : source_readers) {
+    data_readers.erase(pid);
+  }
   std::set<std::string> written = written_paths(trace);
   TracedInputs inputs;
   for (const TracedAccess& access : trace.accesses) {
@@ -374,6 +406,9 @@ TracedInputs summarize_trace(const Trace& trace)
     if (access.kind == AccessKind::read) {
       auto pass = passes.find(access.pid);
       inputs.files_read[access.path].insert(pass == passes.end() ? "host" : pass->second);
+      if (data_readers.contains(access.pid)) {
+        inputs.read_as_data.insert(access.path);
+      }
     } else if (access.kind == AccessKind::missing) {
       inputs.missing.insert(access.path);
     }

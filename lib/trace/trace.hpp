@@ -51,7 +51,15 @@ struct TracedInputs {
   std::map<std::string, std::set<std::string>> files_read;  // path -> passes that read it
   std::set<std::string> missing;                            // lookups that found nothing
   std::set<std::string> executables;                        // every program the compile ran
+  // Files some program other than a C or C++ front end or driver read (is_source_reader): the
+  // assembler's .incbin, a file a wrapper's tool reads. Their bytes are what counts, comments too.
+  std::set<std::string> read_as_data;
 };
+
+// Whether the program at `executable` reads the files it opens as C or C++ source, or only stats
+// them: the preprocessors and front ends (cc1, cc1plus, cudafe++, cicc), nvcc and the host
+// compiler's drivers (gcc, g++, c++, cc, clang, clang++, with a target prefix or version suffix).
+bool is_source_reader(std::string_view executable);
 
 // The trace in `text` (as the tracer wrote it). Malformed lines and lost-event lines are skipped
 // and make Trace::complete false.

@@ -593,6 +593,35 @@ class CommentOnlyEditsMakefiles(CommentOnlyEdits):
         super().setUp()
 
 
+class DataFilesAreBytes(CacheCase):
+    """Comments mean something only to the C/C++ preprocessor. A file the assembler reads
+    (`.incbin` in host asm: a shader, a table) is bytes: an edit after its `//`, trailing blanks or
+    blank lines at its end give another object, and no entry of the old bytes is served."""
+
+    def test_incbin_data_file_edits_compile(self):
+        # The directive spelled by token pasting: no text of the tree says "incbin", only the
+        # trace says that the assembler read the file.
+        blob = self.root / "src" / "blob.glsl"
+        asm = ('#define NV_CAT(a, b) a##b\n#define NV_STR(x) NV_STR2(x)\n#define NV_STR2(x) #x\n'
+               f'asm(".section .rodata\\n." NV_STR(NV_CAT(inc, bin)) " \\"{blob}\\"\\n.previous");\n')
+        files = {"k.cu": "#ifndef __CUDA_ARCH__\n" + asm + "#endif\n__global__ void k() {}\n",
+                 "blob.glsl": "shader v1 // first\n"}
+        source = self.project([Target("k", "k.cu")], files)
+        tree = self.tree(source, "build")
+        self.assertEqual(self.build(tree), {"k.cu.o": "compiled"})
+        for text in ("shader v1 // SECOND\n", "shader v1 // SECOND  \n", "shader v1 // SECOND\n\n\n"):
+            harness.write(blob, text)
+            self.assertEqual(self.build(tree), {"k.cu.o": "compiled"}, repr(text))
+            self.assertIn(text.encode(), tree.object("k.cu.o").read_bytes())
+            check = tree.check()
+            self.assertEqual(check.returncode, 0, check.stdout.decode())
+        # Back to bytes stored before: served, and the object holds them.
+        harness.write(blob, "shader v1 // first\n")
+        self.assertEqual(self.build(tree), {"k.cu.o": "served"})
+        self.assertIn(b"shader v1 // first\n", tree.object("k.cu.o").read_bytes())
+        self.assert_same_as_uncached(tree, "k.cu.o")
+
+
 class EntriesAndDisks(CacheCase):
 
     def test_damaged_entry_is_a_miss_that_gets_replaced(self):

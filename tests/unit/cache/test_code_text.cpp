@@ -115,3 +115,13 @@ TEST_CASE("code_text: blanks at line ends and blank lines at the end of the file
   CHECK_FALSE(same_code("int a;", "int a;\n"));
   CHECK_FALSE(same_code("int a;\n", "int  a;\n"));  // blanks inside a line: columns
 }
+
+TEST_CASE("code_text: a text that may embed a file as bytes is told apart")
+{
+  CHECK(may_embed_files("asm(\".section .rodata\\n.incbin \\\"blob.glsl\\\"\\n.previous\");\n"));
+  CHECK(may_embed_files("static const char data[] = {\n#embed \"table.bin\"\n};\n"));
+  CHECK(may_embed_files("static const char data[] = {\n#  embed <table.bin>\n};\n"));
+  CHECK(may_embed_files("#if __has_embed(\"x.bin\")\n#endif\n"));
+  CHECK_FALSE(may_embed_files("#include \"k.h\"\nint embedded = 1; // not embed\n"));
+  CHECK_FALSE(may_embed_files(""));
+}

@@ -442,3 +442,39 @@ TEST_CASE("a process without a T line has no times", "[trace]")
   CHECK(trace.processes.at(0).start_ns == 0);
   CHECK(trace.processes.at(0).end_ns == 0);
 }
+
+TEST_CASE("trace: summarize_trace names the files a program that is no C/C++ front end read")
+{
+  // The host compile: cc1plus reads the headers; the assembler reads a file an .incbin names.
+  const auto inputs = summary_of("X 100 1 - /cuda/bin/nvcc\n"
+                                 "X 101 100 - /usr/bin/dash\n"
+                                 "X 102 101 - /usr/bin/x86_64-linux-gnu-g++-12\n"
+                                 "X 103 102 - /usr/lib/gcc/x86_64-linux-gnu/12/cc1plus\n"
+                                 "R 103 /src/a.cu\n"
+                                 "R 103 /src/a.h\n"
+                                 "X 104 102 - /usr/bin/x86_64-linux-gnu-as\n"
+                                 "R 104 /src/blob.glsl\n"
+                                 "X 105 100 sm_80 /cuda/bin/ptxas\n"
+                                 "R 105 /cuda/lib/libptx_extra.so\n");
+  CHECK(inputs.read_as_data ==
+        std::set<std::string>{"/src/blob.glsl", "/cuda/lib/libptx_extra.so"});
+  CHECK(inputs.files_read.contains("/src/blob.glsl"));
+  // A pid that ran a shell and then exec'd the compiler reads as the compiler does.
+  const auto exec_chain = summary_of("X 200 1 - /bin/sh\nX 200 1 - /usr/bin/gcc\nR 200 /src/b.h\n");
+  CHECK(exec_chain.read_as_data.empty());
+}
+
+TEST_CASE("trace: is_source_reader knows the front ends and drivers by name")
+{
+  for (const char* reader :
+       {"/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "/usr/lib/gcc/x/12/cc1", "/cuda/bin/cudafe++",
+        "/cuda/nvvm/bin/cicc", "/cuda/bin/nvcc", "/usr/bin/g++", "/usr/bin/x86_64-linux-gnu-g++-12",
+        "/usr/bin/gcc-12", "/usr/bin/clang++-14", "/usr/bin/c++", "/usr/bin/cc"}) {
+    CHECK(nvfresh::is_source_reader(reader));
+  }
+  for (const char* other :
+       {"/usr/bin/x86_64-linux-gnu-as", "/usr/bin/as", "/cuda/bin/ptxas", "/cuda/bin/fatbinary",
+        "/usr/bin/dash", "/usr/bin/python3.11", "/usr/bin/ld"}) {
+    CHECK_FALSE(nvfresh::is_source_reader(other));
+  }
+}
