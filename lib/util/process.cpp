@@ -331,6 +331,24 @@ ProcessResult SystemProcessRunner::run_redirected(
   return nvfresh::run_redirected(argv, env, stdout_path, stderr_path, working_dir, limits);
 }
 
+ProcessResult ProcessRunner::run_program_as(const std::string& program,
+                                            const std::vector<std::string>& /*argv*/,
+                                            const Environment& /*env*/,
+                                            const std::string& /*stdout_path*/,
+                                            const std::string& /*stderr_path*/)
+{
+  throw std::logic_error("this process runner cannot run " + program + " as is");
+}
+
+ProcessResult SystemProcessRunner::run_program_as(const std::string& program,
+                                                  const std::vector<std::string>& argv,
+                                                  const Environment& env,
+                                                  const std::string& stdout_path,
+                                                  const std::string& stderr_path)
+{
+  return nvfresh::run_program_as(program, argv, env, stdout_path, stderr_path);
+}
+
 ProcessResult SystemProcessRunner::run_capturing(const std::vector<std::string>& argv,
                                                  const Environment& env, CapturedOutput& captured)
 {

@@ -79,6 +79,12 @@ public:
                                        const std::string& stderr_path,
                                        const std::string& working_dir,
                                        const RedirectLimits& limits) = 0;
+  // Runs `program` with argv as it is (run_program_as below). The step cache's runner uses it; a
+  // runner that does not support it (a test's fake) throws std::logic_error.
+  virtual ProcessResult run_program_as(const std::string& program,
+                                       const std::vector<std::string>& argv, const Environment& env,
+                                       const std::string& stdout_path,
+                                       const std::string& stderr_path);
 };
 
 class SystemProcessRunner final : public ProcessRunner {
@@ -90,6 +96,9 @@ public:
                                const std::string& stdout_path, const std::string& stderr_path,
                                const std::string& working_dir,
                                const RedirectLimits& limits) override;
+  ProcessResult run_program_as(const std::string& program, const std::vector<std::string>& argv,
+                               const Environment& env, const std::string& stdout_path,
+                               const std::string& stderr_path) override;
 };
 
 // Runs argv to completion and returns its stdout (stderr discarded); nullopt when it cannot be

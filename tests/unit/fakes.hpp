@@ -32,6 +32,8 @@ public:
   // What happened.
   int captured_runs = 0;
   int plain_runs = 0;
+  int program_runs = 0;      // run_program_as: the step runner's tool
+  std::string last_program;  // run_program_as's program
   std::vector<std::string> last_argv;
   Environment last_env;
 
@@ -84,6 +86,33 @@ public:
     captured = CapturedOutput{};
     captured.captured = true;
     captured.err = printed_err;
+    return {exit_code, 0};
+  }
+
+  // The step cache's runner runs a tool (cicc, ptxas) this way: the same canned run, its stderr
+  // written to the file given.
+  ProcessResult run_program_as(const std::string& program, const std::vector<std::string>& argv,
+                               const Environment& env, const std::string& stdout_path,
+                               const std::string& stderr_path) override
+  {
+    last_program = program;
+    last_argv = argv;
+    last_env = env;
+    if (missing_program) {
+      throw SpawnError(127, program + ": No such file or directory");
+    }
+    ++program_runs;
+    auto socket = env.find(k_trace_socket_variable);
+    for (const auto& line : trace_lines) {
+      if (socket != env.end()) {
+        send_trace_datagram(socket->second, line + "\n");
+      }
+    }
+    if (exit_code == 0 && !object.empty()) {
+      std::ofstream(object, std::ios::binary) << object_bytes;
+    }
+    std::ofstream(stdout_path, std::ios::binary);
+    std::ofstream(stderr_path, std::ios::binary) << printed_err;
     return {exit_code, 0};
   }
 };
