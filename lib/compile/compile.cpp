@@ -1,6 +1,6 @@
 #include "compile/compile.hpp"
 
-#include "compile/cache_step.hpp"
+#include "compile/cache_phase.hpp"
 #include "compile/compile_plan.hpp"
 #include "compile/compiler_caches.hpp"
 #include "compile/recording.hpp"
@@ -180,7 +180,7 @@ std::vector<std::string> compiler_command(const CompilerChain& chain)
 
 // The object from nvfresh's cache, when an entry stands in for this compile (true); its outcome
 // logged.
-bool serve_from_cache(CacheStep& cache, const Prepared& prepared,
+bool serve_from_cache(CachePhase& cache, const Prepared& prepared,
                       const std::optional<Record>& previous, InputCheck& check)
 {
   if (!cache.enabled()) {
@@ -205,7 +205,7 @@ bool serve_from_cache(CacheStep& cache, const Prepared& prepared,
 
 // The object its record names, from the entry the record names, when nothing else changed (true);
 // its outcome logged.
-bool restore_from_cache(CacheStep& cache, const Prepared& prepared, const LoadedRecord& loaded,
+bool restore_from_cache(CachePhase& cache, const Prepared& prepared, const LoadedRecord& loaded,
                         InputCheck& check)
 {
   auto restored =
@@ -234,7 +234,7 @@ Outcome record_or_report(const Prepared& prepared, const CompileRun& run, const 
 
 int compile_and_record(const std::vector<std::string>& command, const Environment& env,
                        ProcessRunner& runner, const Prepared& prepared,
-                       const std::optional<Record>& previous, const Outcome& why, CacheStep& cache)
+                       const std::optional<Record>& previous, const Outcome& why, CachePhase& cache)
 {
   const CompilePlan& plan = prepared.plan;
   ChainedRun chained = prepare_chained_caches(prepared.chain, plan.child_env);
@@ -292,7 +292,7 @@ int run_compile(const std::vector<std::string>& command, const Environment& env,
   std::optional<Prepared> prepared;
   std::optional<Record> previous;
   SkipDecision decision;
-  std::optional<CacheStep> cache;
+  std::optional<CachePhase> cache;
   try {
     auto planned = prepare(command, env);
     if (auto* not_handled = std::get_if<NotHandled>(&planned)) {

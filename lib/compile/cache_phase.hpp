@@ -26,9 +26,9 @@ struct ServedCompile {
   std::int64_t saved_ns = 0;  // how long nvcc took for the entry: what the hit saved
 };
 
-class CacheStep {
+class CachePhase {
 public:
-  CacheStep(const Config& config, const Environment& env);
+  CachePhase(const Config& config, const Environment& env);
 
   // Whether a cache is set: also when its dir is refused (then serve() says why, once per build).
   bool enabled() const { return m_cache.has_value() || !m_refusal.empty(); }

@@ -1,4 +1,4 @@
-#include "compile/cache_step.hpp"
+#include "compile/cache_phase.hpp"
 
 #include "cache/entry_verifier.hpp"
 #include "record/record_root.hpp"
@@ -23,7 +23,7 @@ double random_draw()
 
 }  // namespace
 
-CacheStep::CacheStep(const Config& config, const Environment& env) : m_env(env)
+CachePhase::CachePhase(const Config& config, const Environment& env) : m_env(env)
 {
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
@@ -39,7 +39,7 @@ CacheStep::CacheStep(const Config& config, const Environment& env) : m_env(env)
   }
 }
 
-bool CacheStep::usable(const std::string& record_root) const
+bool CachePhase::usable(const std::string& record_root) const
 {
   if (m_refusal.empty() || !first_time_this_build(record_root + "/cache-refused-warned")) {
     return m_cache.has_value();
@@ -54,8 +54,8 @@ bool CacheStep::usable(const std::string& record_root) const
   return false;
 }
 
-std::optional<ServedCompile> CacheStep::restore(const LoadedRecord& loaded,
-                                                const ServeRequest& serve, FileHasher& hasher)
+std::optional<ServedCompile> CachePhase::restore(const LoadedRecord& loaded,
+                                                 const ServeRequest& serve, FileHasher& hasher)
 {
   if (!usable(serve.plan.record_root) || !loaded.record || !loaded.record->cache_entry ||
       m_cache->settings().verify_fraction > 0) {
@@ -76,7 +76,7 @@ std::optional<ServedCompile> CacheStep::restore(const LoadedRecord& loaded,
   }
 }
 
-std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHasher& hasher)
+std::optional<ServedCompile> CachePhase::serve(const ServeRequest& serve, FileHasher& hasher)
 {
   if (!usable(serve.plan.record_root)) {
     return std::nullopt;
@@ -111,8 +111,8 @@ std::optional<ServedCompile> CacheStep::serve(const ServeRequest& serve, FileHas
   }
 }
 
-Outcome CacheStep::after_compile(const ServeRequest& serve, const Record& record, Outcome outcome,
-                                 const std::vector<std::string>& command)
+Outcome CachePhase::after_compile(const ServeRequest& serve, const Record& record, Outcome outcome,
+                                  const std::vector<std::string>& command)
 {
   if (!m_cache || outcome.kind != OutcomeKind::compiled) {
     return outcome;
@@ -149,7 +149,7 @@ Outcome CacheStep::after_compile(const ServeRequest& serve, const Record& record
   return outcome;
 }
 
-void CacheStep::warn_not_cached(const std::string& record_root, const std::string& detail) const
+void CachePhase::warn_not_cached(const std::string& record_root, const std::string& detail) const
 {
   if (!first_time_this_build(record_root + "/cache-full-warned")) {
     return;
