@@ -2,7 +2,7 @@
 // Nothing escapes: an unexpected failure still runs the compiler with the original arguments.
 #include "commands/commands.hpp"
 #include "compile/compile.hpp"
-#include "compile/step_run.hpp"
+#include "step/step_runner.hpp"
 #include "util/process.hpp"
 
 #include <fmt/format.h>

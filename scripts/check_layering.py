@@ -26,11 +26,12 @@ LEVELS = {
     "repro": 5,      # compiling one TU many times under perturbation
     "cache": 5,      # the content-addressed object cache
     "space": 5,      # disk space: build trees, footprints, full file systems
-    "compile": 6,    # one compile end to end (the orchestrator)
-    "report": 6,     # `nvfresh report`: the records, artifacts and events gathered into one view
-    "doctor": 7,     # the setup checks of `nvfresh doctor` (they run a compile)
-    "commands": 8,   # the subcommands
-    "launcher": 9,   # main()
+    "step": 6,       # the step cache: cicc and ptxas runs keyed, served or run and stored
+    "compile": 7,    # one compile end to end (the orchestrator)
+    "report": 7,     # `nvfresh report`: the records, artifacts and events gathered into one view
+    "doctor": 8,     # the setup checks of `nvfresh doctor` (they run a compile)
+    "commands": 9,   # the subcommands
+    "launcher": 10,  # main()
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -2,7 +2,7 @@
 
 #include "cache/cache_store.hpp"
 #include "cache/object_cache.hpp"
-#include "compile/step_run.hpp"
+#include "step/step_runner.hpp"
 
 #include "nvcc/output_names.hpp"
 #include "outcome/outcome.hpp"
@@ -120,7 +120,7 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   plan.child_env = env;
   plan.child_env.insert_or_assign(k_nested_marker, std::string(1, '1'));  // GCC 12 PR105329
   plan.child_env["LD_PRELOAD"] = preload_value(env, plan.trace_library);
-  // The step cache: the tracer runs cicc and ptxas through this executable (compile/step_run.hpp).
+  // The step cache: the tracer runs cicc and ptxas through this executable (step/step_runner.hpp).
   for (const char* name : {k_step_runner_variable, k_step_record_root_variable,
                            k_step_object_variable, k_step_run_variable}) {
     plan.child_env.erase(name);

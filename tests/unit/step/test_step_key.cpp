@@ -1,4 +1,4 @@
-#include "cache/step_key.hpp"
+#include "step/step_key.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,15 +1,22 @@
-#include "cache/step_key.hpp"
+#include "step/step_key.hpp"
+
+#include "freshness/file_hasher.hpp"
+#include "util/file_io.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <filesystem>
+
+namespace fs = std::filesystem;
 
 namespace nvfresh {
 
 namespace {
 
+constexpr std::string_view k_key_version = "nvfresh-step-2";
 constexpr std::string_view k_stem_prefix = "tmpxft_";
 constexpr size_t k_hex_run = 8;
 
@@ -156,6 +163,84 @@ std::string step_refusal(const std::vector<std::string>& words)
     }
   }
   return {};
+}
+
+std::string tool_name(const Step& step)
+{
+  return fs::path(step.tool).filename().string();
+}
+
+std::string pass_of(const std::vector<std::string>& argv)
+{
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string value;
+    if ((argv[i] == "-arch" || argv[i] == "--gpu-name") && i + 1 < argv.size()) {
+      value = argv[i + 1];
+    } else if (argv[i].starts_with("-arch=")) {
+      value = argv[i].substr(6);
+    } else if (argv[i].starts_with("--gpu-name=")) {
+      value = argv[i].substr(11);
+    }
+    if (value.starts_with("compute_") || value.starts_with("sm_")) {
+      return value;
+    }
+  }
+  return "-";
+}
+
+std::optional<Digest> step_key(const Step& step, FileHasher& hasher, KeyedInputs* inputs)
+{
+  auto tool = hasher.fingerprint(step.tool_exe);
+  if (!tool.fingerprint) {
+    return std::nullopt;
+  }
+  const bool cicc = tool_name(step) == "cicc";
+  Hasher key;
+  key.tag(k_key_version).tag("tool").field(step.tool_exe).field(tool.fingerprint->hash.to_hex());
+  key.tag("cwd").field(step.cwd);
+  key.tag("args");
+  for (size_t i = 1; i < step.argv.size(); ++i) {
+    key.field(normalize_temp_names(step.argv[i], step.temp));
+  }
+  key.tag("files");
+  for (size_t i = 1; i < step.argv.size(); ++i) {
+    const std::string& word = step.argv[i];
+    if (!has_stem(word, step.temp)) {
+      continue;
+    }
+    const std::string path = absolute_path(word, step.cwd);
+    if (!stat_file(path).is_regular) {
+      continue;
+    }
+    auto content = try_read_file(path);
+    if (!content) {
+      return std::nullopt;
+    }
+    std::string normalized = normalize_temp_names(*content, step.temp);
+    key.field(normalize_temp_names(word, step.temp));
+    std::optional<LineLayout> layout;
+    if (cicc && !inputs->lines && word.ends_with(".ii")) {
+      layout = split_line_layout(normalized, &inputs->whole_input_why);
+    }
+    if (layout) {
+      key.tag("code").field(layout->code);
+      inputs->lines_text = serialize_line_table(layout->table);
+      inputs->lines = std::move(layout->table);
+    } else {
+      key.field(normalized);
+    }
+    inputs->given_files.insert(path);
+  }
+  return key.digest();
+}
+
+std::vector<std::string> remote_arguments(const Step& step)
+{
+  std::vector<std::string> arguments{tool_name(step)};
+  for (size_t i = 1; i < step.argv.size(); ++i) {
+    arguments.push_back(normalize_temp_names(step.argv[i], step.temp));
+  }
+  return arguments;
 }
 
 }  // namespace nvfresh
