@@ -2,7 +2,8 @@
 # Set-up command 2: every test stage, in this order (CI runs exactly this, through .ci/run):
 #   suite     build/ (g++): unit tests, integration tests with the real nvcc, CMake, Ninja and make,
 #             and the lint ctests (format, layering)
-#   tidy      clang-tidy 14 on lib/ and launcher/ (scripts/check_tidy.sh, build/'s compile commands)
+#   tidy      clang-tidy 14 on lib/ and launcher/ (scripts/check_tidy.sh, build/'s compile commands);
+#             a file whose clean verdict the tidy cache (outside the clone) holds is not run again
 #   sanitize  build-sanitize/ (g++, ASan + UBSan): every unit test and the integration tests of
 #             k_sanitize_tests; any sanitizer report, also from a process whose failure a test
 #             expected, fails the stage
@@ -11,6 +12,8 @@
 # the exit status is 1 then.
 #   NVFRESH_TEST_STAGES="suite fuzz"  runs only those stages (in the order above)
 #   NVFRESH_FUZZ_SECONDS=N            seconds per fuzz target (default 30)
+#   NVFRESH_TIDY_CACHE=off|DIR        the tidy stage without its cache, or with it in DIR
+#                                     (default ~/.cache/nvfresh-tidy; scripts/check_tidy.sh)
 #   NVFRESH_SANITIZE_TESTS=REGEX      the sanitize stage's ctest -R (default k_sanitize_tests; '.'
 #                                     runs every test, as the suite does: about 3x its time)
 #   arguments                         go to ctest in the suite and sanitize stages (e.g. -R staleness;
