@@ -52,8 +52,16 @@ constexpr std::string_view k_operand_builtins[] = {
   "strcmp", "strcpy", "strcspn", "strlen", "strncat", "strncmp", "strncpy", "strpbrk", "strrchr",
   "strspn", "strstr", "sub_overflow", "sub_overflow_p", "trap", "types_compatible_p", "unreachable",
   "va_arg", "va_arg_pack", "va_arg_pack_len", "va_copy", "va_end", "va_list", "va_start",
-  "vsnprintf", "vsprintf", "wcslen", "wmemchr", "wmemcmp"};
+  "vsnprintf", "vsprintf", "wcslen", "wmemchr", "wmemcmp",
+  // glibc's <strings.h> and <stdio.h> with optimization on
+  "index", "rindex", "bcmp", "bcopy", "bzero", "memrchr", "rawmemchr", "strnlen", "strdup",
+  "strndup", "stpncpy", "strcasecmp", "strncasecmp", "fprintf", "fputs", "fwrite", "vfprintf",
+  "vprintf", "scanf", "sscanf", "fscanf"};
 // clang-format on
+
+// Families of target builtins, each computing from its operands (x86's SIMD and system ones,
+// which glibc's and GCC's headers call in host code).
+constexpr std::string_view k_operand_families[] = {"ia32_"};
 
 bool is_identifier_char(char c)
 {
@@ -103,7 +111,11 @@ std::string_view builtin_reading_position(std::string_view code)
     if (is_position_builtin(name)) {
       return name;
     }
-    if (unknown.empty() && !known_operand_builtins().contains(name.substr(k_prefix.size()))) {
+    const std::string_view rest = name.substr(k_prefix.size());
+    const bool in_family =
+      std::any_of(std::begin(k_operand_families), std::end(k_operand_families),
+                  [&](std::string_view family) { return rest.starts_with(family); });
+    if (unknown.empty() && !in_family && !known_operand_builtins().contains(rest)) {
       unknown = name;  // libstdc++'s <source_location> names a type __builtin_ret_type
     }
   }

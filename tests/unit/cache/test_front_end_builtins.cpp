@@ -28,6 +28,9 @@ TEST_CASE("front_end_builtins: builtins that compute from their operands pass, u
     builtin_reading_position("n = __builtin_popcountll(m); __builtin_memcpy(a, b, 4);").empty());
   CHECK(builtin_reading_position("if (__builtin_is_constant_evaluated()) {}").empty());
   CHECK(builtin_reading_position("no builtin here: __builtin").empty());
+  // glibc's <strings.h> under -O2, and x86's SIMD headers, in host code cicc parses.
+  CHECK(builtin_reading_position("return __builtin_index(s, c) + __builtin_rindex(s, c);").empty());
+  CHECK(builtin_reading_position("__builtin_ia32_pause(); __builtin_ia32_addps(a, b);").empty());
   // Not known: refused, whatever it does (a new compiler's builtin).
   CHECK(builtin_reading_position("x = __builtin_something_new(1);") == "__builtin_something_new");
   // Part of a longer identifier: not a builtin.
