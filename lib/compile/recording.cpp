@@ -8,6 +8,7 @@
 #include "record/record_root.hpp"
 
 #include "digest/object_digest.hpp"
+#include "digest/timestamp_text.hpp"
 #include "nvcc/nvcc_version.hpp"
 #include "record/signature.hpp"
 #include "trace/trace.hpp"
@@ -25,6 +26,7 @@
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace nvfresh {
@@ -288,6 +290,7 @@ void apply_race_guard(Record& record)
 constexpr std::uint64_t k_max_searched_bytes = std::uint64_t{16} << 20;
 constexpr size_t k_binary_probe_bytes = 4096;
 constexpr size_t k_mtime_reasons_named = 3;
+constexpr size_t k_max_searched_object_bytes = size_t{1} << 30U;
 
 constexpr InputRole k_searched_roles[] = {InputRole::source, InputRole::header,
                                           InputRole::options_file};
@@ -376,6 +379,29 @@ std::string_view file_mtime_dependence(const std::string& path)
   return mtime_dependence(*text);
 }
 
+// The object's host bytes searched for each source's and header's mtime as __TIMESTAMP__ spells
+// it (digest/timestamp_text.hpp): what a spelling made by token pasting leaves. "" when none is
+// there (a timestamp only in compressed device code is not seen).
+std::string timestamp_in_object(const Record& record)
+{
+  std::unordered_set<std::string> texts;
+  std::map<std::string, std::string> named;  // text -> the first input with that mtime
+  for (const auto& input : record.inputs) {
+    if (input.role == InputRole::source || input.role == InputRole::header) {
+      std::string text = timestamp_text(input.file.mtime_ns);
+      named.emplace(text, input.file.path);
+      texts.insert(std::move(text));
+    }
+  }
+  const auto object = try_read_file(record.object, k_max_searched_object_bytes);
+  const std::string_view found = object ? find_timestamp_text(*object, texts) : std::string_view();
+  if (found.empty()) {
+    return {};
+  }
+  return fmt::format("the object holds the mtime of {} as __TIMESTAMP__ spells it ({})",
+                     named.at(std::string(found)), found);
+}
+
 Record make_record(const FinishedCompile& in, const std::optional<Depfile>& nvcc_depfile,
                    FileHasher& hasher, Distrust& distrust)
 {
@@ -431,6 +457,13 @@ std::string_view mtime_dependence(std::string_view text)
   if (text.find("__TIMESTAMP__") != std::string_view::npos) {
     return "uses __TIMESTAMP__";
   }
+  // The time of the compile itself: a compile now gives another object, as one after a touch.
+  if (text.find("__TIME__") != std::string_view::npos) {
+    return "uses __TIME__";
+  }
+  if (text.find("__DATE__") != std::string_view::npos) {
+    return "uses __DATE__";
+  }
   if (has_dependency_pragma(text)) {
     return "has a GCC dependency pragma";
   }
@@ -457,6 +490,11 @@ std::string mtime_dependence_of(const Record& record)
     }
     if (std::string_view why = file_mtime_dependence(input.file.path); !why.empty()) {
       found.push_back(fmt::format("{} {}", input.file.path, why));
+    }
+  }
+  if (found.empty()) {
+    if (std::string held = timestamp_in_object(record); !held.empty()) {
+      found.push_back(std::move(held));
     }
   }
   return joined_mtime_reasons(found);

@@ -42,16 +42,20 @@ Record record_of_command(const CompileRequest& request, const CompilerChain& cha
 
 // What in a file's text (or an argument) can make a compile's output depend on its inputs' mtimes,
 // in words: "uses __TIMESTAMP__" (GCC expands it to the mtime of the file it is expanded in),
+// "uses __TIME__" or "uses __DATE__" (the compile's own time: a compile after a touch, or any
+// compile, gives another object),
 // "has a GCC dependency pragma" (compares the current file's mtime with another file's: a warning,
 // an error under -Werror), or "". Conservative: a mention in a comment counts, and a pragma is any
 // logical line holding "dependency" with _Pragma, a #pragma directive, or "GCC" just before it. A
-// spelling made by token pasting (__TIME ## STAMP__) is not found (doc/manual.md, Limits).
+// spelling made by token pasting (__TIME ## STAMP__) is not found here, but its result is in the
+// object: mtime_dependence_of searches it for each input's mtime (digest/timestamp_text.hpp).
 std::string_view mtime_dependence(std::string_view text);
 
 // Why the recorded compile's output may depend on its inputs' mtimes (Record::mtime_dependent): what
 // mtime_dependence finds in each source, header and options file it read (their first 16 MiB; a
 // file with a NUL byte in its first 4 KiB is binary and not searched), in its arguments and in its
-// environment, naming where; "" when nothing is found.
+// environment, naming where; else an input's mtime that the object's host bytes hold as
+// __TIMESTAMP__ spells it; "" when nothing is found.
 std::string mtime_dependence_of(const Record& record);
 
 // Records a compile that succeeded: the record, then the build's depfile. Returns its outcome:

@@ -161,6 +161,31 @@ class MtimeInOutput(project.WorkDirPerClass, harness.unittest.TestCase):
         self.assertEqual(did, {"k.cu.o": "compiled"}, "never served with the old timestamp")
         self.assertEqual(markers(tree.object("k.cu.o")).get("ts"), {new})
 
+    def test_timestamp_spelled_by_token_pasting_is_found_in_the_object(self):
+        # No file spells __TIMESTAMP__: the macro's name is pasted together. The object holds
+        # pasted.h's mtime as __TIMESTAMP__ spells it, which the record finds there.
+        files = {"k.cu": marked_source(['#include "pasted.h"'], [("k", '"k"', "host")]),
+                 "include/pasted.h": "#define NV_XCAT(a, b) a##b\n"
+                                     "HOST_MARK(ts, NV_XCAT(__TIME, STAMP__))\n"}
+        source, tree = self.tree([Target("k", "k.cu")], files)
+        header = source / "include" / "pasted.h"
+        self.assertEqual(self.build(tree)[0], {"k.cu.o": "compiled"})
+        old = stamp_of(header)
+        self.assertEqual(markers(tree.object("k.cu.o")).get("ts"), {old})
+        harness.write(header, header.read_text() + "// a comment\n")
+        touch_later(header, tree.object("k.cu.o"))
+        new = stamp_of(header)
+        did, _ = self.build(tree)
+        self.assertEqual(did, {"k.cu.o": "compiled"}, "never served with the old timestamp")
+        self.assertEqual(markers(tree.object("k.cu.o")).get("ts"), {new})
+        # A touch alone: stale, and compiled again.
+        touch_later(header, tree.object("k.cu.o"))
+        (kind, text), = self.stale_reasons(tree)["k.cu.o"]
+        self.assertEqual(kind, "mtime_in_output")
+        self.assertIn("pasted.h as __TIMESTAMP__ spells it", text)
+        self.assertEqual(self.build(tree)[0], {"k.cu.o": "compiled"})
+        self.assertEqual(markers(tree.object("k.cu.o")).get("ts"), {stamp_of(header)})
+
 
 if __name__ == "__main__":
     harness.main()

@@ -240,12 +240,14 @@ TEST_CASE("a host compiler script named by -ccbin or NVCC_CCBIN is recorded as a
 }
 
 TEST_CASE(
-  "without a host compiler on the command line, a script read by the compile stays a header",
+  "without a host compiler on the command line, a script read by the compile is data, no tool",
   "[recorder]")
 {
   ScriptHostCompile c;
   Record record = c.record();
-  CHECK(c.role_of(record, c.script) == InputRole::header);
+  // Read by sh, which is no C/C++ front end: its bytes count, comments and all.
+  CHECK(c.role_of(record, c.script) == InputRole::data);
+  CHECK(c.role_of(record, c.dir.path("src/kernel.h")) == InputRole::header);
 }
 
 TEST_CASE("mtime_dependence: __TIMESTAMP__ and GCC dependency pragmas, however spelled",
@@ -266,7 +268,10 @@ TEST_CASE("mtime_dependence: __TIMESTAMP__ and GCC dependency pragmas, however s
   CHECK(mtime_dependence("#pragma \\\r\n  dependency \"f\"\r\n") == k_pragma);  // CRLF lines
   CHECK(mtime_dependence("dependency\n#pragma once\n") == "");
   CHECK(mtime_dependence("// a data dependency, pragmatic\n#pragma once\n") == "");
-  CHECK(mtime_dependence("__TIMESTAMP\n__TIME__ __DATE__ __FILE__\n") == "");
+  CHECK(mtime_dependence("__TIMESTAMP\n__FILE__ __LINE__\n") == "");
+  // The compile's own time: a compile now gives another object, as one after a touch does.
+  CHECK(mtime_dependence("const char* built = __DATE__ \" \" __TIME__;\n") == "uses __TIME__");
+  CHECK(mtime_dependence("const char* built = __DATE__;\n") == "uses __DATE__");
   CHECK(mtime_dependence("") == "");
 }
 
