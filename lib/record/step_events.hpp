@@ -2,7 +2,7 @@
 // cicc or ptxas run inside a compile), with the one outcome model's kind and cause
 // (outcome/outcome.hpp): served (cache_hit), compiled (step_not_cached, input_changed), failed
 // (nvcc_exit_status: the tool failed) or passthrough (unsupported_option: -G, -lineinfo, ...).
-// The step runner appends it (compile/step_run.hpp); `nvfresh stats` counts it per arch and
+// The step runner appends it (step/step_runner.hpp); `nvfresh stats` counts it per arch and
 // `nvfresh explain` lists an object's last compile's steps. Grammar at the top of step_events.cpp.
 #pragma once
 

@@ -762,7 +762,7 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags)
 
 // NVFRESH_STEP_RUNNER (set by the launcher when the step cache is on) names nvfresh itself: cicc and
 // ptxas are started as "<runner> __step <path> <argv...>", which serves the step from the cache or
-// runs the tool (lib/compile/step_run.hpp). The runner speaks for itself on the trace channel, so a
+// runs the tool (lib/step/step_runner.hpp). The runner speaks for itself on the trace channel, so a
 // runner that this library is loaded into (a dynamically linked nvfresh) is not traced.
 static const char k_runner_variable[] = "NVFRESH_STEP_RUNNER=";
 static const char k_step_preload_variable[] = "NVFRESH_STEP_PRELOAD=";

@@ -19,7 +19,7 @@
 //   times    := "T" SP pid SP start_ns SP end_ns [ SP "served" ] LF
 //               when the latest process of that pid started and ended (CLOCK_MONOTONIC ns): sent
 //               at its exit and before an exec; the last one counts. "served": a step the step
-//               cache served (lib/compile/step_run.hpp), which stands for the tool it names. A T
+//               cache served (lib/step/step_runner.hpp), which stands for the tool it names. A T
 //               line of a pid without a process is ignored (a forked child that never exec'd)
 //   lost     := "L" SP pid SP reason LF                     events the tracer could not deliver:
 //               "path-too-long-or-newline", "unresolvable-path", "lost-<n>-events"
