@@ -1358,6 +1358,8 @@ class Chain:
         turns = [(cls, 0) for cls in schedule] if edits is None else []
         budget = 4 * (edits or 0) + 4 * len(schedule)  # no endless turns when nothing finds a place
         while budget and (turns if edits is None else self.counter - 1 < edits):
+            if self.run.deadline is not None and time.monotonic() > self.run.deadline:
+                break  # --seconds: no edit starts after it (a hostile class ends its trigger)
             budget -= 1
             if not turns:
                 turns = [(cls, 0) for cls in schedule]
@@ -1407,6 +1409,7 @@ def first_error(stderr):
 class Run:
     def __init__(self, args, work):
         self.seed, self.work = args.seed, work
+        self.deadline = time.monotonic() + args.seconds if args.seconds else None
         self.nvfresh = str(Path(args.nvfresh or benchlib.nvfresh_bin("differential")).resolve())
         self.nvcc = args.nvcc or benchlib.default_nvcc()
         self.lock = threading.Lock()
@@ -1512,6 +1515,8 @@ def main():
     parser.add_argument("--each-once", action="store_true",
                         help="instead of --edits: every class once, the classes shared out among the chains")
     parser.add_argument("--jobs", type=int, default=1, help="chains run at once")
+    parser.add_argument("--seconds", type=float,
+                        help="start no edit after this many seconds (each chain stops at an edit's end)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--nvfresh")
     parser.add_argument("--nvcc")
