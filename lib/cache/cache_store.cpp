@@ -83,6 +83,7 @@ constexpr CounterName k_counter_names[] = {
   {CacheCounter::remote_hits, "remote_hits"},
   {CacheCounter::remote_misses, "remote_misses"},
   {CacheCounter::remote_errors, "remote_errors"},
+  {CacheCounter::remote_refused, "remote_refused"},
   {CacheCounter::remote_uploads, "remote_uploads"},
   {CacheCounter::remote_bytes_down, "remote_bytes_down"},
   {CacheCounter::remote_bytes_up, "remote_bytes_up"},
@@ -223,6 +224,15 @@ std::string_view counter_name(CacheCounter counter)
 {
   const CounterName* row = find_row(k_counter_names, &CounterName::counter, counter);
   return row != nullptr ? row->name : "unknown";
+}
+
+std::string foreign_entry_refusal(const CacheEntry& entry, const Digest& manifest_key,
+                                  const Digest& result_key)
+{
+  if (entry.manifest_key != manifest_key) {
+    return fmt::format("it names another manifest ({})", entry.manifest_key.short_hex());
+  }
+  return entry_binding_error(entry, result_key);
 }
 
 std::string cache_dir_refusal(const std::string& dir, bool shared)
@@ -405,6 +415,16 @@ void CacheStore::write_entry(const Digest& key, CacheEntry entry)
   entry.result_key = key;
   entry.object_digest = hash_bytes(entry.object);
   store_file(key, entry_file(key), serialize_cache_entry(entry), CacheCounter::stores);
+}
+
+std::string CacheStore::write_foreign_entry(const Digest& manifest_key, const Digest& key,
+                                            const CacheEntry& entry)
+{
+  std::string refusal = foreign_entry_refusal(entry, manifest_key, key);
+  if (refusal.empty()) {
+    store_file(key, entry_file(key), serialize_cache_entry(entry), CacheCounter::stores);
+  }
+  return refusal;
 }
 
 void CacheStore::store_file(const Digest& key, const std::string& file, const std::string& text,

@@ -52,6 +52,7 @@ enum class CacheCounter {
   remote_hits,        // lookups the remote cache served (cache/remote_cache.hpp)
   remote_misses,      // lookups it had nothing for
   remote_errors,      // calls that failed (server down, slow, refusing): a local compile
+  remote_refused,     // remote entries refused: not bound to the keys asked for (a miss)
   remote_uploads,     // results uploaded
   remote_bytes_down,  // blob bytes fetched
   remote_bytes_up,    // blob bytes uploaded (those the server did not have)
@@ -79,6 +80,7 @@ inline constexpr std::array k_cache_counters = {
   CacheCounter::remote_hits,
   CacheCounter::remote_misses,
   CacheCounter::remote_errors,
+  CacheCounter::remote_refused,
   CacheCounter::remote_uploads,
   CacheCounter::remote_bytes_down,
   CacheCounter::remote_bytes_up,
@@ -112,6 +114,12 @@ struct EvictionSummary {
 // of its user (freshness/file_hasher.hpp): a fresh tree finds nvcc's tools already hashed.
 std::string shared_hash_cache_file(const std::string& cache_root);
 
+// Why an entry that came from elsewhere (the remote), asked for under `manifest_key` and
+// `result_key`, is not theirs, or "": its own key line names other keys (another compile's result
+// copied onto this one's), or its object does not hash to its object digest.
+std::string foreign_entry_refusal(const CacheEntry& entry, const Digest& manifest_key,
+                                  const Digest& result_key);
+
 // Why a directory of the cache may not be used, or "" when it may (or is not there yet: the store
 // makes it). Never a symlink; not shared: the user's own and writable by nobody else; shared (a
 // team's cache dir, NVFRESH_CACHE_SHARED): any owner, group-writable, writable by everyone only
@@ -141,9 +149,15 @@ public:
   // The entry stored under `key`, or nullopt with the reason: missing, damaged, or not bound to this
   // key (it names another result key, or its object does not hash to its object digest: B24).
   std::optional<CacheEntry> read_entry(const Digest& key, std::string* error = nullptr) const;
-  // Stores the entry bound to `key` and to its object's digest (CacheEntry::result_key,
-  // object_digest). Throws FileWriteError (a full disk: disk_full()).
+  // Stores an entry of this machine's bound to `key` and to its object's digest
+  // (CacheEntry::result_key, object_digest). Throws FileWriteError (a full disk: disk_full()).
   void write_entry(const Digest& key, CacheEntry entry);
+  // Stores an entry that came from elsewhere (the remote), asked for under `manifest_key` and
+  // `key`, as it came: never bound to them here, so it must carry them itself
+  // (foreign_entry_refusal). "" when stored; else why it was refused, and nothing is written.
+  // Throws FileWriteError.
+  std::string write_foreign_entry(const Digest& manifest_key, const Digest& key,
+                                  const CacheEntry& entry);
   void touch_entry(const Digest& key);  // a hit: most recently used
   void remove_entry(const Digest& key);
 

@@ -51,6 +51,19 @@ std::string differing_components(const std::map<std::string, Digest>& a,
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+std::map<std::string, Digest> held_components(const CacheEntry& entry)
+{
+  std::map<std::string, Digest> held;
+  try {
+    for (const auto& component : digest_bytes(entry.object, "the cached object").components) {
+      held[component.key] = component.digest;
+    }
+  } catch (const std::exception&) {  // DigestError: no artifact
+    held.clear();
+  }
+  return held;
+}
+
 std::string_view verification_name(Verification verification)
 {
   switch (verification) {
@@ -124,15 +137,16 @@ EntryVerification verify_entry(const CacheEntry& entry, const std::string& scrat
       for (const auto& component : digest_artifact(object).components) {
         result.compiled[component.key] = component.digest;
       }
-      if (result.compiled == entry.components) {
+      const std::map<std::string, Digest> held = held_components(entry);
+      if (result.compiled == held) {
         result.verdict = Verification::same;
       } else if (std::find(entry.other_variants.begin(), entry.other_variants.end(),
                            result.compiled) != entry.other_variants.end()) {
         result.verdict = Verification::known_variant;
-        result.detail = differing_components(entry.components, result.compiled);
+        result.detail = differing_components(held, result.compiled);
       } else {
         result.verdict = Verification::differs;
-        result.detail = differing_components(entry.components, result.compiled);
+        result.detail = differing_components(held, result.compiled);
       }
     }
   } catch (const std::exception& error) {

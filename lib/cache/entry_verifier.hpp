@@ -1,6 +1,8 @@
 // `nvfresh cache verify`: compile a stored entry again, from the command, working directory and
 // environment it was first compiled with, into a scratch directory, and compare the normalized
-// per-component digests with the entry's (and with the variants verifying compiles saw before).
+// per-component digests with those of the object the entry holds (and with the variants verifying
+// compiles saw before). Never with the digests the entry claims (`components`): an entry written by
+// someone else may claim one compile's digests and hold another's object.
 #pragma once
 
 #include "cache/cache_entry.hpp"
@@ -27,6 +29,10 @@ std::string_view verification_name(Verification verification);
 // The components whose digests differ between two digest sets ("sm_90 cubin, host code").
 std::string differing_components(const std::map<std::string, Digest>& a,
                                  const std::map<std::string, Digest>& b);
+
+// The normalized digests (digest/object_digest.hpp) of the object the entry holds, from its bytes;
+// empty where they are no artifact nvfresh can digest.
+std::map<std::string, Digest> held_components(const CacheEntry& entry);
 
 struct EntryVerification {
   Verification verdict = Verification::not_run;

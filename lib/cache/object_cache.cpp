@@ -1,6 +1,7 @@
 #include "cache/object_cache.hpp"
 
 #include "cache/code_text.hpp"
+#include "cache/entry_verifier.hpp"
 #include "digest/elf_reader.hpp"
 #include "digest/fatbin_reader.hpp"
 #include "freshness/input_check.hpp"
@@ -242,6 +243,8 @@ void add_input_stamps(ManifestEntry& entry, const Record& record, FileHasher& ha
   }
 }
 
+}  // namespace
+
 Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
 {
   Hasher hasher;
@@ -263,6 +266,21 @@ Digest result_key(const Digest& manifest_key, const ManifestEntry& entry)
   }
   return hasher.digest();
 }
+
+size_t drop_relinked_entries(const Digest& manifest_key, std::vector<ManifestEntry>& entries)
+{
+  return std::erase_if(entries, [&](const ManifestEntry& entry) {
+    const Digest own = result_key(manifest_key, entry);
+    if (own == entry.result) {
+      return false;
+    }
+    log::info("remote: entry {} refused: it names another result key than its input set's ({})",
+              entry.result.short_hex(), own.short_hex());
+    return true;
+  });
+}
+
+namespace {
 
 struct LookupSet {
   std::vector<RecordedInput> inputs;
@@ -707,7 +725,13 @@ std::optional<CacheHit> ObjectCache::judge(ManifestEntry& entry, const Digest& k
       log::info("remote: entry {} is not on the remote", entry.result.short_hex());
       return std::nullopt;
     }
-    m_store.write_entry(entry.result, std::move(*fetched));
+    // Stored as it came, never bound to the keys here: it must name them itself.
+    if (std::string refused = m_store.write_foreign_entry(key, entry.result, *fetched);
+        !refused.empty()) {
+      m_store.count(key, CacheCounter::remote_refused);
+      log::info("remote: entry {} refused: {}", entry.result.short_hex(), refused);
+      return std::nullopt;
+    }
     fetch->fetched = true;
     log::info("remote: entry {} fetched ({} bytes)", entry.result.short_hex(), bytes);
   }
@@ -838,6 +862,11 @@ std::optional<CacheHit> ObjectCache::remote_lookup(const CompileIdentity& identi
       m_store.count(key, CacheCounter::remote_misses);
       log::info("remote: no manifest {} on the remote", key.short_hex());
       return std::nullopt;
+    }
+    // Neither kept nor judged: a relinked entry would serve another input set's result, from the
+    // remote or from this machine's own cache.
+    if (const size_t refused = drop_relinked_entries(key, remote->entries); refused != 0) {
+      m_store.count(key, CacheCounter::remote_refused, static_cast<std::int64_t>(refused));
     }
     // Another machine's stat stamps say nothing about this machine's files (a container image
     // can repeat device and inode numbers): its inputs are judged by their hashes.
@@ -1045,17 +1074,17 @@ std::string ObjectCache::inputs_changed(const Digest& key, const CacheEntry& ent
   return "its input set is no longer in the cache";
 }
 
-void ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
+bool ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
                                 const std::map<std::string, Digest>& compiled)
 {
-  if (compiled == entry.components) {
+  if (compiled == held_components(entry)) {
     m_store.count(key, CacheCounter::verified);
-    return;
+    return true;
   }
   m_store.count(key, CacheCounter::verify_mismatches);
   if (std::find(entry.other_variants.begin(), entry.other_variants.end(), compiled) !=
       entry.other_variants.end()) {
-    return;
+    return false;
   }
   CacheEntry updated = entry;
   updated.other_variants.push_back(compiled);
@@ -1064,6 +1093,7 @@ void ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
   } catch (const std::exception& error) {
     log::info("cache: cannot keep the new variant of {}: {}", key.short_hex(), error.what());
   }
+  return false;
 }
 
 }  // namespace nvfresh

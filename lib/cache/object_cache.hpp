@@ -88,6 +88,14 @@ void seed_hasher(const CacheHit& hit, FileHasher& hasher);
 // cannot be read.
 std::optional<Digest> options_file_hash(const std::string& path, const PathMap& map);
 
+// The result key of an input set of the manifest `manifest_key`: what a store names its entry by.
+Digest result_key(const Digest& manifest_key, const ManifestEntry& entry);
+
+// Leaves out of a remote manifest's entries each that does not name the result key of its own
+// input set (result_key), logged: such a relinked entry would serve another input set's result,
+// from the remote or from this machine's cache. The number left out.
+size_t drop_relinked_entries(const Digest& manifest_key, std::vector<ManifestEntry>& entries);
+
 // A manifest's probes (key paths) as this tree spells them, by directory (record.hpp).
 std::vector<ProbeGroup> probe_groups_in_tree(const std::vector<ProbeRun>& runs, const PathMap& map);
 
@@ -158,9 +166,10 @@ public:
   // does (cache verify: an entry is compiled again only against its own inputs, B25).
   std::string inputs_changed(const Digest& key, const CacheEntry& entry, FileHasher& hasher) const;
 
-  // An entry was compiled again to verify it: its digests agreed (counted), or they differ (counted,
-  // and the entry keeps the new variant).
-  void note_verified(const Digest& key, const CacheEntry& entry,
+  // An entry was compiled again to verify it: true when the compile's digests are those of the
+  // object the entry holds (held_components, never the digests it claims; counted), false when
+  // they differ (counted, and the entry keeps the new variant).
+  bool note_verified(const Digest& key, const CacheEntry& entry,
                      const std::map<std::string, Digest>& compiled);
 
 private:

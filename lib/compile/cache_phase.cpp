@@ -118,17 +118,40 @@ Outcome CachePhase::after_compile(const ServeRequest& serve, const Record& recor
     return outcome;
   }
   if (m_verifying) {
-    m_cache->note_verified(m_verifying->key, m_verifying->entry, record.components);
-    if (record.components == m_verifying->entry.components) {
-      return {OutcomeKind::compiled, Cause::cache_verified,
-              fmt::format("the cache entry {} was compiled again and is the same",
-                          m_verifying->key.short_hex())};
-    }
-    return {OutcomeKind::compiled, Cause::cache_mismatch,
-            fmt::format("codegen differs from the cached entry {}: {}",
-                        m_verifying->key.short_hex(),
-                        differing_components(m_verifying->entry.components, record.components))};
+    return after_verifying(serve, record, command);
   }
+  store(serve, record, command);
+  return outcome;
+}
+
+Outcome CachePhase::after_verifying(const ServeRequest& serve, const Record& record,
+                                    const std::vector<std::string>& command)
+{
+  const CacheHit& hit = *m_verifying;
+  if (m_cache->note_verified(hit.key, hit.entry, record.components)) {
+    return {
+      OutcomeKind::compiled, Cause::cache_verified,
+      fmt::format("the cache entry {} was compiled again and is the same", hit.key.short_hex())};
+  }
+  Outcome mismatch{
+    OutcomeKind::compiled, Cause::cache_mismatch,
+    fmt::format("codegen differs from the cached entry {}: {}", hit.key.short_hex(),
+                differing_components(held_components(hit.entry), record.components))};
+  // The entry holds what this compile does not give (other codegen, or an entry whose object is
+  // not the one it describes): this compile replaces it, and it is never served again.
+  if (store(serve, record, command) != hit.key) {
+    try {
+      m_cache->store().remove_entry(hit.key);
+    } catch (const std::exception& error) {
+      log::info("cache: entry {} not removed: {}", hit.key.short_hex(), error.what());
+    }
+  }
+  return mismatch;
+}
+
+std::optional<Digest> CachePhase::store(const ServeRequest& serve, const Record& record,
+                                        const std::vector<std::string>& command)
+{
   m_cache->set_remote_failure_marker(serve.plan.record_root + "/remote-failed");
   StoreOutcome stored =
     m_cache->store_result(compile_identity(serve.request, serve.plan), record, command, m_env);
@@ -146,7 +169,7 @@ Outcome CachePhase::after_compile(const ServeRequest& serve, const Record& recor
                 error.what());
     }
   }
-  return outcome;
+  return stored.key;
 }
 
 void CachePhase::warn_not_cached(const std::string& record_root, const std::string& detail) const

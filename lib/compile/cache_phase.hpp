@@ -47,12 +47,19 @@ public:
   bool verifying() const { return m_verifying.has_value(); }
 
   // After the compile was recorded (outcome: what recording said). Stores a trusted, traced
-  // compile (and names the entry in its record), or compares a sampled hit; returns the outcome,
-  // its cause cache_verified or cache_mismatch for a sampled hit.
+  // compile (and names the entry in its record), or compares a sampled hit with the object its
+  // entry holds; returns the outcome, its cause cache_verified or cache_mismatch for a sampled hit
+  // (whose entry this compile then replaces).
   Outcome after_compile(const ServeRequest& serve, const Record& record, Outcome outcome,
                         const std::vector<std::string>& command);
 
 private:
+  Outcome after_verifying(const ServeRequest& serve, const Record& record,
+                          const std::vector<std::string>& command);
+  // Stores the compile (store_result) and names its entry in the record: the entry's key, or
+  // nullopt when not stored.
+  std::optional<Digest> store(const ServeRequest& serve, const Record& record,
+                              const std::vector<std::string>& command);
   void warn_not_cached(const std::string& record_root, const std::string& detail) const;
   // Whether the cache is used; says once per build why not when its dir was refused.
   bool usable(const std::string& record_root) const;

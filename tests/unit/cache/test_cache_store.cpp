@@ -393,3 +393,46 @@ TEST_CASE("cache store: step entries are stored beside objects, bound to their k
   CHECK(static_cast<std::uint64_t>(store.counters()[CacheCounter::bytes]) <= cap + 16 * 1024);
   CHECK(store.read_step(hash_bytes("s29")));
 }
+
+TEST_CASE("cache store: an entry from elsewhere is stored as it came, only under its own keys "
+          "(issue 41)",
+          "[cache]")
+{
+  test::TempDir dir;
+  CacheStore store(dir.path("cache"), {1ULL << 30, 0});
+  const Digest manifest_key = hash_bytes("manifest");
+  const Digest key = hash_bytes("result");
+  CacheEntry entry = entry_of_size(100);
+  entry.manifest_key = manifest_key;
+  entry.result_key = key;
+  entry.object_digest = hash_bytes(entry.object);
+  SECTION("its own keys and object: stored, and read back as it came")
+  {
+    CHECK(store.write_foreign_entry(manifest_key, key, entry).empty());
+    auto read = store.read_entry(key);
+    REQUIRE(read);
+    CHECK(*read == entry);
+  }
+  SECTION("another result's entry: refused, nothing written")
+  {
+    entry.result_key = hash_bytes("another result");
+    CHECK_THAT(store.write_foreign_entry(manifest_key, key, entry),
+               Catch::Contains("stored under another key"));
+    CHECK_FALSE(store.read_entry(key));
+    CHECK(store.counters()[CacheCounter::stores] == 0);
+  }
+  SECTION("another manifest's entry: refused")
+  {
+    entry.manifest_key = hash_bytes("another manifest");
+    CHECK_THAT(store.write_foreign_entry(manifest_key, key, entry),
+               Catch::Contains("another manifest"));
+    CHECK_FALSE(store.read_entry(key));
+  }
+  SECTION("an object that is not the one its digest names: refused")
+  {
+    entry.object += "x";
+    CHECK_FALSE(foreign_entry_refusal(entry, manifest_key, key).empty());
+    CHECK_FALSE(store.write_foreign_entry(manifest_key, key, entry).empty());
+    CHECK_FALSE(store.read_entry(key));
+  }
+}

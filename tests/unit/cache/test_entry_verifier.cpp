@@ -25,3 +25,16 @@ TEST_CASE("cache verify: the components whose digests differ, by name", "[cache]
   CHECK(differing_components(entry, compiled) == "compute_90 ptx, sm_90 cubin");
   CHECK(differing_components(entry, entry).empty());
 }
+
+TEST_CASE("cache verify: the digests of the object an entry holds, not those it claims", "[cache]")
+{
+  CacheEntry entry;
+  entry.object = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+  entry.components = {{"sm_90 ptx", hash_bytes("claimed")}};
+  const auto held = held_components(entry);
+  REQUIRE(held.size() == 1);
+  CHECK(held.begin()->first == "sm_90 ptx");
+  CHECK(held != entry.components);
+  entry.object = "not an artifact";
+  CHECK(held_components(entry).empty());
+}

@@ -1,8 +1,12 @@
 #include "cache/object_cache.hpp"
 
+#include "cache/entry_verifier.hpp"
+
 #include "../temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 
 using namespace nvfresh;
 
@@ -317,4 +321,202 @@ TEST_CASE("object cache: a manifest's probe runs map onto another tree as each p
   CHECK(std::count(one_by_one.begin(), one_by_one.end(), "/ci/job/out/gen/e.h") == 1);
   CHECK(std::count(one_by_one.begin(), one_by_one.end(),
                    "/ci/job/checkout/include/x.h//ci/job/out") == 1);
+}
+
+namespace {
+
+// One machine's view of a checkout `ck` (k.cu including k.h) built in `ck/build`.
+struct Machine {
+  const test::TempDir& dir;
+  ObjectCache cache;
+
+  CompileIdentity identity() const
+  {
+    const std::string src = dir.path("ck/k.cu");
+    return {{"-c", src},
+            {},
+            dir.path("ck/build"),
+            src,
+            "/usr/local/cuda/bin/nvcc",
+            dir.path("ck/build"),
+            dir.path("ck/build/k.o")};
+  }
+  // Compiles with k.h holding `header`: stores the object `object`. Its entry's key.
+  Digest store_with_header(const std::string& header, const std::string& object)
+  {
+    dir.write("ck/k.h", header);
+    Record record;
+    record.object = dir.write("ck/build/k.o", object);
+    record.output.hash = hash_bytes(object);
+    record.console_mode = "captured";
+    record.working_dir = dir.path("ck/build");
+    record.source = dir.path("ck/k.cu");
+    record.inputs.push_back({{dir.path("ck/k.h"), hash_bytes(header)}, InputRole::header, {}});
+    auto stored = cache.store_result(identity(), record, {"nvcc"}, {});
+    REQUIRE(stored.key);
+    return *stored.key;
+  }
+  std::optional<CacheHit> look_up_with_header(const std::string& header)
+  {
+    dir.write("ck/k.h", header);
+    FileHasher hasher;
+    return cache.lookup(identity(), hasher, {});
+  }
+};
+
+// A remote that answers every manifest Action with `manifest` and every result Action with
+// `entry` (its object as a blob of its own): a fake nvfresh-remote that hands out files.
+void serve_from_fake_remote(const test::TempDir& dir, ObjectCache& cache, const Machine& machine,
+                            const Manifest& manifest, const CacheEntry& entry)
+{
+  CacheEntry described = entry;
+  described.object.clear();
+  const std::string object_output = object_output_path(
+    machine.identity(), machine.identity().object, PathMap(tree_roots_of(dir.path("ck/build"))));
+  const nlohmann::json manifest_result = {
+    {"outputs", {{"nvfresh.manifest", dir.write("remote/manifest", serialize_manifest(manifest))}}},
+    {"stdout", dir.write("remote/empty", "")},
+    {"stderr", dir.path("remote/empty")}};
+  const nlohmann::json entry_result = {
+    {"outputs",
+     {{object_output, dir.write("remote/object", entry.object)},
+      {"nvfresh.entry", dir.write("remote/entry", serialize_cache_entry(described))}}},
+    {"stdout", dir.path("remote/empty")},
+    {"stderr", dir.path("remote/empty")}};
+  dir.write("remote/manifest.json", manifest_result.dump());
+  dir.write("remote/entry.json", entry_result.dump());
+  const std::string helper = dir.write(
+    "remote/nvfresh-remote",
+    "#!/bin/sh\nif grep -q NVFRESH_RESULT_KEY \"$2\"; then answer=entry; else answer=manifest; fi\n"
+    "cp \"" +
+      dir.path("remote") + "/$answer.json\" \"$(dirname \"$2\")/result.json\"\n");
+  std::filesystem::permissions(helper, std::filesystem::perms::owner_all);
+  RemoteSettings settings;
+  settings.url = "grpc://fake";
+  settings.helper = helper;
+  cache.use_remote(settings, {});
+}
+
+CacheSettings settings_named(const test::TempDir& dir, const std::string& name)
+{
+  CacheSettings settings = settings_in(dir);
+  settings.dir = dir.path(name);
+  return settings;
+}
+
+}  // namespace
+
+TEST_CASE("remote: a fetched entry must carry the keys it was asked for (issue 41, R1)", "[cache]")
+{
+  test::TempDir dir;
+  dir.write("ck/k.cu", "#include \"k.h\"\n");
+  make_build_tree(dir, "ck/build", "ck");
+  Machine ci{dir, ObjectCache(settings_named(dir, "ci"))};
+  const CacheEntry ci_entry = *ci.cache.store().read_entry(ci.store_with_header("1", "CI's"));
+  const Manifest manifest = *ci.cache.store().read_manifest(ci_entry.manifest_key);
+  Machine attacker{dir, ObjectCache(settings_named(dir, "m"))};
+  const CacheEntry attacker_entry =
+    *attacker.cache.store().read_entry(attacker.store_with_header("666", "the attacker's"));
+
+  Machine b{dir, ObjectCache(settings_named(dir, "b"))};
+  SECTION("CI's result: served")
+  {
+    serve_from_fake_remote(dir, b.cache, b, manifest, ci_entry);
+    auto hit = b.look_up_with_header("1");
+    REQUIRE(hit);
+    CHECK(hit->entry.object == "CI's");
+    CHECK(b.cache.store().counters()[CacheCounter::remote_hits] == 1);
+  }
+  SECTION("another compile's result copied onto CI's Action: refused, never stored")
+  {
+    serve_from_fake_remote(dir, b.cache, b, manifest, attacker_entry);
+    CHECK_FALSE(b.look_up_with_header("1"));
+    CHECK(b.cache.store().counters()[CacheCounter::remote_refused] == 1);
+    CHECK(b.cache.store().counters()[CacheCounter::remote_hits] == 0);
+    CHECK(b.cache.store().entry_keys().empty());
+  }
+  SECTION("its key line names another manifest: refused")
+  {
+    CacheEntry other = ci_entry;
+    other.manifest_key = hash_bytes("another manifest");
+    serve_from_fake_remote(dir, b.cache, b, manifest, other);
+    CHECK_FALSE(b.look_up_with_header("1"));
+    CHECK(b.cache.store().counters()[CacheCounter::remote_refused] == 1);
+  }
+}
+
+TEST_CASE("remote: a manifest entry must name its own input set's result (issue 41, R2)", "[cache]")
+{
+  test::TempDir dir;
+  dir.write("ck/k.cu", "#include \"k.h\"\n");
+  make_build_tree(dir, "ck/build", "ck");
+  Machine ci{dir, ObjectCache(settings_named(dir, "ci"))};
+  const CacheEntry ci_entry = *ci.cache.store().read_entry(ci.store_with_header("1", "CI's"));
+  Manifest manifest = *ci.cache.store().read_manifest(ci_entry.manifest_key);
+  // B compiled VALUE 666 itself: its own cache holds that entry.
+  Machine b{dir, ObjectCache(settings_named(dir, "b"))};
+  const Digest b_key = b.store_with_header("666", "B's object of 666");
+
+  REQUIRE(manifest.entries.size() == 1);
+  CHECK(result_key(ci_entry.manifest_key, manifest.entries[0]) == manifest.entries[0].result);
+  manifest.entries[0].result = b_key;  // CI's input set, relinked to B's result
+  serve_from_fake_remote(dir, b.cache, b, manifest, ci_entry);
+  CHECK_FALSE(b.look_up_with_header("1"));
+  CHECK(b.cache.store().counters()[CacheCounter::remote_refused] == 1);
+  // Not kept in the local manifest either: the next lookup does not find it there.
+  const auto local = b.cache.store().read_manifest(ci_entry.manifest_key);
+  REQUIRE(local);
+  for (const auto& entry : local->entries) {
+    CHECK(result_key(ci_entry.manifest_key, entry) == entry.result);
+  }
+  CHECK_FALSE(b.look_up_with_header("1"));
+}
+
+TEST_CASE("remote: relinked manifest entries are left out, the others kept", "[cache]")
+{
+  const Digest manifest_key = hash_bytes("manifest");
+  std::vector<ManifestEntry> entries(3);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i].inputs.push_back(
+      {"\x02SOURCE\x03/k.h", hash_bytes(std::to_string(i)), "header", "", {}, std::nullopt});
+    entries[i].result = result_key(manifest_key, entries[i]);
+  }
+  entries[1].result = entries[0].result;             // relinked to another set's result
+  entries[2].inputs[0].hash = hash_bytes("edited");  // its inputs rewritten, its key not
+  const ManifestEntry kept = entries[0];
+  CHECK(drop_relinked_entries(manifest_key, entries) == 2);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].result == kept.result);
+  CHECK(drop_relinked_entries(hash_bytes("another manifest"), entries) == 1);
+}
+
+TEST_CASE("verify compares a compile with the object an entry holds, not the digests it claims "
+          "(issue 41, R3)",
+          "[cache]")
+{
+  test::TempDir dir;
+  ObjectCache cache(settings_in(dir));
+  const std::string ci_ptx = ".version 9.0\n.target sm_90\n.address_size 64\n// CI's\n"
+                             ".visible .entry k() { ret; }\n";
+  const std::string forged_ptx = ".version 9.0\n.target sm_90\n.address_size 64\n"
+                                 ".visible .entry k() { trap; ret; }\n";
+  CacheEntry ci;
+  ci.object = ci_ptx;
+  const std::map<std::string, Digest> compiled = held_components(ci);
+  REQUIRE_FALSE(compiled.empty());
+  CacheEntry forged;
+  forged.object = forged_ptx;
+  forged.components = compiled;  // claims CI's digests, holds another object
+  REQUIRE(held_components(forged) != compiled);
+  const Digest key = hash_bytes("entry");
+  cache.store().write_entry(key, forged);
+
+  CHECK_FALSE(cache.note_verified(key, forged, compiled));
+  CHECK(cache.store().counters()[CacheCounter::verify_mismatches] == 1);
+  CHECK(cache.store().counters()[CacheCounter::verified] == 0);
+
+  CacheEntry honest = ci;
+  honest.components = {{"what an older nvfresh called it", hash_bytes("x")}};
+  CHECK(cache.note_verified(key, honest, compiled));
+  CHECK(cache.store().counters()[CacheCounter::verified] == 1);
 }
