@@ -333,6 +333,15 @@ def make_projects(names):
             projects.append(ggml_project(what, archs, sources["ggml"]))
         else:
             projects.append(cutlass_project(what, archs, sources["cutlass"]))
+    return named_by_archs(projects, names)
+
+
+def named_by_archs(projects, names):
+    """The projects, each named as --projects spelled it where it names its archs ("cub-small@90"):
+    one TU with two arch lists is two chains, each with its own working copy, edits and counts."""
+    for project, name in zip(projects, names):
+        if "@" in name:
+            project.name = name
     return projects
 
 
