@@ -20,7 +20,7 @@
 //
 // An entry that fails its checks is a miss, and the next compile of it replaces it.
 //
-// History: 1, the first; 2 (B24) adds "key" and "object_digest": an entry file copied under another
+// History: 1, the first; 2 adds "key" and "object_digest": an entry file copied under another
 // key, or whose object was replaced, is a miss. A version 1 entry is a miss. "bound" came later
 // within version 2: an entry without it is served by lookups only.
 #include "cache/cache_entry.hpp"

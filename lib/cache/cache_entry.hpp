@@ -17,7 +17,8 @@
 namespace nvfresh {
 
 struct CacheEntry {
-  // What binds the file to its place (B24): the keys it was stored under and the digest of its
+  // What binds the file to its place, so that an entry file copied under another key, or whose
+  // object was replaced, serves nothing: the keys it was stored under and the digest of its
   // object. A store sets them (CacheStore::write_entry); a read under another key, or of an object
   // whose bytes do not hash to object_digest, is a miss.
   Digest manifest_key;

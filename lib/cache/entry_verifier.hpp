@@ -21,7 +21,7 @@ enum class Verification {
   not_run,        // it could not be compiled again here (its tree is gone, a tool is missing)
   failed,         // nvcc failed
   not_verified,   // its inputs changed since it was stored: a compile now would not be its compile
-  damaged,        // the entry is not what its key says (unreadable, or bound to another key, B24)
+  damaged,        // the entry is not what its key says (unreadable, or copied under another key)
 };
 
 std::string_view verification_name(Verification verification);

@@ -176,8 +176,9 @@ struct StoredVerification {
   EntryVerification verified;
 };
 
-// One entry of cache verify: damaged when it is not the entry its key names (B24), not verified
-// when its own inputs changed since it was stored (B25), else compiled again and compared.
+// One entry of cache verify: damaged when it is not the entry its key names (a file copied under
+// another key), not verified when its own inputs changed since it was stored (compiled against
+// today's inputs it would differ and be blamed wrongly), else compiled again and compared.
 StoredVerification verify_stored_entry(ObjectCache& cache, const Digest& key,
                                        const std::string& scratch, FileHasher& hasher)
 {

@@ -116,7 +116,8 @@ void FileHasher::remember(const std::string& path, const FileStat& stat, const D
   }
   std::error_code error;
   std::filesystem::create_directories(std::filesystem::path(file).parent_path(), error);
-  // Never through a symlink: the shared hash cache lies in the cache dir (B26).
+  // Never through a symlink: the shared hash cache lies in the cache dir, where another user could
+  // plant a link to a file of ours.
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) {
     return;

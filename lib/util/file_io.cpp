@@ -330,7 +330,8 @@ void write_file_atomically(const std::string& path, std::string_view content)
   const TerminatingSignalsHeld held;
   static std::atomic<unsigned> counter{0};
   std::string temp = fmt::format("{}.nvfresh-tmp.{}.{}", path, ::getpid(), counter++);
-  // Never through a link planted at the temporary name (a shared cache dir: B26).
+  // Never through a link planted at the temporary name (another user of a shared cache dir could
+  // plant one to make us write their file).
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) {
     throw FileWriteError(path, errno);

@@ -784,9 +784,9 @@ class Verification(CacheCase):
 
 
 class EntriesBoundAndDirGuarded(CacheCase):
-    """Direct `nvfresh nvcc` compiles (the reproductions of B24-B28): an entry serves only the key
-    it was stored under, verify judges an entry against its own inputs, and nothing is written
-    through a link planted in the cache dir or in place of a record."""
+    """Direct `nvfresh nvcc` compiles, attacks on a shared cache reproduced: an entry serves only
+    the key it was stored under, verify judges an entry against its own inputs, and nothing is
+    written through a link planted in the cache dir or in place of a record."""
 
     KMARK = '#define KMARK "{}"\n'
     SOURCE = ('#include "k.h"\n__attribute__((used)) static const char mark[] = "{}_" KMARK "_MARK";\n'

@@ -1,8 +1,8 @@
 """Issue 9 §2-3: faults, bad input and hostile files, against real nvcc: one row, one test.
 
 For every row the build's result is what plain nvcc gives, nothing half-written is ever trusted,
-and `nvfresh check` answers sensibly. Rows marked Bn are the bugs of
-../shared/notes/fault-and-bad-input-attacks.md (each test failed before its fix).
+and `nvfresh check` answers sensibly. A row names its test: B1 is `test_b01_…` (bad input and
+hostile files; each of those tests failed before its fix), F1 is `test_f01_…` (faults).
 
 | row | case                                                         | expected                                              |
 |-----|--------------------------------------------------------------|-------------------------------------------------------|

@@ -1,4 +1,4 @@
-"""Full disks, said plainly (issue 13 section 2; issue 9 bug B15): real nvcc, small tmpfs mounts.
+"""Full disks, said plainly (issue 13 section 2; issue 9): real nvcc, small tmpfs mounts.
 
 When a compile fails and a file system it needs is short of space, nvfresh adds one line after
 nvcc's own output naming that file system; nvcc's bytes and exit status stay as they are. A failure
@@ -12,7 +12,7 @@ setting that helps. sync warns once per build below the free-space floor.
 | TMPDIR too small (1 MiB)               | nvcc              | "<tmpfs> is too small for a compile ... TMPDIR" |
 | output on a full file system           | nvcc              | "<tmpfs> is full ...: the object goes there"    |
 | build tree on a full file system       | CMake             | one line naming the build tree's file system    |
-| depfile on a full file system (B15)    | nvcc              | built; "not recorded", advice about -MF only    |
+| depfile on a full file system          | nvcc              | built; "not recorded", advice about -MF only    |
 | record dir on a full file system       | nvcc, CMake       | built; "not recorded", NVFRESH_RECORD_DIR        |
 | syntax error, roomy disks              | nvcc, CMake       | exactly plain nvcc's bytes, nothing added       |
 | sync below the floor / floor settings  | nvfresh sync, CMake | one line; NVFRESH_SPACE_FLOOR and space_floor |
@@ -148,7 +148,7 @@ class CommandLine(harness.unittest.TestCase):
                          (plain.returncode, plain.stdout, plain.stderr))
 
     def test_depfile_on_a_full_file_system(self):
-        """B15: the advice was NVFRESH_RECORD_DIR, which does not help when the depfile's disk is full."""
+        """The advice must be about -MF: NVFRESH_RECORD_DIR does not help when the depfile's disk is full."""
         deps = self.mounts.tmpfs(self.dir / "deps", "64k", fill=True)
         result = harness.run([NVFRESH, NVCC, "-c", "a.cu", "-o", "a.o", "-MD", "-MF", "deps/a.d"], cwd=self.dir)
         self.assertEqual(result.returncode, 0, result.stderr.decode())

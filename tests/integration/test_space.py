@@ -9,10 +9,11 @@ Four trees, built through nvfresh (injected with CMAKE_PROJECT_INCLUDE) with rea
 - UNREGISTERED: a directory that looks like an old regenerable CMake tree (its CMakeCache.txt names
   OLD's sources) but that nvfresh never worked in: not in the registry, so never touched.
 `--clean --older-than 30` must remove exactly OLD (after a dry run that removes nothing), and keep
-OLD while it belongs to another user or is not old enough, and refuse `--older-than nan` (B32).
+OLD while it belongs to another user or is not old enough, and refuse `--older-than` nan, inf
+or a negative age.
 The registry lives in a private XDG_STATE_HOME.
 
-Keeps (B21, B22, B23), with their own registry: `--clean` must keep an old tree that holds
+Keeps, with their own registry: `--clean` must keep an old tree that holds
 another registered tree (idle, then with ninja running a custom command in it and no nvfresh
 process), or the source dir of another registered tree, or a git checkout with uncommitted work.
 """

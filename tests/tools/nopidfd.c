@@ -1,5 +1,5 @@
 // Test tool: runs a command with the pidfd_open system call (434) failing, as on kernels before 5.3
-// (RHEL 8's 4.18), under seccomp profiles that deny it, or under valgrind. Issue 9 bug B1.
+// (RHEL 8's 4.18), under seccomp profiles that deny it, or under valgrind. Issue 9.
 // Usage: nopidfd [-e ERRNO] command args...     (default ERRNO: ENOSYS)
 #include <errno.h>
 #include <linux/filter.h>

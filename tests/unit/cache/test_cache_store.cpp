@@ -204,7 +204,7 @@ TEST_CASE("cache store: concurrent stores past the cap are counted once and evic
   CHECK(static_cast<std::uint64_t>(counters[CacheCounter::bytes]) <= cap);
 }
 
-TEST_CASE("cache store: an entry file copied under another key is a miss (B24)", "[cache]")
+TEST_CASE("cache store: an entry file copied under another key is a miss", "[cache]")
 {
   test::TempDir dir;
   CacheStore store(dir.path("cache"), {1ULL << 30, 0});
@@ -224,8 +224,7 @@ TEST_CASE("cache store: an entry file copied under another key is a miss (B24)",
   CHECK(still_b->object_digest == hash_bytes(still_b->object));
 }
 
-TEST_CASE("cache store: a resealed entry whose object is not its digest's is a miss (B24)",
-          "[cache]")
+TEST_CASE("cache store: a resealed entry whose object is not its digest's is a miss", "[cache]")
 {
   test::TempDir dir;
   CacheStore store(dir.path("cache"), {1ULL << 30, 0});
@@ -255,7 +254,7 @@ std::string plant_link_in_shard(CacheStore& store, const Digest& key, const std:
 
 }  // namespace
 
-TEST_CASE("cache store: a symlinked stats or lock file of a shard is never written through (B26)",
+TEST_CASE("cache store: a symlinked stats or lock file of a shard is never written through",
           "[cache]")
 {
   test::TempDir dir;
@@ -279,8 +278,7 @@ TEST_CASE("cache store: a symlinked stats or lock file of a shard is never writt
   }
 }
 
-TEST_CASE("cache store: a shard that is a symlink is neither written to nor walked (B26)",
-          "[cache]")
+TEST_CASE("cache store: a shard that is a symlink is neither written to nor walked", "[cache]")
 {
   test::TempDir dir;
   CacheStore store(dir.path("cache"), {1ULL << 30, 0});
@@ -301,7 +299,7 @@ TEST_CASE("cache store: a shard that is a symlink is neither written to nor walk
   CHECK_FALSE(std::filesystem::exists(dir.path("outside/stats")));
 }
 
-TEST_CASE("cache store: a cache dir of another user, or that others may write, is refused (B26)",
+TEST_CASE("cache store: a cache dir of another user, or that others may write, is refused",
           "[cache]")
 {
   test::TempDir dir;

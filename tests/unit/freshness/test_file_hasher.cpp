@@ -203,7 +203,7 @@ TEST_CASE("hash_ahead hashes what fingerprint would, and a file that moved since
         hash_bytes("#define H1 changed again\n"));
 }
 
-TEST_CASE("the shared hash cache is never written through a symlink (B26)", "[file_hasher]")
+TEST_CASE("the shared hash cache is never written through a symlink", "[file_hasher]")
 {
   test::TempDir dir;
   const auto tool =

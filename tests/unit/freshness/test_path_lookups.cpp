@@ -64,7 +64,7 @@ TEST_CASE("a data file nvcc found along PATH (nvcc.profile) is resolved by exist
           "[path_lookups]")
 {
   // nvcc looks for nvcc.profile in each PATH directory: the lookup is recorded, but the file is no
-  // program. An empty venv bin prepended to PATH must not make it "not found" (B13).
+  // program. An empty venv bin prepended to PATH must not make it "not found".
   test::TempDir dir;
   auto profile = dir.write("cuda/bin/nvcc.profile", "TOP = $(_HERE_)/..\n");
   auto nvcc = dir.write("cuda/bin/nvcc", "#!/bin/sh\n");

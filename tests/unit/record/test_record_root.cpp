@@ -278,7 +278,7 @@ TEST_CASE("a skip's note is written over the old one, in the file it was loaded 
     CHECK(load_record(file).record->object == record.object);
     CHECK(load_record(file).record->output == output);
   }
-  SECTION("a symlinked record is not written through: the link becomes the tree's own file (B28)")
+  SECTION("a symlinked record is not written through: the link becomes the tree's own file")
   {
     const std::string elsewhere = dir.path("elsewhere.rec");
     std::filesystem::rename(file, elsewhere);
