@@ -8,16 +8,17 @@
 // idle, used by no process, older than DAYS, the user's own, holding no other registered tree nor
 // its sources nor anything a build does not make); a dry run that only says what it would remove
 // and free, unless --yes. With --yes it removes only what the dry run lists, after checking the
-// whole rule again under the tree's exclusive build lock. It never touches a tree that is running,
-// ambiguous or not registered.
+// whole rule again under the tree's exclusive build lock (space/tree_removal.hpp), one such clean
+// at a time. It never touches a tree that is running, ambiguous or not registered. This file only
+// parses and prints.
 // Exit status: 0; 1 when a removal failed; 2 for bad usage.
 #include "commands/commands.hpp"
 #include "commands/subcommand_options.hpp"
-#include "space/cmake_cache.hpp"
 #include "space/process_use.hpp"
 #include "space/registry.hpp"
 #include "space/space_report.hpp"
-#include "space/tree_contents.hpp"
+#include "space/tree_disk.hpp"
+#include "space/tree_removal.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
 #include "util/json.hpp"
@@ -30,18 +31,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <set>
-
-#include <unistd.h>
 
 namespace nvfresh {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr std::int64_t k_progress_interval_ns = 100'000'000;
 
@@ -56,9 +51,7 @@ struct SpaceOptions {
 struct CleanPlan {
   std::vector<const TreeReport*> remove;
   std::vector<std::pair<const TreeReport*, std::string>> keep;
-  std::vector<std::string> removed;
-  std::vector<std::string> errors;
-  std::uint64_t freed_bytes = 0;
+  RemovalOutcome done;  // with --yes
 };
 
 // "sizing 2/5 trees, 3.1 GiB so far: <tree>" on stderr while sizes are computed, where
@@ -91,19 +84,12 @@ private:
   std::int64_t m_last = 0;
 };
 
-std::string canonical_or_same(const std::string& path)
-{
-  std::error_code error;
-  auto canonical = fs::weakly_canonical(absolute_path(path, current_directory()), error);
-  return error ? path : lexically_normal(canonical.string());
-}
-
 bool selected(const RegistryEntry& entry, const std::vector<std::string>& paths)
 {
   if (paths.empty()) {
     return true;
   }
-  std::string tree = canonical_or_same(entry.tree);
+  std::string tree = resolved_or_same(entry.tree);
   return std::any_of(paths.begin(), paths.end(), [&](const std::string& path) {
     return is_within(tree, path) || is_within(path, tree);
   });
@@ -236,8 +222,8 @@ void print_clean(const CleanPlan& plan, const SpaceOptions& options)
   fmt::print("\n--clean --older-than {:g}{}:\n", options.older_than_days,
              options.yes ? "" : " (dry run)");
   for (const auto* report : plan.remove) {
-    bool done =
-      std::find(plan.removed.begin(), plan.removed.end(), report->entry.tree) != plan.removed.end();
+    bool done = std::find(plan.done.removed.begin(), plan.done.removed.end(), report->entry.tree) !=
+                plan.done.removed.end();
     fmt::print("  {} {} ({}, built {} ago, {})\n",
                options.yes ? (done ? "removed" : "not removed") : "would remove",
                report->entry.tree, format_size(report->size.bytes),
@@ -246,12 +232,12 @@ void print_clean(const CleanPlan& plan, const SpaceOptions& options)
   for (const auto& [report, reason] : plan.keep) {
     fmt::print("  keeps {}: {}\n", report->entry.tree, reason);
   }
-  for (const auto& error : plan.errors) {
+  for (const auto& error : plan.done.errors) {
     fmt::print("  error: {}\n", error);
   }
   if (options.yes) {
-    fmt::print("freed {} ({} tree{})\n", format_size(plan.freed_bytes), plan.removed.size(),
-               plan.removed.size() == 1 ? "" : "s");
+    fmt::print("freed {} ({} tree{})\n", format_size(plan.done.freed_bytes),
+               plan.done.removed.size(), plan.done.removed.size() == 1 ? "" : "s");
   } else {
     std::uint64_t bytes = 0;
     for (const auto* report : plan.remove) {
@@ -263,59 +249,10 @@ void print_clean(const CleanPlan& plan, const SpaceOptions& options)
   }
 }
 
-// Every registered tree with its source dirs (the one its entry names and the one its
-// CMakeCache.txt names now), canonical: what no removal may take along.
-std::vector<RegisteredTree> registered_trees(const std::string& registry)
-{
-  std::vector<RegisteredTree> trees;
-  for (const auto& entry : list_registry(registry)) {
-    const std::string tree = canonical_or_same(entry.tree);
-    trees.push_back({tree, entry.source_dir.empty() ? "" : canonical_or_same(entry.source_dir)});
-    if (auto cache = read_cmake_cache(tree); cache && !cache->home_directory.empty()) {
-      trees.push_back({tree, canonical_or_same(cache->home_directory)});
-    }
-  }
-  return trees;
-}
-
-// What the rule needs beyond examine_tree(): the processes using the tree and, for --clean, what
-// it holds that no build makes. Left unknown (the tree is kept) when its path cannot be resolved.
-void look_inside(TreeReport& report, const ProcessSnapshot& processes, bool contents)
-{
-  std::error_code error;
-  const std::string tree = fs::canonical(report.entry.tree, error).string();
-  if (error || !report.exists) {
-    return;
-  }
-  report.process_use = process_using(processes, tree);
-  if (contents) {
-    report.foreign_content =
-      find_foreign_content(tree, report.entry.record_root, report.last_build_ns);
-  }
-}
-
-CleanRule clean_rule(const SpaceOptions& options, const std::string& registry)
-{
-  CleanRule rule{options.older_than_days,
-                 now_ns(),
-                 static_cast<unsigned>(::geteuid()),
-                 {},
-                 registered_trees(registry)};
-  for (const char* dir : {std::getenv("HOME"), std::getenv("PWD")}) {
-    std::error_code error;
-    if (dir != nullptr && *dir == '/') {
-      rule.must_survive.push_back(fs::weakly_canonical(dir, error).string());
-    }
-  }
-  rule.must_survive.push_back(fs::current_path().string());
-  return rule;
-}
-
-CleanPlan plan_clean(const std::vector<TreeReport>& reports, const SpaceOptions& options,
-                     const std::string& registry)
+CleanPlan plan_clean(const std::vector<TreeReport>& reports, TreeDisk& disk)
 {
   CleanPlan plan;
-  CleanRule rule = clean_rule(options, registry);
+  CleanRule rule = disk.rule_now();
   for (const auto& report : reports) {
     std::string reason = reason_to_keep(report, rule);
     if (reason.empty()) {
@@ -325,40 +262,6 @@ CleanPlan plan_clean(const std::vector<TreeReport>& reports, const SpaceOptions&
     }
   }
   return plan;
-}
-
-// Removes one tree while holding its build lock exclusively, after checking the whole rule once
-// more under that lock (a build, a process or another registered tree may have come since the
-// report): what is removed is what the dry run listed, still true now.
-void remove_tree(const TreeReport& report, const SpaceOptions& options, const std::string& registry,
-                 CleanPlan& plan)
-{
-  ExclusiveBuildLock lock(report.entry.record_root);
-  TreeReport now = examine_tree(report.entry);
-  now.size = report.size;
-  now.lock = LockState::idle;  // we hold it: no nvfresh process of the tree runs, none can start
-  look_inside(now, snapshot_process_paths(), true);
-  std::string reason = lock.taken() ? reason_to_keep(now, clean_rule(options, registry))
-                                    : "its build lock is held (a build started) or cannot be made";
-  std::error_code error;
-  const fs::path tree =
-    fs::canonical(report.entry.tree, error);  // the directory, not a symlink to it
-  if (reason.empty() && error) {
-    reason = error.message();
-  }
-  if (!reason.empty()) {
-    plan.errors.push_back(fmt::format("{} not removed: {}", report.entry.tree, reason));
-    return;
-  }
-  fs::remove_all(tree, error);
-  if (error) {
-    plan.errors.push_back(
-      fmt::format("{} only partly removed: {}", report.entry.tree, error.message()));
-    return;
-  }
-  unregister_tree(report.entry);
-  plan.removed.push_back(report.entry.tree);
-  plan.freed_bytes += report.size.bytes;
 }
 
 nlohmann::json tree_json(const TreeReport& report, std::int64_t now)
@@ -394,9 +297,9 @@ nlohmann::json clean_json(const CleanPlan& plan, const SpaceOptions& options)
           {"dry_run", !options.yes},
           {"remove", remove},
           {"keep", keep},
-          {"removed", plan.removed},
-          {"freed_bytes", plan.freed_bytes},
-          {"errors", plan.errors}};
+          {"removed", plan.done.removed},
+          {"freed_bytes", plan.done.freed_bytes},
+          {"errors", plan.done.errors}};
 }
 
 nlohmann::json report_json(const std::vector<TreeReport>& reports,
@@ -484,9 +387,16 @@ int run_space(const std::vector<std::string>& args)
     return *status;
   }
   for (auto& path : options.paths) {
-    path = canonical_or_same(path);
+    path = resolved_or_same(path);
   }
   const std::string registry = registry_dir(current_environment());
+  SystemTreeDisk disk(registry, options.older_than_days);
+  // The clean lock before anything is looked at: while another clean removes trees, the build
+  // locks it holds are not builds, and this one says that another clean runs.
+  std::optional<TreeRemoval> removal;
+  if (options.clean && options.yes) {
+    removal.emplace(disk);
+  }
   std::vector<RegistryEntry> entries = list_registry(registry);
   std::vector<std::string> gone = forget_gone_trees(entries);
   entries = distinct_trees(std::move(entries));
@@ -498,11 +408,12 @@ int run_space(const std::vector<std::string>& args)
   for (auto& report : reports) {
     look_inside(report, processes, options.clean);
   }
-  CleanPlan plan = options.clean ? plan_clean(reports, options, registry) : CleanPlan{};
-  if (options.clean && options.yes) {
+  CleanPlan plan = options.clean ? plan_clean(reports, disk) : CleanPlan{};
+  if (removal) {
     for (const auto* report : plan.remove) {
-      remove_tree(*report, options, registry, plan);
+      removal->remove(*report);
     }
+    plan.done = removal->outcome();
     std::vector<RegistryEntry> left = list_registry(registry);
     forget_gone_trees(left);  // the other names of the removed trees
   }
@@ -511,8 +422,8 @@ int run_space(const std::vector<std::string>& args)
   std::vector<TreeReport> remaining;
   std::copy_if(reports.begin(), reports.end(), std::back_inserter(remaining),
                [&](const TreeReport& report) {
-                 return std::find(plan.removed.begin(), plan.removed.end(), report.entry.tree) ==
-                        plan.removed.end();
+                 return std::find(plan.done.removed.begin(), plan.done.removed.end(),
+                                  report.entry.tree) == plan.done.removed.end();
                });
   auto stores = footprint(remaining, registry);
   if (options.json) {
@@ -521,7 +432,7 @@ int run_space(const std::vector<std::string>& args)
       out["clean"] = clean_json(plan, options);
     }
     print_json(out);
-    return plan.errors.empty() ? 0 : 1;
+    return plan.done.errors.empty() ? 0 : 1;
   }
   print_trees(reports, now_ns());
   for (const auto& path : gone) {
@@ -535,7 +446,7 @@ int run_space(const std::vector<std::string>& args)
   if (options.clean) {
     print_clean(plan, options);
   }
-  return plan.errors.empty() ? 0 : 1;
+  return plan.done.errors.empty() ? 0 : 1;
 }
 
 }  // namespace nvfresh

@@ -68,9 +68,9 @@ LockState probe_build_lock(const std::string& record_root)
   return state;
 }
 
-ExclusiveBuildLock::ExclusiveBuildLock(const std::string& record_root)
+ExclusiveFileLock::ExclusiveFileLock(const std::string& file)
 {
-  int fd = ::open(build_lock_file(record_root).c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+  int fd = ::open(file.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd >= 0 && flock_retrying(fd, LOCK_EX | LOCK_NB) == 0) {
     m_fd = fd;
   } else if (fd >= 0) {
@@ -78,7 +78,7 @@ ExclusiveBuildLock::ExclusiveBuildLock(const std::string& record_root)
   }
 }
 
-ExclusiveBuildLock::~ExclusiveBuildLock()
+ExclusiveFileLock::~ExclusiveFileLock()
 {
   if (m_fd >= 0) {
     ::close(m_fd);

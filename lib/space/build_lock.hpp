@@ -27,18 +27,28 @@ enum class LockState {
 // Never waits.
 LockState probe_build_lock(const std::string& record_root);
 
-// The exclusive lock, held until destruction; taken() is false when someone else holds the
-// shared one (or the file cannot be opened), and then nothing is held.
-class ExclusiveBuildLock {
+// An exclusive flock on `file` (created when missing), taken without waiting and held until
+// destruction; taken() is false when someone else holds a lock on it (or the file cannot be
+// opened), and then nothing is held.
+class ExclusiveFileLock {
 public:
-  explicit ExclusiveBuildLock(const std::string& record_root);
-  ~ExclusiveBuildLock();
-  ExclusiveBuildLock(const ExclusiveBuildLock&) = delete;
-  ExclusiveBuildLock& operator=(const ExclusiveBuildLock&) = delete;
+  explicit ExclusiveFileLock(const std::string& file);
+  ~ExclusiveFileLock();
+  ExclusiveFileLock(const ExclusiveFileLock&) = delete;
+  ExclusiveFileLock& operator=(const ExclusiveFileLock&) = delete;
   bool taken() const { return m_fd >= 0; }
 
 private:
   int m_fd = -1;
+};
+
+// The tree's build lock, exclusively: taken() is false while an nvfresh process of the tree holds
+// the shared one.
+class ExclusiveBuildLock : public ExclusiveFileLock {
+public:
+  explicit ExclusiveBuildLock(const std::string& record_root)
+    : ExclusiveFileLock(build_lock_file(record_root))
+  {}
 };
 
 }  // namespace nvfresh

@@ -56,10 +56,9 @@ std::string keep_for_other_trees(const std::string& tree, const CleanRule& rule)
 
 std::string keep_for_what_it_holds(const TreeReport& report, const CleanRule& rule)
 {
-  std::error_code error;
-  const std::string tree = std::filesystem::canonical(report.entry.tree, error).string();
-  if (error) {
-    return fmt::format("its path cannot be resolved ({})", error.message());
+  const std::string& tree = report.real_path;
+  if (tree.empty()) {
+    return fmt::format("its path cannot be resolved ({})", report.real_path_error);
   }
   for (const auto& dir : rule.must_survive) {
     if (is_within(dir, tree)) {
@@ -104,6 +103,12 @@ TreeReport examine_tree(const RegistryEntry& entry)
   report.entry = entry;
   report.exists = stat_file(entry.tree).is_directory;
   report.owner_uid = owner_of(entry.tree);
+  std::error_code error;
+  report.real_path = std::filesystem::canonical(entry.tree, error).string();
+  if (error) {
+    report.real_path.clear();
+    report.real_path_error = error.message();
+  }
   report.origin =
     report.exists ? classify_tree(entry.tree) : TreeOrigin{false, entry.source_dir, "it is gone"};
   if (report.origin.source_dir.empty()) {

@@ -26,6 +26,8 @@ inline constexpr std::int64_t k_day_ns = 24LL * 3600 * 1'000'000'000;
 struct TreeReport {
   RegistryEntry entry;
   bool exists = false;
+  std::string real_path;        // entry.tree with every symlink resolved: what --clean would remove
+  std::string real_path_error;  // why it could not be resolved (real_path "": the tree is kept)
   unsigned owner_uid = 0;
   TreeOrigin origin;
   LockState lock = LockState::no_lock_file;
@@ -63,7 +65,7 @@ struct CleanRule {
   std::vector<RegisteredTree> registered;  // every registered tree, the one judged included
 };
 
-// "" when --clean may remove the tree, else why it stays.
+// "" when --clean may remove the tree, else why it stays. Looks only at the report (no file system).
 std::string reason_to_keep(const TreeReport& report, const CleanRule& rule);
 
 // nvfresh's own footprint on disk: one line per store ("records" per tree, the registry, and

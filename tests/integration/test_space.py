@@ -9,14 +9,15 @@ Four trees, built through nvfresh (injected with CMAKE_PROJECT_INCLUDE) with rea
 - UNREGISTERED: a directory that looks like an old regenerable CMake tree (its CMakeCache.txt names
   OLD's sources) but that nvfresh never worked in: not in the registry, so never touched.
 `--clean --older-than 30` must remove exactly OLD (after a dry run that removes nothing), and keep
-OLD while it belongs to another user or is not old enough, and refuse `--older-than` nan, inf
-or a negative age.
+OLD while it belongs to another user or is not old enough, or while another `--clean --yes` runs,
+and refuse `--older-than` nan, inf or a negative age.
 The registry lives in a private XDG_STATE_HOME.
 
 Keeps, with their own registry: `--clean` must keep an old tree that holds
 another registered tree (idle, then with ninja running a custom command in it and no nvfresh
 process), or the source dir of another registered tree, or a git checkout with uncommitted work.
 """
+import fcntl
 import json
 import os
 import re
@@ -187,6 +188,20 @@ class Space(project.WorkDirPerClass, harness.unittest.TestCase):
         self.assertEqual(others["removed"], [])
         kept = {real(k["path"]): k["reason"] for k in others["keep"]}
         self.assertIn(f"belongs to uid {NOBODY}", kept[real(self.old.build_dir)])
+        self.assertTrue(self.old.build_dir.exists())
+
+        # Issue 41: while another `--clean --yes` removes trees (it holds the registry's clean lock,
+        # and the build locks of the trees it removes), a second one removes nothing and says so.
+        with open(self.registry.parent / "clean.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            second = harness.run([harness.nvfresh_bin(), "space", "--clean", "--older-than", "30", "--yes",
+                                  "--json"], env=self.env)
+        self.assertEqual(second.returncode, 1, second.stdout.decode() + second.stderr.decode())
+        second = json.loads(second.stdout)["clean"]
+        self.assertEqual(second["removed"], [])
+        self.assertEqual(len(second["errors"]), 1, second["errors"])
+        self.assertIn("another `nvfresh space --clean --yes` is removing trees", second["errors"][0])
+        self.assertNotIn("a build started", second["errors"][0])
         self.assertTrue(self.old.build_dir.exists())
 
         done = self.space_json("--clean", "--older-than", "30", "--yes")["clean"]

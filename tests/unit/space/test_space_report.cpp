@@ -21,6 +21,7 @@ TreeReport removable(const std::string& tree = "/b/old")
   TreeReport report;
   report.entry = {tree, tree + "/.nvfresh", "/src/p", "/s/old.tree", 0};
   report.exists = true;
+  report.real_path = tree;
   report.owner_uid = 1000;
   report.origin = {true, "/src/p", ""};
   report.lock = LockState::idle;
@@ -73,8 +74,12 @@ TEST_CASE("clean: only regenerable, idle, old trees of the user are removed", "[
      "it holds a git checkout (/b/old/w/.git)"},
     {"contents not looked at", [](TreeReport& r) { r.foreign_content.reset(); },
      "its contents were not looked at"},
-    {"unresolvable", [](TreeReport& r) { r.entry.tree = "/nonexistent-nvfresh/b"; },
-     "its path cannot be resolved"},
+    {"unresolvable",
+     [](TreeReport& r) {
+       r.real_path.clear();
+       r.real_path_error = "No such file or directory";
+     },
+     "its path cannot be resolved (No such file or directory)"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -156,8 +161,14 @@ TEST_CASE("examine_tree: a registered CMake tree, with its lock and file system"
   CHECK(report.origin.regenerable);
   CHECK(report.lock == LockState::no_lock_file);
   CHECK(report.file_system.known);
+  CHECK(report.real_path == std::filesystem::canonical(dir.path("b")).string());
+  std::filesystem::create_directory_symlink(dir.path("b"), dir.path("link"));
+  CHECK(examine_tree({dir.path("link"), dir.path("b/.nvfresh"), "", "", 1}).real_path ==
+        report.real_path);
   TreeReport gone = examine_tree({dir.path("gone"), dir.path("gone/.nvfresh"), "/src/was", "", 1});
   CHECK_FALSE(gone.exists);
+  CHECK(gone.real_path.empty());
+  CHECK_FALSE(gone.real_path_error.empty());
   CHECK(gone.origin.source_dir == "/src/was");
   CHECK(reason_to_keep(gone, {0, now_ns(), 0}) == "it is gone");
 }
