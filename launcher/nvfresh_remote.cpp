@@ -6,19 +6,23 @@
 //
 // request := {"remote": "grpc://host:port", "instance": "", "call_deadline_ms": 5000,
 //             "connect_deadline_ms": 1000, "digest_cache": file,
+//             "tls_ca": file, "tls_client_cert": file, "tls_client_key": file,   ("" none)
 //             "get": spec, "out_dir": dir}                                         (get)
 //          | {..., "put": [{"action": spec, "outputs": {path: file},
 //                           "stdout": file, "stderr": file}]}                      (put)
 // spec is reapi/action_builder.hpp's ActionSpec as JSON. A hit writes <out_dir>/result.json:
 //   {"outputs": {path: file}, "stdout": file, "stderr": file, "bytes": n}
 // Exit status: 0 a hit (get) or uploaded (put), 1 a miss (no result, or one of its blobs is gone),
-// 2 an error, said in one line on stderr.
+// 2 an error, said in one line on stderr (gRPC's own log is kept quiet).
+// The bearer token, a secret, is never in the request (a file): it comes in the environment, as
+// NVFRESH_REMOTE_TOKEN (cache/remote_credentials.hpp), and is sent on every call.
 #include "reapi/action_builder.hpp"
 #include "reapi/remote_client.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -52,12 +56,24 @@ void write_whole(const std::string& path, const std::string& bytes)
   }
 }
 
+// The bytes of the request's file `key`, "" when it names none.
+std::string pem_file(const nlohmann::json& request, const char* key)
+{
+  const std::string file = request.value(key, std::string());
+  return file.empty() ? std::string() : read_whole(file);
+}
+
 RemoteClient connect(const nlohmann::json& request)
 {
   ClientOptions options;
   options.instance = request.value("instance", std::string());
   options.call_deadline = std::chrono::milliseconds(request.value("call_deadline_ms", 5000));
   options.connect_deadline = std::chrono::milliseconds(request.value("connect_deadline_ms", 1000));
+  const char* token = std::getenv("NVFRESH_REMOTE_TOKEN");
+  options.bearer_token = token == nullptr ? "" : token;
+  options.tls_root_certs = pem_file(request, "tls_ca");
+  options.tls_client_cert = pem_file(request, "tls_client_cert");
+  options.tls_client_key = pem_file(request, "tls_client_key");
   return RemoteClient(parse_endpoint(request.at("remote").get<std::string>()), options);
 }
 
@@ -159,6 +175,7 @@ int main(int argc, char** argv)
                  "is set)\n";
     return k_error;
   }
+  quiet_grpc_log();
   try {
     const nlohmann::json request = nlohmann::json::parse(read_whole(argv[2]));
     return std::string(argv[1]) == "get" ? get(request) : put(request);

@@ -89,7 +89,8 @@ std::optional<RemoteSettings> remote_settings(const Config& config)
     return std::nullopt;
   }
   RemoteSettings settings;
-  settings.url = config.remote;
+  settings.url = url_without_userinfo(config.remote);
+  settings.credentials = remote_credentials(config, &settings.refusal);
   settings.instance = config.remote_instance;
   settings.read_only = is_true(config.remote_read_only);
   settings.helper = helper_path();
@@ -183,7 +184,10 @@ nlohmann::json RemoteCache::request_base() const
           {"instance", m_settings.instance},
           {"call_deadline_ms", m_settings.call_deadline_ms},
           {"connect_deadline_ms", m_settings.connect_deadline_ms},
-          {"digest_cache", m_settings.digest_cache}};
+          {"digest_cache", m_settings.digest_cache},
+          {"tls_ca", m_settings.credentials.tls_ca},
+          {"tls_client_cert", m_settings.credentials.tls_client_cert},
+          {"tls_client_key", m_settings.credentials.tls_client_key}};
 }
 
 int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& request,
@@ -195,6 +199,9 @@ int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& reque
                   "built with -DNVFRESH_REMOTE_CACHE=OFF?)",
                   m_settings.helper.empty() ? "nvfresh-remote" : m_settings.helper));
   }
+  if (!m_settings.refusal.empty()) {
+    throw RemoteFailure(m_settings.refusal);
+  }
   const std::string request_file = dir + "/request.json";
   write_file_atomically(request_file, request.dump());
   const std::string out_file = dir + "/helper.out";
@@ -202,8 +209,10 @@ int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& reque
   RedirectLimits limits;
   limits.own_process_group = true;
   limits.timeout_seconds = k_helper_limit_seconds;
-  const ProcessResult result = run_redirected(
-    {m_settings.helper, verb, request_file}, current_environment(), out_file, err_file, {}, limits);
+  const ProcessResult result =
+    run_redirected({m_settings.helper, verb, request_file},
+                   helper_environment(current_environment(), m_settings.credentials), out_file,
+                   err_file, {}, limits);
   if (result.succeeded() ||
       (result.term_signal == 0 && !result.timed_out && result.exit_code == k_helper_miss)) {
     if (out != nullptr) {

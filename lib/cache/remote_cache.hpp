@@ -25,6 +25,7 @@
 
 #include "cache/cache_entry.hpp"
 #include "cache/manifest.hpp"
+#include "cache/remote_credentials.hpp"
 #include "cache/tree_roots.hpp"
 #include "config/config.hpp"
 
@@ -39,13 +40,17 @@ namespace nvfresh {
 struct CompileIdentity;
 
 struct RemoteSettings {
-  std::string url;  // grpc://host:port, grpcs://host:port
+  std::string url;  // grpc://host:port, grpcs://host:port; never with a user or password
   std::string instance;
   bool read_only = false;
   std::string helper;        // nvfresh-remote
   std::string digest_cache;  // the helper's SHA-256 cache of large inputs ("" none)
   int call_deadline_ms = 5000;
   int connect_deadline_ms = 1000;
+  RemoteCredentials credentials;  // cache/remote_credentials.hpp
+  // Why the remote must not be used (remote_credentials): its first call fails with it, said once
+  // per build like any failure. "" when it may.
+  std::string refusal;
 };
 
 // The remote of a configuration, or nullopt when none is set (NVFRESH_REMOTE).

@@ -19,7 +19,7 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 15> k_string_settings = {{
+const std::array<Setting, 19> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
@@ -34,6 +34,10 @@ const std::array<Setting, 15> k_string_settings = {{
   {"NVFRESH_REMOTE", "remote", &Config::remote},
   {"NVFRESH_REMOTE_INSTANCE", "remote_instance", &Config::remote_instance},
   {"NVFRESH_REMOTE_READ_ONLY", "remote_read_only", &Config::remote_read_only},
+  {"NVFRESH_REMOTE_TOKEN_FILE", "remote_token_file", &Config::remote_token_file},
+  {"NVFRESH_REMOTE_TLS_CA", "remote_tls_ca", &Config::remote_tls_ca},
+  {"NVFRESH_REMOTE_TLS_CLIENT_CERT", "remote_tls_client_cert", &Config::remote_tls_client_cert},
+  {"NVFRESH_REMOTE_TLS_CLIENT_KEY", "remote_tls_client_key", &Config::remote_tls_client_key},
   {"NVFRESH_SPACE_FLOOR", "space_floor", &Config::space_floor},
 }};
 
@@ -152,6 +156,9 @@ Config load_config(const Environment& env)
     disable = file_values["disable"];
   }
   config.disabled = is_true(disable);
+  // Not read from the config file, which is not meant to hold secrets: a token goes in a file of
+  // its own (remote_token_file).
+  config.remote_token = lookup(env, "NVFRESH_REMOTE_TOKEN");
   return config;
 }
 

@@ -26,6 +26,13 @@
 //                                       grpcs://host:port with TLS (default: none)
 //   NVFRESH_REMOTE_INSTANCE remote_instance  its instance name (default "")
 //   NVFRESH_REMOTE_READ_ONLY remote_read_only  1/true/yes: look up, never upload
+//   NVFRESH_REMOTE_TOKEN_FILE remote_token_file  a file holding a bearer token, sent to the remote
+//                                       as "authorization: Bearer <token>" on every call
+//   NVFRESH_REMOTE_TOKEN   (none)       the token itself; environment only (the file wins)
+//   NVFRESH_REMOTE_TLS_CA  remote_tls_ca  PEM roots to check a grpcs:// server with (default: the
+//                                       system's)
+//   NVFRESH_REMOTE_TLS_CLIENT_CERT remote_tls_client_cert  PEM client certificate (grpcs://)
+//   NVFRESH_REMOTE_TLS_CLIENT_KEY  remote_tls_client_key   its PEM private key
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -54,6 +61,11 @@ struct Config {
   std::string remote;        // "" means none
   std::string remote_instance;
   std::string remote_read_only;
+  std::string remote_token_file;
+  std::string remote_token;  // a secret: never printed, logged or written (cache/remote_cache.hpp)
+  std::string remote_tls_ca;
+  std::string remote_tls_client_cert;
+  std::string remote_tls_client_key;
   std::string space_floor;  // "" means the default
   std::string config_file;  // the file that was read, if any
 };

@@ -3,8 +3,11 @@
 #include <build/bazel/remote/execution/v2/remote_execution.grpc.pb.h>
 #include <fmt/format.h>
 #include <google/bytestream/bytestream.grpc.pb.h>
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <mutex>
 #include <random>
 
 namespace nvfresh::reapi {
@@ -33,7 +36,55 @@ BlobDigest from_proto(const v2::Digest& digest)
 
 std::string describe(const grpc::Status& status)
 {
-  return fmt::format("{} ({})", status.error_message(), static_cast<int>(status.error_code()));
+  const auto code = status.error_code();
+  if (code == grpc::StatusCode::UNAUTHENTICATED || code == grpc::StatusCode::PERMISSION_DENIED) {
+    return fmt::format("the server refused nvfresh's credentials: {} ({}); check "
+                       "NVFRESH_REMOTE_TOKEN_FILE and NVFRESH_REMOTE_TLS_CLIENT_CERT",
+                       status.error_message(),
+                       code == grpc::StatusCode::UNAUTHENTICATED ? "UNAUTHENTICATED"
+                                                                 : "PERMISSION_DENIED");
+  }
+  return fmt::format("{} ({})", status.error_message(), static_cast<int>(code));
+}
+
+std::mutex g_log_mutex;
+std::string g_last_error;
+
+void keep_last_error(gpr_log_func_args* args)
+{
+  if (args->severity == GPR_LOG_SEVERITY_ERROR && args->message != nullptr) {
+    const std::lock_guard<std::mutex> lock(g_log_mutex);
+    g_last_error = args->message;
+  }
+}
+
+std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const Endpoint& endpoint,
+                                                              const ClientOptions& options)
+{
+  if (!endpoint.tls) {
+    return grpc::InsecureChannelCredentials();
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = options.tls_root_certs;
+  ssl.pem_cert_chain = options.tls_client_cert;
+  ssl.pem_private_key = options.tls_client_key;
+  return grpc::SslCredentials(ssl);
+}
+
+std::string connect_failure(const Endpoint& endpoint, const ClientOptions& options)
+{
+  const auto deadline = options.connect_deadline;
+  std::string why = last_grpc_error();
+  std::replace(why.begin(), why.end(), '\n', ' ');
+  if (endpoint.tls && why.find("andshake") != std::string::npos) {
+    return fmt::format("cannot connect to {}: the TLS handshake failed ({})", endpoint.target, why);
+  }
+  if (endpoint.tls && options.tls_client_cert.empty()) {  // the server closes without a word
+    return fmt::format("cannot connect to {} within {} ms (over TLS: does it want a client "
+                       "certificate? NVFRESH_REMOTE_TLS_CLIENT_CERT)",
+                       endpoint.target, deadline.count());
+  }
+  return fmt::format("cannot connect to {} within {} ms", endpoint.target, deadline.count());
 }
 
 std::string uuid()
@@ -58,6 +109,9 @@ struct RemoteClient::Stubs {
 
 Endpoint parse_endpoint(const std::string& url)
 {
+  if (url.find('@') != std::string::npos) {  // not echoed: it may hold a password
+    throw RemoteError("the remote's URL names a user or password, which nvfresh never sends");
+  }
   for (const auto& [scheme, tls] : {std::pair{"grpc://", false}, std::pair{"grpcs://", true}}) {
     const std::string prefix = scheme;
     if (url.rfind(prefix, 0) == 0 && url.size() > prefix.size()) {
@@ -77,15 +131,13 @@ Endpoint parse_endpoint(const std::string& url)
 RemoteClient::RemoteClient(const Endpoint& endpoint, ClientOptions options)
   : m_stubs(std::make_unique<Stubs>()), m_options(std::move(options))
 {
-  auto credentials = endpoint.tls ? grpc::SslCredentials(grpc::SslCredentialsOptions())
-                                  : grpc::InsecureChannelCredentials();
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(-1);
-  m_stubs->channel = grpc::CreateCustomChannel(endpoint.target, credentials, arguments);
+  m_stubs->channel =
+    grpc::CreateCustomChannel(endpoint.target, channel_credentials(endpoint, m_options), arguments);
   if (!m_stubs->channel->WaitForConnected(std::chrono::system_clock::now() +
                                           m_options.connect_deadline)) {
-    throw RemoteError(fmt::format("cannot connect to {} within {} ms", endpoint.target,
-                                  m_options.connect_deadline.count()));
+    throw RemoteError(connect_failure(endpoint, m_options));
   }
   m_stubs->capabilities = v2::Capabilities::NewStub(m_stubs->channel);
   m_stubs->action_cache = v2::ActionCache::NewStub(m_stubs->channel);
@@ -95,14 +147,24 @@ RemoteClient::RemoteClient(const Endpoint& endpoint, ClientOptions options)
 
 RemoteClient::~RemoteClient() = default;
 
-namespace {
-
-void set_deadline(grpc::ClientContext& context, std::chrono::milliseconds deadline)
+void quiet_grpc_log()
 {
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  gpr_set_log_function(keep_last_error);
 }
 
-}  // namespace
+std::string last_grpc_error()
+{
+  const std::lock_guard<std::mutex> lock(g_log_mutex);
+  return g_last_error;
+}
+
+void RemoteClient::prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const
+{
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  if (!m_options.bearer_token.empty()) {
+    context.AddMetadata("authorization", "Bearer " + m_options.bearer_token);
+  }
+}
 
 std::int64_t RemoteClient::max_batch_bytes()
 {
@@ -110,7 +172,7 @@ std::int64_t RemoteClient::max_batch_bytes()
     return m_max_batch;
   }
   grpc::ClientContext context;
-  set_deadline(context, m_options.call_deadline);
+  prepare(context, m_options.call_deadline);
   v2::GetCapabilitiesRequest request;
   request.set_instance_name(m_options.instance);
   v2::ServerCapabilities capabilities;
@@ -127,7 +189,7 @@ std::int64_t RemoteClient::max_batch_bytes()
 std::optional<ActionResultBlobs> RemoteClient::get_action_result(const BlobDigest& action)
 {
   grpc::ClientContext context;
-  set_deadline(context, m_options.call_deadline);
+  prepare(context, m_options.call_deadline);
   v2::GetActionResultRequest request;
   request.set_instance_name(m_options.instance);
   *request.mutable_action_digest() = to_proto(action);
@@ -152,7 +214,7 @@ std::optional<ActionResultBlobs> RemoteClient::get_action_result(const BlobDiges
 void RemoteClient::update_action_result(const BlobDigest& action, const ActionResultBlobs& blobs)
 {
   grpc::ClientContext context;
-  set_deadline(context, m_options.call_deadline);
+  prepare(context, m_options.call_deadline);
   v2::UpdateActionResultRequest request;
   request.set_instance_name(m_options.instance);
   *request.mutable_action_digest() = to_proto(action);
@@ -186,7 +248,7 @@ std::optional<std::map<BlobDigest, std::string>> RemoteClient::read_blobs(
       return true;
     }
     grpc::ClientContext context;
-    set_deadline(context, m_options.call_deadline);
+    prepare(context, m_options.call_deadline);
     v2::BatchReadBlobsResponse response;
     const grpc::Status status = m_stubs->cas->BatchReadBlobs(&context, batch, &response);
     if (!status.ok()) {
@@ -245,7 +307,7 @@ std::int64_t RemoteClient::write_blobs(const std::map<BlobDigest, std::string>& 
       return;
     }
     grpc::ClientContext context;
-    set_deadline(context, m_options.call_deadline);
+    prepare(context, m_options.call_deadline);
     v2::BatchUpdateBlobsResponse response;
     const grpc::Status status = m_stubs->cas->BatchUpdateBlobs(&context, batch, &response);
     if (!status.ok()) {
@@ -282,7 +344,7 @@ std::int64_t RemoteClient::write_blobs(const std::map<BlobDigest, std::string>& 
 std::optional<std::string> RemoteClient::read_large(const BlobDigest& digest)
 {
   grpc::ClientContext context;
-  set_deadline(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
+  prepare(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
   bs::ReadRequest request;
   const std::string prefix = m_options.instance.empty() ? "" : m_options.instance + "/";
   request.set_resource_name(fmt::format("{}blobs/{}/{}", prefix, digest.hash, digest.size));
@@ -319,7 +381,7 @@ std::vector<const std::pair<const BlobDigest, std::string>*> RemoteClient::find_
   const std::map<BlobDigest, std::string>& blobs)
 {
   grpc::ClientContext context;
-  set_deadline(context, m_options.call_deadline);
+  prepare(context, m_options.call_deadline);
   v2::FindMissingBlobsRequest request;
   request.set_instance_name(m_options.instance);
   for (const auto& [digest, bytes] : blobs) {
@@ -345,7 +407,7 @@ std::vector<const std::pair<const BlobDigest, std::string>*> RemoteClient::find_
 void RemoteClient::write_large(const BlobDigest& digest, const std::string& bytes)
 {
   grpc::ClientContext context;
-  set_deadline(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
+  prepare(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
   bs::WriteResponse response;
   auto writer = m_stubs->bytestream->Write(&context, &response);
   const std::string prefix = m_options.instance.empty() ? "" : m_options.instance + "/";

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace grpc {
+class ClientContext;
+}
+
 namespace nvfresh::reapi {
 
 // A call that failed (not a miss): unreachable, deadline exceeded, refused, exhausted.
@@ -45,7 +49,17 @@ struct ClientOptions {
   std::string instance;
   std::chrono::milliseconds call_deadline{5000};
   std::chrono::milliseconds connect_deadline{1000};
+  std::string bearer_token;     // "" none; else "authorization: Bearer <token>" on every call
+  std::string tls_root_certs;   // PEM (grpcs://); "" the system's roots
+  std::string tls_client_cert;  // PEM (grpcs://); "" none
+  std::string tls_client_key;   // PEM, the client certificate's key
 };
+
+// Sends gRPC's own log lines (a failed TLS handshake's, over two lines) nowhere: a failure is said
+// once, in nvfresh's words, with the last error gRPC logged (last_grpc_error). Call before any
+// channel is made.
+void quiet_grpc_log();
+std::string last_grpc_error();
 
 class RemoteClient {
 public:
@@ -76,6 +90,8 @@ private:
                           const std::map<BlobDigest, std::string>& blobs);
   std::vector<const std::pair<const BlobDigest, std::string>*> find_missing(
     const std::map<BlobDigest, std::string>& blobs);
+  // The deadline and the credentials of one call.
+  void prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const;
 
   struct Stubs;
   std::unique_ptr<Stubs> m_stubs;
