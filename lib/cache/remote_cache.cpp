@@ -120,6 +120,16 @@ std::string input_root_name(const std::string& key_path)
   return under("rel", normal);
 }
 
+CacheEntry entry_for_readers(CacheEntry entry)
+{
+  entry.origin_tree.clear();
+  entry.origin_cwd.clear();
+  entry.origin_object.clear();
+  entry.origin_command.clear();
+  entry.origin_env.clear();
+  return entry;
+}
+
 std::string object_output_path(const CompileIdentity& identity, const std::string& object,
                                const PathMap& map)
 {
@@ -326,8 +336,8 @@ std::int64_t RemoteCache::publish(const nlohmann::json& result, const std::strin
   const std::string stderr_file = dir.path() + "/stderr";
   const std::string manifest_file = dir.path() + "/manifest";
   const std::string empty_file = dir.path() + "/empty";
-  CacheEntry described = entry;  // the object and the console travel as blobs of their own
-  described.object.clear();
+  CacheEntry described = entry_for_readers(entry);
+  described.object.clear();  // the object and the console travel as blobs of their own
   described.console_out.clear();
   described.console_err.clear();
   write_file_atomically(object_file, entry.object);

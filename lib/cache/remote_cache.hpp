@@ -127,6 +127,13 @@ private:
   RemoteSettings m_settings;
 };
 
+// The entry as uploaded: without what only its writer uses, `nvfresh cache verify`'s way to compile
+// it again (the writer's build tree, working dir, object path, command line and environment: HOME,
+// PATH, TMPDIR, LANG). A reader checks an entry by its keys and verifies it with its own compile
+// (NVFRESH_CACHE_VERIFY), never by running a command a writer chose; the keys, the depfile, the
+// console, the digests and the roots the object names (`bound`) stay.
+CacheEntry entry_for_readers(CacheEntry entry);
+
 // The object's output path in the result Action: relative to the working directory.
 std::string object_output_path(const CompileIdentity& identity, const std::string& object,
                                const PathMap& map);

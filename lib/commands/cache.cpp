@@ -190,6 +190,12 @@ StoredVerification verify_stored_entry(ObjectCache& cache, const Digest& key,
     result.verified.detail = error == "missing" ? "gone (evicted meanwhile)" : error;
     return result;
   }
+  if (result.entry->origin_command.empty()) {  // cache/remote_cache.hpp: entry_for_readers
+    result.verified.verdict = Verification::not_run;
+    result.verified.detail = "fetched from the remote, it keeps no command (a reader never runs a "
+                             "writer's): NVFRESH_CACHE_VERIFY verifies it when a compile is served";
+    return result;
+  }
   if (std::string changed = cache.inputs_changed(key, *result.entry, hasher); !changed.empty()) {
     result.verified.verdict = Verification::not_verified;
     result.verified.detail = "inputs changed since stored (" + changed + "): not verified";

@@ -153,7 +153,7 @@ std::string served_description(const Digest& key, const CacheEntry& entry)
 {
   return fmt::format("served from the cache (entry {}, first compiled {} in {})", key.short_hex(),
                      format_local_time(entry.created_ns, true),
-                     entry.origin_tree.empty() ? std::string("an unknown tree")
+                     entry.origin_tree.empty() ? std::string("a tree of the remote's writer")
                                                : entry.origin_tree);
 }
 

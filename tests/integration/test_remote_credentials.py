@@ -7,6 +7,9 @@ credentials, real nvcc, CMake and Ninja (issue 41, "Who may write, and how a rea
   compile and the right object. The token, and a password put in the URL (refused with one line),
   appear nowhere: not in the build's output, the debug log, the cache dir, the build tree (records)
   or TMPDIR (the helper's request files), zstd-compressed files decompressed first.
+- WhatAnUploadNames: every blob a writer uploaded, read back from BuildGrid's storage, names
+  neither the writer's HOME, nor its build dir, nor its PATH; a reader is still served, and its
+  `cache verify` runs no command of the writer's.
 - ClientCertificates: BuildGrid on TLS requiring a client certificate signed by a CA made here with
   `openssl`: with NVFRESH_REMOTE_TLS_CA, _CLIENT_CERT and _CLIENT_KEY one machine uploads and another
   is served; without a certificate, and with grpcs:// to a plaintext server (a failed handshake),
@@ -15,10 +18,12 @@ credentials, real nvcc, CMake and Ninja (issue 41, "Who may write, and how a rea
 import subprocess
 from pathlib import Path
 
+import os
+
 import harness
 from buildgrid_server import BuildGridServer, jwt_token
 from project import Target, marked_source, markers
-from test_cache import cache_stats
+from test_cache import NVFRESH, cache_stats
 from test_remote_cache import RemoteCase, kinds_of, require_buildgrid
 
 SECRET = "nvfresh-test-secret-of-32-bytes-at-least"  # PyJWT warns below 32 bytes
@@ -197,6 +202,36 @@ class ClientCertificates(CredentialCase):
                             f"a line that is neither the build's nor nvfresh's:\n{output}")
         finally:
             plain.stop()
+
+
+class WhatAnUploadNames(RemoteCase):
+    def test_no_home_build_dir_or_path_of_the_writer(self):
+        home = self.root / "writer-home-7f3a"
+        home.mkdir()
+        source = self.one_kernel()
+        writer = self.machine("writer", HOME=str(home))
+        tree = self.tree(source, "build-of-the-writer-7f3a", env=writer)
+        self.assertEqual(self.build(tree), {"p.cu.o": "compiled"})
+        self.assertEqual(cache_stats(writer)["remote_uploads"], 1)
+        uploaded = [p for p in (self.server.dir / "cas").rglob("*") if p.is_file()]
+        self.assertGreater(len(uploaded), 3)
+        searched = {"HOME": str(home), "build dir": str(tree.build_dir),
+                    "PATH": os.environ["PATH"]}
+        for path in uploaded:
+            data = path.read_bytes()
+            for what, text in searched.items():
+                self.assertNotIn(text.encode(), data, f"the writer's {what} in an uploaded blob")
+
+        reader = self.machine("reader")
+        tree = self.fresh_tree(source, reader)
+        self.assertEqual(self.build(tree), {"p.cu.o": "served"})
+        self.assert_same_as_uncached(tree, "p.cu.o", env=reader)
+        verify = harness.run([NVFRESH, "cache", "verify"], env=reader).stdout.decode()
+        self.assertIn("fetched from the remote, it keeps no command", verify)
+
+    def one_kernel(self):
+        files = {"p.cu": marked_source([f"// {self.id()}"], [("p", '"p1"', "host,dev")])}
+        return self.project([Target("kp", "p.cu")], files)
 
 
 if __name__ == "__main__":

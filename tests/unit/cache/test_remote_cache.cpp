@@ -111,3 +111,31 @@ TEST_CASE("a remote is set by NVFRESH_REMOTE, read-only by NVFRESH_REMOTE_READ_O
   CHECK(settings->instance == "main");
   CHECK(settings->read_only);
 }
+
+TEST_CASE("an uploaded entry leaves out what only its writer uses")
+{
+  CacheEntry entry;
+  entry.manifest_key = hash_bytes("manifest");
+  entry.result_key = hash_bytes("result");
+  entry.object_digest = hash_bytes("object");
+  entry.depfile_prerequisites = {k_source + "/k.cu"};
+  entry.components = {{"host code", hash_bytes("host")}};
+  entry.bound = CacheEntry::Binding{"/ck/build", "/ck"};
+  entry.nvcc_version = "13.0";
+  entry.origin_tree = "/home/alice/proj/build";
+  entry.origin_cwd = "/home/alice/proj/build";
+  entry.origin_object = "/home/alice/proj/build/k.o";
+  entry.origin_command = {"/usr/local/cuda/bin/nvcc", "-c", "/home/alice/proj/k.cu"};
+  entry.origin_env = {{"HOME", "/home/alice"}, {"PATH", "/home/alice/bin:/usr/bin"}};
+
+  const CacheEntry shared = entry_for_readers(entry);
+  const std::string text = serialize_cache_entry(shared);
+  CHECK(text.find("/home/alice") == std::string::npos);
+  CHECK(shared.origin_command.empty());
+  CHECK(shared.origin_env.empty());
+  CacheEntry kept = entry;
+  kept.origin_tree = kept.origin_cwd = kept.origin_object = "";
+  kept.origin_command.clear();
+  kept.origin_env.clear();
+  CHECK(shared == kept);  // keys, digests, depfile, bound roots and the rest unchanged
+}
