@@ -128,6 +128,7 @@ DoctorPlan plan_doctor(const std::string& build_dir, const Environment& env)
   plan_toolchain(plan, facts, env);
   const Config config = load_config(env);
   plan.record_root = record_root_of_build_dir(config.record_dir, plan.build_dir);
+  plan.disabled_here = config.disabled;
   plan.space_floor = config.space_floor;
   const CacheSettings cache = cache_settings(config, env);
   plan.cache = {cache.enabled, cache.dir, cache.shared, cache.min_free};
@@ -138,6 +139,9 @@ std::vector<SetupCheck> run_setup_checks(const DoctorPlan& plan)
 {
   std::vector<SetupCheck> checks;
   checks.push_back(check_compiles_through_nvfresh(plan.trees));
+  checks.push_back(judge_launchers(gather_launchers(plan.nvcc_runs, plan.probe.env)));
+  checks.push_back(
+    judge_last_build(gather_last_build(plan.trees.front(), plan.record_root, plan.disabled_here)));
   checks.push_back(check_sync_wired(plan.trees.front()));
   checks.push_back(run_tracer_probe(plan.probe));
   checks.push_back(check_record_root(plan.record_root, plan.space_floor));

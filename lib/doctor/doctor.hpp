@@ -3,7 +3,7 @@
 //                 (build_commands.hpp) with those of nested trees (an ExternalProject's), its
 //                 CMakeCache.txt (nvcc, -ccbin, the build tool), nvfresh's settings (record root,
 //                 cache dir, space floor) and what PATH resolves nvcc and the host compiler to;
-//   run_setup_checks  runs each check (build_wiring, tracer_probe, storage_checks,
+//   run_setup_checks  runs each check (build_wiring, what_ran, tracer_probe, storage_checks,
 //                 compiler_cache_chain, build_tool), one SetupCheck each, in a fixed order.
 // The command (commands/doctor.cpp) prints them (setup_check.hpp).
 #pragma once
@@ -13,6 +13,7 @@
 #include "doctor/setup_check.hpp"
 #include "doctor/storage_checks.hpp"
 #include "doctor/tracer_probe.hpp"
+#include "doctor/what_ran.hpp"
 #include "util/environment.hpp"
 
 #include <string>
@@ -29,7 +30,8 @@ struct DoctorPlan {
   std::vector<ResolvedProgram> programs;
   TracerProbe probe;
   std::string record_root;
-  std::string space_floor;  // NVFRESH_SPACE_FLOOR ("" for the default)
+  bool disabled_here = false;  // NVFRESH_DISABLE where doctor runs
+  std::string space_floor;     // NVFRESH_SPACE_FLOOR ("" for the default)
   CacheDirFacts cache;
 };
 

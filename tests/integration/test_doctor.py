@@ -7,6 +7,10 @@ and Unix Makefiles) checked, one line per check, OK or the problem and its fix.
   its output; an ExternalProject (the example again, without nvfresh; only its configure step run):
   `compiles` names its objects in the nested tree; configured with only CMAKE_CUDA_COMPILER_LAUNCHER=nvfresh: `sync` says the step is
   missing.
+- What ran, not what is named: the launcher (NVFRESH_EXECUTABLE, a symlink to nvfresh) removed
+  after configure, and a script named nvfresh that execs its arguments: `launcher` fails; a tree
+  built with NVFRESH_DISABLE=1 (no record of its 2 objects): `last-build` fails, while a tree built
+  through nvfresh passes it; NVFRESH_DISABLE=1 where doctor runs: `last-build` fails.
 - Toolchain and disks broken: NVFRESH_RECORD_DIR below a regular file (the tests run as root, so a
   mode cannot make a directory unwritable); ccache kept between nvfresh and nvcc, or first on PATH
   as gcc (Debian's /usr/lib/ccache); a -ccbin wrapper
@@ -23,17 +27,18 @@ import project
 
 NVCC = harness.require_nvcc()
 EXAMPLE = harness.source_dir() / "examples" / "cmake_project"
-CHECKS = ["compiles", "sync", "tracer", "records", "cache", "compiler-cache", "build-tool"]
+CHECKS = ["compiles", "launcher", "last-build", "sync", "tracer", "records", "cache",
+          "compiler-cache", "build-tool"]
 
 
-def configure(work, name, tool, extra=(), source=EXAMPLE, module=True):
+def configure(work, name, tool, extra=(), source=EXAMPLE, module=True, executable=None):
     build = work / name
     args = ["cmake", "-S", str(source), "-B", str(build), "-G", tool.generator,
             f"-DCMAKE_MAKE_PROGRAM={tool.make_program}", "-DCMAKE_CUDA_ARCHITECTURES=80",
             *extra]
     if module:
         args += [f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
-                 f"-DNVFRESH_EXECUTABLE={harness.nvfresh_bin()}"]
+                 f"-DNVFRESH_EXECUTABLE={executable or harness.nvfresh_bin()}"]
     harness.run(args, check=True)
     return build
 
@@ -215,6 +220,59 @@ class BrokenToolchain(DoctorCase):
                                           "keeps LD_PRELOAD")
         self.assertIn(str(self.wrapper), checks["tracer"][1])
         self.assertIn("/usr/include/", checks["tracer"][1], "the first file missed is a host header")
+
+
+
+class WhatRan(DoctorCase):
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_work_dir("nvfresh-doctor-ran-")
+        gone = work / "gone-bin" / "nvfresh"
+        gone.parent.mkdir()
+        gone.symlink_to(harness.nvfresh_bin())
+        cls.gone = configure(work, "gone", project.NINJA, executable=gone)
+        gone.unlink()  # removed after configure: every compile of the tree fails
+        script = work / "fake-bin" / "nvfresh"
+        script.parent.mkdir()
+        script.write_text('#!/bin/sh\nexec "$@"\n')
+        script.chmod(0o755)
+        cls.script = configure(work, "script", project.NINJA, executable=script)
+        cls.disabled = configure(work, "disabled", project.NINJA)
+        harness.run(["cmake", "--build", str(cls.disabled)], env={"NVFRESH_DISABLE": "1"},
+                    check=True)
+        cls.built = configure(work, "built", project.NINJA)
+        harness.run(["cmake", "--build", str(cls.built)], check=True)
+
+    def test_a_launcher_removed_after_configure(self):
+        checks = self.assert_only_failure(self.gone, "launcher", "is not there (removed after "
+                                          "configure?)", "-DNVFRESH_EXECUTABLE=")
+        self.assertIn("the launcher of 2 CUDA compiles", checks["launcher"][1])
+        self.assertIn("all 2 CUDA compiles run through nvfresh", checks["compiles"][1])
+
+    def test_a_program_only_named_nvfresh(self):
+        self.assert_only_failure(self.script, "launcher", "is not nvfresh: ", "a wrapper script "
+                                 "must exec nvfresh")
+
+    def test_a_build_with_nvfresh_disabled(self):
+        checks = self.assert_only_failure(self.disabled, "last-build", "2 of 2 built objects were "
+                                          "made by a compile nvfresh did not record",
+                                          "NVFRESH_DISABLE=1")
+        self.assertIn("attention.cu.o", checks["last-build"][1])
+
+    def test_a_build_through_nvfresh(self):
+        status, out, err = doctor(self.built)
+        self.assertEqual(status, 0, out + err)
+        checks = lines_of(out)
+        self.assertEqual(checks["last-build"][1],
+                         "nvfresh recorded the compile of each of the 2 built objects")
+        self.assertRegex(checks["launcher"][1], r"^the compiles run /\S+/nvfresh \(nvfresh \S+\)$")
+
+    def test_nvfresh_disabled_where_doctor_runs(self):
+        status, out, err = doctor(self.built, env={"NVFRESH_DISABLE": "1"})
+        self.assertEqual(status, 1, out + err)
+        state, finding, _ = lines_of(out)["last-build"]
+        self.assertEqual(state, "FAIL", out)
+        self.assertIn("NVFRESH_DISABLE is set here", finding)
 
 
 if __name__ == "__main__":
