@@ -209,14 +209,17 @@ class WhatAnUploadNames(RemoteCase):
         home = self.root / "writer-home-7f3a"
         home.mkdir()
         source = self.one_kernel()
-        writer = self.machine("writer", HOME=str(home))
+        # A PATH of the writer's own: its last directory comes after gcc's, so no lookup probes
+        # it, and only a copy of PATH itself could carry it.
+        path = f"{os.environ['PATH']}:{self.root / 'writer-path-7f3a'}"
+        writer = self.machine("writer", HOME=str(home), PATH=path)
         tree = self.tree(source, "build-of-the-writer-7f3a", env=writer)
         self.assertEqual(self.build(tree), {"p.cu.o": "compiled"})
         self.assertEqual(cache_stats(writer)["remote_uploads"], 1)
         uploaded = [p for p in (self.server.dir / "cas").rglob("*") if p.is_file()]
         self.assertGreater(len(uploaded), 3)
-        searched = {"HOME": str(home), "build dir": str(tree.build_dir),
-                    "PATH": os.environ["PATH"]}
+        searched = {"HOME": str(home), "build dir": str(tree.build_dir), "PATH": path,
+                    "PATH's last directory": "writer-path-7f3a"}
         for path in uploaded:
             data = path.read_bytes()
             for what, text in searched.items():
