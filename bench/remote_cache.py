@@ -25,12 +25,17 @@ dirs; both build the same checkout at the same path.
       host-only edit, remote steps  machine B (an empty cache dir, a fresh build dir) after
                  another host-only edit: the object misses locally and remotely, every step from
                  the remote
+(d) what the remote costs a cold build: the tree of (b), each build with device code of its own (so
+    nothing on the server or in any cache serves it), an empty cache dir and a fresh build dir:
+      remote off  no NVFRESH_REMOTE: every TU compiled and stored locally
+      remote on   every TU asked of the server (a miss, its steps too), compiled, stored and
+                  uploaded; the two sides alternate which goes first. Issue 41's goal: <= 1.05x
 
 Prints medians of wall and CPU time (user + sys of the launcher and its children) and the ratios,
 with the remote's hits and uploads from `nvfresh cache stats --json`. Asserts that the hits were
 hits (0 nvcc runs), nothing else.
 
-usage: bench/remote_cache.py [--runs 3] [--tus 50] [--only fmha|tree|steps] [--keep]
+usage: bench/remote_cache.py [--runs 3] [--tus 50] [--only fmha|tree|steps|cold] [--keep]
 """
 import argparse
 import json
@@ -214,11 +219,48 @@ def bench_steps(nvfresh, nvcc, root, url, runs):
     print(f"  every cicc and ptxas step of B served from the remote: {served_remotely} of {4 * runs}")
 
 
+COLD_OFF, COLD_ON = "remote off", "remote on (misses, uploads)"
+
+
+def bench_cold(nvfresh, nvcc, root, url, tus, runs):
+    src, build = root / "cold-tree", root / "cold-build"  # one path for every build
+    build_cmd = ["cmake", "--build", str(build), "-j2"]
+    rows = {COLD_OFF: [], COLD_ON: []}
+    uploads = 0
+    for run in range(runs):
+        sides = (COLD_OFF, COLD_ON) if run % 2 == 0 else (COLD_ON, COLD_OFF)
+        for side in sides:
+            shutil.rmtree(src, ignore_errors=True)
+            skip_speed.write_tree(src, tus)
+            tag = f"{os.getpid()}_{run}_{int(side == COLD_ON)}"
+            for source in (src / "ops").glob("*.cu"):
+                source.write_text(source.read_text() + f"__device__ int bench_cold_{tag} = {run};\n")
+            env = {"NVFRESH_CACHE_DIR": str(benchlib.fresh_dir(root / "cold-cache"))}
+            if side == COLD_ON:
+                env["NVFRESH_REMOTE"] = url
+            configure(nvfresh, nvcc, src, build, env)
+            rows[side].append(benchlib.timed(build_cmd, env=env, bench="remote_cache"))
+            served, compiled, _ = served_events(build, 0)
+            if (served, compiled) != (0, tus):
+                sys.exit(f"remote_cache: cold build, {side}: {served} served and {compiled} nvcc "
+                         f"runs, expected 0 and {tus}")
+            if side == COLD_ON:
+                s = stats(nvfresh, env)
+                if (s["remote_uploads"], s["remote_errors"]) != (tus, 0):
+                    sys.exit(f"remote_cache: cold build with the remote: {s['remote_uploads']} "
+                             f"uploads and {s['remote_errors']} errors, expected {tus} and 0")
+                uploads += s["remote_uploads"]
+    print(f"\n(d) a cold build of a {tus}-TU tree, sm_80, Ninja -j2, remote on against off: "
+          f"{runs} builds each, alternating (medians; issue 41's goal: on <= 1.05x off)")
+    print_rows(rows, COLD_OFF)
+    print(f"  uploads with the remote on: {uploads} ({runs} builds)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tus", type=int, default=50)
-    parser.add_argument("--only", choices=("fmha", "tree", "steps"))
+    parser.add_argument("--only", choices=("fmha", "tree", "steps", "cold"))
     parser.add_argument("--nvcc", default=benchlib.default_nvcc())
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
@@ -236,6 +278,8 @@ def main():
                 bench_tree(nvfresh, args.nvcc, root, server.url, args.tus, args.runs)
             if args.only in (None, "steps"):
                 bench_steps(nvfresh, args.nvcc, root, server.url, args.runs)
+            if args.only in (None, "cold"):
+                bench_cold(nvfresh, args.nvcc, root, server.url, args.tus, args.runs)
         finally:
             server.stop()
     return 0
