@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds nvfresh (NVFRESH_WERROR=ON under CI). Usage: scripts/build.sh [variant]
-#   (none)     build/            RelWithDebInfo, the system compiler (g++): what users build
+#   (none)     build/            RelWithDebInfo, the system compiler (g++): nvfresh and its tests
+#   product    build/            the same without the tests (NVFRESH_BUILD_TESTS=OFF): the launcher,
+#                                the tracer, the heap-noise library and nvfresh-remote, what
+#                                scripts/setup.sh builds and `cmake --install` installs; a later
+#                                build without a variant adds the tests and reuses these objects
 #   sanitize   build-sanitize/   the same with ASan + UBSan (cmake/Sanitizers.cmake), at -O1 -g1
 #   fuzz       build-fuzz/       clang++ with the libFuzzer targets only (tests/fuzz/CMakeLists.txt)
 set -euo pipefail
@@ -10,7 +14,8 @@ werror=OFF
 variant=${1:-}
 targets=()
 case "$variant" in
-"") dir=build options=() ;;
+"") dir=build options=(-DNVFRESH_BUILD_TESTS=ON) ;;
+product) dir=build options=(-DNVFRESH_BUILD_TESTS=OFF) ;;
 sanitize)
   # -O1 -g1 (line tables: ASan's reports still name function, file and line): ASan's own advice, and
   # half the CPU of -O2 -g for an instrumented compile (check.cpp: 12 s against 27 s), which keeps
@@ -24,7 +29,7 @@ fuzz)
   targets=(--target fuzzers)
   ;;
 *)
-  echo "build.sh: unknown variant '$variant' (none, sanitize or fuzz)" >&2
+  echo "build.sh: unknown variant '$variant' (none, product, sanitize or fuzz)" >&2
   exit 2
   ;;
 esac

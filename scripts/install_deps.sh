@@ -1,31 +1,22 @@
 #!/usr/bin/env bash
-# Installs what nvfresh needs to build and test, from Debian's packages only. Idempotent and fast
-# when everything is present (it asks dpkg first and runs apt-get only for what is missing).
+# Installs what nvfresh itself needs to build (the launcher, its library, the tracer and the
+# nvfresh-remote helper), from Debian's packages only; scripts/setup.sh runs it. What only the tests
+# need (Catch2, Python, clang, Chromium, the venvs, other nvcc versions) is installed by
+# scripts/install_test_tools.sh, which the test command runs. Idempotent and fast when everything is
+# present (scripts/install_apt_packages.sh asks dpkg first).
 set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
-packages=(cmake ninja-build make g++ python3 ccache
-          libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev catch2
+packages=(cmake ninja-build g++
+          ccache  # scripts/build.sh compiles through it: the test build reuses setup's objects
+          libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev
           libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev
-          zstd clang-format clang-tidy  # zstd: the tests read records (zstd-compressed); clang-*: the lint tests
-          chromium                      # test_report renders the report's page headless
-          clang libclang-rt-14-dev      # the fuzz stage: clang++ -fsanitize=fuzzer (libFuzzer, ASan, UBSan)
           # the remote cache's client (nvfresh-remote): gRPC, protobuf, the REAPI .proto files
           # (bazel-bootstrap-source), SHA-256 (OpenSSL's libcrypto)
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-          bazel-bootstrap-source libssl-dev pkg-config
-          redis-server)                 # the BuildGrid team set-up's action cache (test_remote_team)
-
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "install_deps: installing ${missing[*]}"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
-fi
+          bazel-bootstrap-source libssl-dev pkg-config)
+"$repo/scripts/install_apt_packages.sh" --no-install-recommends install_deps "${packages[@]}"
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
-  echo "install_deps: WARNING: no nvcc found (PATH or /usr/local/cuda/bin); the real-nvcc tests will be skipped" >&2
+  echo "install_deps: WARNING: no nvcc found (PATH or /usr/local/cuda/bin); nvfresh needs it at run time," \
+       "and the demo and the real-nvcc tests cannot run without it" >&2
 fi

