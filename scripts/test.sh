@@ -18,7 +18,10 @@
 #                                     runs every test, as the suite does: about 3x its time)
 #   arguments                         go to ctest in the suite and sanitize stages (e.g. -R staleness;
 #                                     a -R there replaces the sanitize stage's own)
-# Installs what is missing first, so it works on a fresh machine and in CI.
+# Installs what is missing first, so it works on a fresh machine and in CI, after scripts/setup.sh
+# or without it: what nvfresh needs to build (scripts/install_deps.sh), then what only the tests
+# need (scripts/install_test_tools.sh: Catch2, Python, clang, Chromium, the venvs, other nvcc
+# versions); the suite stage's build turns the tests on in the build/ that setup.sh made.
 #
 # scripts/test.sh quick   the developer's gate before a commit, a few minutes, installing nothing:
 #   builds build/, runs the unit, Python and lint ctests (ctest -L 'unit|python|lint'), clang-tidy on
@@ -50,9 +53,7 @@ ctest_args=("$@")
 k_sanitize_tests='^unit:|^integration: test_(passthrough|depfile_roundtrip|future_mtime|pytorch_style|trace_real_nvcc|prove|compiler_caches|staleness_paths|check_reasons|step_cache)\.'
 
 "$repo/scripts/install_deps.sh"
-if [ -x "$repo/scripts/install_test_tools.sh" ]; then
-  "$repo/scripts/install_test_tools.sh"
-fi
+"$repo/scripts/install_test_tools.sh"
 
 stage_suite() {
   "$repo/scripts/build.sh"

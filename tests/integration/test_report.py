@@ -5,7 +5,7 @@ from the cache), built again. Then:
 - --json against what nvfresh recorded: each TU's compile time is its record's, the edited header
   costs what its TU's compile took, a header both TUs read costs the sum, the cache split counts
   the events log's lines (misses: the first compiles and the edit; hits: the deleted object);
-- the HTML page rendered by headless Chromium (Debian's `chromium`, scripts/install_deps.sh): the
+- the HTML page rendered by headless Chromium (Debian's `chromium`, scripts/install_test_tools.sh): the
   numbers in its DOM (data-key attributes) are those of --json; nothing in it points outside
   the file; a screenshot is a PNG that is not blank.
 Without chromium the rendering test fails under CI=true and is skipped (loudly) elsewhere.
@@ -173,7 +173,7 @@ class ReportOfTheExample(unittest.TestCase):
     def test_page_renders_the_same_numbers_in_chromium(self):
         chromium = shutil.which("chromium")
         if chromium is None:
-            harness.fail_under_ci_else_skip("chromium is missing (scripts/install_deps.sh installs it)")
+            harness.fail_under_ci_else_skip("chromium is missing (scripts/install_test_tools.sh installs it)")
         page = self.work / "report.html"
         result = harness.nvfresh("report", "-C", str(self.build), "-o", str(page), env=self.tree.env)
         self.assertEqual(result.returncode, 0, result.stderr)
