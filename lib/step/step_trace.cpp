@@ -1,11 +1,10 @@
 #include "step/step_trace.hpp"
 
 #include "trace/trace_channel.hpp"
+#include "trace/trace_line.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <iterator>
@@ -51,10 +50,10 @@ bool TraceSink::send(std::string_view lines) const
 std::string process_lines(const Step& step)
 {
   std::string lines =
-    fmt::format("X {} {} {} {}\n", ::getpid(), ::getppid(), step.pass, step.tool_exe);
+    format_trace_line(process_line(::getpid(), ::getppid(), step.pass, step.tool_exe));
   const std::string invoked = absolute_path(step.tool, step.cwd);
   if (invoked != step.tool_exe) {
-    lines += fmt::format("I {} {}\n", ::getpid(), invoked);
+    lines += format_trace_line(invoked_line(::getpid(), invoked));
   }
   return lines;
 }
@@ -64,15 +63,16 @@ std::string served_lines(const Step& step, const StepEntry& entry,
 {
   std::string lines = process_lines(step);
   // The step ran no tool: its times say so ("served"), for the compile's per-pass split.
-  lines += fmt::format("T {} {} {} served\n", ::getpid(), step.started_ns, now_ns);
+  const int pid = ::getpid();
+  lines += format_trace_line(times_line(pid, step.started_ns, now_ns, true));
   for (const auto& read : entry.reads) {
-    lines += fmt::format("R {} {}\n", ::getpid(), read.path);
+    lines += format_trace_line(access_line(AccessKind::read, pid, read.path));
   }
   for (const auto& path : entry.missing) {
-    lines += fmt::format("M {} {}\n", ::getpid(), path);
+    lines += format_trace_line(access_line(AccessKind::missing, pid, path));
   }
   for (const auto& path : written) {
-    lines += fmt::format("W {} {}\n", ::getpid(), path);
+    lines += format_trace_line(access_line(AccessKind::write, pid, path));
   }
   return lines;
 }
@@ -88,7 +88,7 @@ void forward_trace(const TraceSink& sink, const Step& step, std::string_view tra
     if (end < trace.size()) {
       const size_t newline = trace.rfind('\n', end - 1);
       end = newline == std::string_view::npos || newline < at ? trace.size() : newline + 1;
-      while (end < trace.size() && trace.substr(end).starts_with("I ")) {
+      while (end < trace.size() && trace[end] == NVFRESH_TRACE_INVOKED) {
         end = trace.find('\n', end) + 1;
       }
     }
@@ -97,35 +97,44 @@ void forward_trace(const TraceSink& sink, const Step& step, std::string_view tra
   }
 }
 
+namespace {
+
+// Adds what one line of the tool's trace says it read, looked up or wrote; false when the line
+// does not parse or says events were lost.
+bool add_access(const std::optional<TraceLine>& line, const Step& step, StepAccesses& accesses,
+                std::set<std::string>& written)
+{
+  if (!line || line->kind == TraceLineKind::lost) {
+    return false;
+  }
+  const auto kind = access_kind_of(line->kind);
+  if (!kind) {
+    return true;  // its processes and times: the runner speaks for the step
+  }
+  const std::string path = lexically_normal(line->text);
+  if (*kind == AccessKind::write && written.insert(path).second) {
+    accesses.written.push_back(path);
+  } else if (*kind == AccessKind::read && !is_never_read(path)) {
+    accesses.reads.insert(path);
+  } else if (*kind == AccessKind::missing && !is_never_read(path) && !has_stem(path, step.temp)) {
+    accesses.missing.insert(path);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<StepAccesses> step_accesses(std::string_view trace, const Step& step,
                                           const std::set<std::string>& given_files)
 {
   StepAccesses accesses;
   std::set<std::string> written;
-  size_t at = 0;
-  while (at < trace.size()) {
-    size_t end = trace.find('\n', at);
-    if (end == std::string_view::npos) {
-      return std::nullopt;
-    }
-    std::string_view line = trace.substr(at, end - at);
-    at = end + 1;
-    const size_t pid_end = line.find(' ', 2);
-    if (line.size() < 2 || pid_end == std::string_view::npos) {
-      return std::nullopt;
-    }
-    const char kind = line[0];
-    const std::string path = lexically_normal(std::string(line.substr(pid_end + 1)));
-    if (kind == 'L') {
-      return std::nullopt;
-    }
-    if (kind == 'W' && written.insert(path).second) {
-      accesses.written.push_back(path);
-    } else if (kind == 'R' && !is_never_read(path)) {
-      accesses.reads.insert(path);
-    } else if (kind == 'M' && !is_never_read(path) && !has_stem(path, step.temp)) {
-      accesses.missing.insert(path);
-    }
+  bool complete = true;
+  const bool whole = read_trace_lines(trace, [&](const std::optional<TraceLine>& line) {
+    complete = complete && add_access(line, step, accesses, written);
+  });
+  if (!whole || !complete) {
+    return std::nullopt;
   }
   for (auto read = accesses.reads.begin(); read != accesses.reads.end();) {
     if (written.contains(*read) || given_files.contains(*read)) {

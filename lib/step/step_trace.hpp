@@ -1,4 +1,4 @@
-// The step runner on the trace channel (trace/trace.cpp has the grammar). The runner is not traced
+// The step runner on the trace channel (trace/trace_line.hpp has the grammar). The runner is not traced
 // itself: it speaks for the step. A served step sends the process it stands for and the entry's
 // reads, failed lookups and writes; a run forwards the tool's own lines after the runner's X line.
 // step_accesses reads back what a run's trace says it read, looked up and wrote.

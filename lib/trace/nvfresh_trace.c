@@ -6,7 +6,7 @@
 // Each event is one line, sent as one datagram to the launcher's socket (NVFRESH_TRACE_SOCKET) or
 // appended with one write(2) to a file opened with O_APPEND (NVFRESH_TRACE_FILE), so lines of
 // concurrent processes never interleave. A line that cannot be delivered is reported as lost.
-// The line grammar is written at the top of lib/trace/trace.cpp.
+// The line grammar is written in lib/trace/trace_line.hpp; its words are trace_format.h's.
 //
 // Rules for every wrapper: call the real function first, keep its return value and errno, never
 // allocate, and record nothing while already inside the tracer (reentrancy guard). The trace file
@@ -16,6 +16,8 @@
 // Needs glibc: constructors receive argc/argv, and the legacy __xstat family is interposed for
 // binaries built against glibc < 2.33 (the CUDA tools are).
 #define _GNU_SOURCE
+#include "trace/trace_format.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -134,10 +136,10 @@ static void report_lost(void)
     return;
   }
   char line[96];
-  size_t used = event_head(line, 'L');
-  used = append_text(line, used, "lost-");
+  size_t used = event_head(line, NVFRESH_TRACE_LOST);
+  used = append_text(line, used, NVFRESH_TRACE_LOST_EVENTS_PREFIX);
   used = append_number(line, used, (long)lost);
-  used = append_text(line, used, "-events");
+  used = append_text(line, used, NVFRESH_TRACE_LOST_EVENTS_SUFFIX);
   line[used] = '\n';
   if (deliver(line, used + 1) == k_sent) {
     __atomic_fetch_sub(&g_lost, lost, __ATOMIC_RELAXED);
@@ -207,8 +209,8 @@ static void emit_path_event(char letter, const char* path)
   size_t used = event_head(line, letter);
   used = append_text(line, used, path);
   if (used >= k_line_max - 1 || strchr(path, '\n') != NULL) {
-    used = event_head(line, 'L');
-    used = append_text(line, used, "path-too-long-or-newline");
+    used = event_head(line, NVFRESH_TRACE_LOST);
+    used = append_text(line, used, NVFRESH_TRACE_LOST_PATH);
   }
   line[used] = '\n';
   write_line(line, used + 1);
@@ -248,7 +250,7 @@ static void record(char letter, int dirfd, const char* path)
   char buf[PATH_MAX * 2];
   const char* full = resolve(dirfd, path, buf, sizeof buf);
   if (full == NULL) {
-    emit_path_event('L', "unresolvable-path");
+    emit_path_event(NVFRESH_TRACE_LOST, NVFRESH_TRACE_LOST_UNRESOLVABLE);
     return;
   }
   emit_path_event(letter, full);
@@ -273,7 +275,7 @@ static int raw_is_directory_fd(int fd)
 
 static char letter_for_mode(mode_t mode)
 {
-  return S_ISDIR(mode) ? 'D' : 'R';
+  return S_ISDIR(mode) ? NVFRESH_TRACE_DIRECTORY : NVFRESH_TRACE_READ;
 }
 
 // ---- process start ------------------------------------------------------------------------------
@@ -368,12 +370,13 @@ static void emit_process(int argc, char** argv)
   long len = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
   exe[len > 0 ? len : 0] = '\0';
   const char* execfn = (const char*)getauxval(AT_EXECFN);  // the path execve named
-  char pass[k_pass_max] = "-";
+  char pass[k_pass_max] = NVFRESH_TRACE_NO_PASS;
   if (argv != NULL && !preprocess_arch(argc, argv, pass, sizeof pass)) {
     tool_arch(argc, argv, exe, execfn, pass, sizeof pass);
   }
   char line[k_line_max * 2];
-  size_t used = append_text(line, 0, "X ");
+  const char head[3] = {NVFRESH_TRACE_PROCESS, ' ', '\0'};
+  size_t used = append_text(line, 0, head);
   used = append_number(line, used, (long)getpid());
   used = append_text(line, used, " ");
   used = append_number(line, used, (long)getppid());
@@ -392,7 +395,7 @@ static void emit_process(int argc, char** argv)
   const char* invoked = resolve(AT_FDCWD, execfn, invoked_buf, sizeof invoked_buf);
   if (invoked != NULL && strcmp(invoked, exe) != 0 && strchr(invoked, '\n') == NULL) {
     char* next = line + used;
-    size_t added = append_text(next, event_head(next, 'I'), invoked);
+    size_t added = append_text(next, event_head(next, NVFRESH_TRACE_INVOKED), invoked);
     if (added < k_line_max - 1) {  // else too long to name: the X line alone
       next[added] = '\n';
       used += added + 1;
@@ -424,7 +427,7 @@ static void emit_times(void)
     return;
   }
   char line[96];
-  size_t used = event_head(line, 'T');
+  size_t used = event_head(line, NVFRESH_TRACE_TIMES);
   used = append_number(line, used, g_start_ns);
   used = append_text(line, used, " ");
   used = append_number(line, used, monotonic_ns());
@@ -497,12 +500,14 @@ static void after_open(int dirfd, const char* path, int flags, int result, int s
   ++t_busy;
   if (result < 0) {
     if (lookup_failed(saved_errno) && (flags & O_ACCMODE) == O_RDONLY && !(flags & O_CREAT)) {
-      record('M', dirfd, path);
+      record(NVFRESH_TRACE_MISSING, dirfd, path);
     }
   } else if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0) {
-    record('W', dirfd, path);
+    record(NVFRESH_TRACE_WRITE, dirfd, path);
   } else {
-    record((flags & O_DIRECTORY) || raw_is_directory_fd(result) ? 'D' : 'R', dirfd, path);
+    record((flags & O_DIRECTORY) || raw_is_directory_fd(result) ? NVFRESH_TRACE_DIRECTORY
+                                                                : NVFRESH_TRACE_READ,
+           dirfd, path);
   }
   --t_busy;
   errno = saved_errno;
@@ -639,7 +644,7 @@ static void after_lookup(int dirfd, const char* path, int result, int saved_errn
   if (result == 0) {
     record(found, dirfd, path);
   } else if (lookup_failed(saved_errno)) {
-    record('M', dirfd, path);
+    record(NVFRESH_TRACE_MISSING, dirfd, path);
   }
   --t_busy;
   errno = saved_errno;
@@ -657,7 +662,7 @@ static int is_name_lookup(const char* path)
     REAL(int, name, const char*, struct type*);                                                    \
     int result = real_##name(path, buf);                                                           \
     after_lookup(AT_FDCWD, path, result, errno,                                                    \
-                 result == 0 ? letter_for_mode(buf->st_mode) : 'R');                               \
+                 result == 0 ? letter_for_mode(buf->st_mode) : NVFRESH_TRACE_READ);                \
     return result;                                                                                 \
   }
 
@@ -672,7 +677,8 @@ DEFINE_STAT(lstat64, stat64)
     REAL(int, name, int, const char*, struct type*, int);                                          \
     int result = real_##name(dirfd, path, buf, flags);                                             \
     if (is_name_lookup(path)) {                                                                    \
-      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
+      after_lookup(dirfd, path, result, errno,                                                     \
+                   result == 0 ? letter_for_mode(buf->st_mode) : NVFRESH_TRACE_READ);              \
     }                                                                                              \
     return result;                                                                                 \
   }
@@ -687,7 +693,7 @@ DEFINE_FSTATAT(fstatat64, stat64)
     REAL(int, name, int, const char*, struct type*);                                               \
     int result = real_##name(ver, path, buf);                                                      \
     after_lookup(AT_FDCWD, path, result, errno,                                                    \
-                 result == 0 ? letter_for_mode(buf->st_mode) : 'R');                               \
+                 result == 0 ? letter_for_mode(buf->st_mode) : NVFRESH_TRACE_READ);                \
     return result;                                                                                 \
   }
 
@@ -702,7 +708,8 @@ DEFINE_XSTAT(__lxstat64, stat64)
     REAL(int, name, int, int, const char*, struct type*, int);                                     \
     int result = real_##name(ver, dirfd, path, buf, flags);                                        \
     if (is_name_lookup(path)) {                                                                    \
-      after_lookup(dirfd, path, result, errno, result == 0 ? letter_for_mode(buf->st_mode) : 'R'); \
+      after_lookup(dirfd, path, result, errno,                                                     \
+                   result == 0 ? letter_for_mode(buf->st_mode) : NVFRESH_TRACE_READ);              \
     }                                                                                              \
     return result;                                                                                 \
   }
@@ -716,7 +723,8 @@ NVFRESH_EXPORT int statx(int dirfd, const char* path, int flags, unsigned int ma
   REAL(int, statx, int, const char*, int, unsigned int, struct statx*);
   int result = real_statx(dirfd, path, flags, mask, buf);
   if (is_name_lookup(path)) {
-    char found = result == 0 && (buf->stx_mask & STATX_TYPE) ? letter_for_mode(buf->stx_mode) : 'R';
+    char found = result == 0 && (buf->stx_mask & STATX_TYPE) ? letter_for_mode(buf->stx_mode)
+                                                             : NVFRESH_TRACE_READ;
     after_lookup(dirfd, path, result, errno, found);
   }
   return result;
@@ -729,7 +737,7 @@ static char found_letter(int dirfd, const char* path)
   if (syscall(SYS_newfstatat, dirfd, path, &st, 0) == 0) {
     return letter_for_mode(st.st_mode);
   }
-  return 'R';
+  return NVFRESH_TRACE_READ;
 }
 
 NVFRESH_EXPORT int access(const char* path, int mode)
@@ -738,7 +746,8 @@ NVFRESH_EXPORT int access(const char* path, int mode)
   int result = real_access(path, mode);
   int saved = errno;
   if (tracing()) {
-    after_lookup(AT_FDCWD, path, result, saved, result == 0 ? found_letter(AT_FDCWD, path) : 'R');
+    after_lookup(AT_FDCWD, path, result, saved,
+                 result == 0 ? found_letter(AT_FDCWD, path) : NVFRESH_TRACE_READ);
   }
   errno = saved;
   return result;
@@ -750,7 +759,8 @@ NVFRESH_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags)
   int result = real_faccessat(dirfd, path, mode, flags);
   int saved = errno;
   if (tracing() && is_name_lookup(path)) {
-    after_lookup(dirfd, path, result, saved, result == 0 ? found_letter(dirfd, path) : 'R');
+    after_lookup(dirfd, path, result, saved,
+                 result == 0 ? found_letter(dirfd, path) : NVFRESH_TRACE_READ);
   }
   errno = saved;
   return result;
@@ -868,6 +878,6 @@ NVFRESH_EXPORT int execve(const char* path, char* const argv[], char* const envp
     exec_step_runner(real_execve, path, argv, envp);
   }
   int result = real_execve(path, argv, envp);
-  after_lookup(AT_FDCWD, path, result, errno, 'R');
+  after_lookup(AT_FDCWD, path, result, errno, NVFRESH_TRACE_READ);
   return result;
 }

@@ -1,44 +1,15 @@
 // Reads the trace written by the LD_PRELOAD tracer (lib/trace/nvfresh_trace.c) and turns it into
 // the inputs of one compile.
 //
-// Trace file grammar, version 1. Every process of the compile appends lines with one write(2) each
-// (O_APPEND, each line shorter than PIPE_BUF), so lines of different processes never interleave but
-// come in any order between processes.
+// The line grammar, with its one reader and writer, is trace_line.hpp's.
 //
-//   trace    := line*
-//   line     := process | access | times | lost
-//   process  := "X" SP pid SP ppid SP pass SP exe LF      a process started (tracer constructor)
-//               [ "I" SP pid SP path LF ]                   the path its execve named (AT_EXECFN),
-//               only when that is not exe (a #! script such as an nvcc wrapper runs its
-//               interpreter; a symlink names its target); in the same write(2) as the X line
-//   access   := kind SP pid SP path LF
-//   kind     := "R"     opened read-only, or stat/access found a non-directory
-//             | "D"     a directory was opened or stat'ed
-//             | "W"     opened for writing, created or truncated
-//             | "M"     open/stat/access/execve failed with ENOENT or ENOTDIR (found nothing)
-//   times    := "T" SP pid SP start_ns SP end_ns [ SP "served" ] LF
-//               when the latest process of that pid started and ended (CLOCK_MONOTONIC ns): sent
-//               at its exit and before an exec; the last one counts. "served": a step the step
-//               cache served (lib/step/step_runner.hpp), which stands for the tool it names. A T
-//               line of a pid without a process is ignored (a forked child that never exec'd)
-//   lost     := "L" SP pid SP reason LF                     events the tracer could not deliver:
-//               "path-too-long-or-newline", "unresolvable-path", "lost-<n>-events"
-//   pid, ppid := decimal
-//   pass     := "-" | "compute_" arch | "sm_" arch           what the process's own argv says:
-//               "-E" with "-D__CUDA_ARCH__=800" (gcc, cc1plus) is compute_80, with
-//               __CUDA_ARCH_SPECIFIC__ compute_90a, with __CUDA_ARCH_FAMILY_SPECIFIC__ compute_100f;
-//               "-arch compute_80" (cicc) and "-arch=sm_80" (ptxas) name the pass directly
-//   exe      := the target of /proc/self/exe (absolute), to the end of the line
-//   path     := absolute (the tracer resolves relative paths against the cwd or the dirfd), to
-//               the end of the line; may contain spaces, never a newline
-//
-// A lost line, a line that does not parse, a relative path or exe, a NUL byte or a last line without
-// LF make the trace incomplete (Trace::complete = false); the record must then not claim it knows
+// A lost line, a line that does not parse, an I line of no process, or a last line without LF
+// make the trace incomplete (Trace::complete = false); the record must then not claim it knows
 // every input: it is recorded untrusted (the next build compiles it again).
 #include "trace/trace.hpp"
 
+#include "trace/trace_line.hpp"
 #include "util/file_io.hpp"
-#include "util/text_fields.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -64,126 +35,41 @@ constexpr std::string_view k_never_input_suffixes[] = {".mo"};
 constexpr std::string_view k_source_front_ends[] = {"cc1", "cc1plus", "cudafe++", "cicc", "nvcc"};
 constexpr std::string_view k_source_drivers[] = {"gcc", "g++", "c++", "cc", "clang", "clang++"};
 
-std::optional<int> parse_int(std::string_view text)
+TracedProcess* latest_process(Trace& trace, int pid)
 {
-  int value = 0;
-  return parse_number(text, value) ? std::optional<int>(value) : std::nullopt;
-}
-
-// Splits off the next space-separated word; the rest stays in text.
-std::string_view next_word(std::string_view& text)
-{
-  size_t space = text.find(' ');
-  std::string_view word = text.substr(0, space);
-  text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
-  return word;
-}
-
-std::optional<AccessKind> kind_of(std::string_view letter)
-{
-  if (letter == "R") {
-    return AccessKind::read;
-  }
-  if (letter == "D") {
-    return AccessKind::directory;
-  }
-  if (letter == "W") {
-    return AccessKind::write;
-  }
-  if (letter == "M") {
-    return AccessKind::missing;
-  }
-  return std::nullopt;
-}
-
-bool parse_process(std::string_view rest, Trace& trace)
-{
-  auto pid = parse_int(next_word(rest));
-  auto parent_pid = parse_int(next_word(rest));
-  std::string_view pass = next_word(rest);
-  if (!pid || !parent_pid || pass.empty() || rest.empty() || rest.front() != '/') {
-    return false;
-  }
-  TracedProcess process{*pid, *parent_pid, std::string(rest), pass == "-" ? "" : std::string(pass),
-                        ""};
-  trace.processes.push_back(process);
-  trace.accesses.push_back({*pid, AccessKind::exec, lexically_normal(process.executable)});
-  return true;
-}
-
-// "I pid path": the path the latest process of that pid was started as.
-bool parse_invoked(std::string_view rest, Trace& trace)
-{
-  auto pid = parse_int(next_word(rest));
-  if (!pid || rest.empty() || rest.front() != '/') {
-    return false;
-  }
   auto process = std::find_if(trace.processes.rbegin(), trace.processes.rend(),
-                              [&](const TracedProcess& p) { return p.pid == *pid; });
-  if (process == trace.processes.rend()) {
-    return false;
-  }
-  process->invoked_as = lexically_normal(std::string(rest));
-  return true;
+                              [&](const TracedProcess& p) { return p.pid == pid; });
+  return process == trace.processes.rend() ? nullptr : &*process;
 }
 
-std::optional<std::int64_t> parse_ns(std::string_view text)
+// Adds what one line says to the trace; false when it makes the trace incomplete (a lost line, an
+// I line of no process).
+bool apply_line(TraceLine line, Trace& trace)
 {
-  std::int64_t value = 0;
-  return parse_number(text, value) ? std::optional<std::int64_t>(value) : std::nullopt;
-}
-
-// "T pid start_ns end_ns [served]": when the latest process of that pid ran.
-bool parse_times(std::string_view rest, Trace& trace)
-{
-  auto pid = parse_int(next_word(rest));
-  auto start = parse_ns(next_word(rest));
-  auto end = parse_ns(next_word(rest));
-  const bool served = rest == "served";
-  if (!pid || !start || !end || *end < *start || (!rest.empty() && !served)) {
+  switch (line.kind) {
+  case TraceLineKind::process:
+    trace.accesses.push_back({line.pid, AccessKind::exec, lexically_normal(line.text)});
+    trace.processes.push_back(
+      {line.pid, line.parent_pid, std::move(line.text), std::move(line.pass), ""});
+    return true;
+  case TraceLineKind::invoked:
+    if (TracedProcess* process = latest_process(trace, line.pid)) {
+      process->invoked_as = lexically_normal(line.text);
+      return true;
+    }
     return false;
+  case TraceLineKind::times:
+    if (TracedProcess* process = latest_process(trace, line.pid)) {
+      process->start_ns = line.start_ns;
+      process->end_ns = line.end_ns;
+      process->served = line.served;
+    }
+    return true;
+  case TraceLineKind::lost: return false;
+  default:
+    trace.accesses.push_back({line.pid, *access_kind_of(line.kind), lexically_normal(line.text)});
+    return true;
   }
-  auto process = std::find_if(trace.processes.rbegin(), trace.processes.rend(),
-                              [&](const TracedProcess& p) { return p.pid == *pid; });
-  if (process != trace.processes.rend()) {
-    process->start_ns = *start;
-    process->end_ns = *end;
-    process->served = served;
-  }
-  return true;
-}
-
-bool parse_access(AccessKind kind, std::string_view rest, Trace& trace)
-{
-  auto pid = parse_int(next_word(rest));
-  if (!pid || rest.empty() || rest.front() != '/') {
-    return false;
-  }
-  trace.accesses.push_back({*pid, kind, lexically_normal(std::string(rest))});
-  return true;
-}
-
-// False when the line is malformed or reports a lost event. The tracer writes C strings, so a NUL
-// byte is damage (a path with one would name another file to stat and open).
-bool parse_line(std::string_view line, Trace& trace)
-{
-  if (line.find('\0') != std::string_view::npos) {
-    return false;
-  }
-  std::string_view letter = next_word(line);
-  if (letter == "X") {
-    return parse_process(line, trace);
-  }
-  if (letter == "I") {
-    return parse_invoked(line, trace);
-  }
-  if (letter == "T") {
-    return parse_times(line, trace);
-  }
-  if (auto kind = kind_of(letter)) {
-    return parse_access(*kind, line, trace);
-  }
-  return false;
 }
 
 // nvcc names every temporary file "tmpxft_<pid>_<n>..." (in TMPDIR): never an input, and a lookup
@@ -280,17 +166,13 @@ Trace read_trace(const std::string& trace_path)
 Trace parse_trace(std::string_view text)
 {
   Trace trace;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    size_t end = rest.find('\n');
-    if (end == std::string_view::npos) {
-      trace.complete = false;  // a torn last line: the writer did not finish
-      break;
-    }
-    if (!parse_line(rest.substr(0, end), trace)) {
+  const bool whole = read_trace_lines(text, [&](std::optional<TraceLine> line) {
+    if (!line || !apply_line(std::move(*line), trace)) {
       trace.complete = false;
     }
-    rest.remove_prefix(end + 1);
+  });
+  if (!whole) {
+    trace.complete = false;  // a torn last line: the writer did not finish
   }
   return trace;
 }

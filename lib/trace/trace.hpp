@@ -1,6 +1,6 @@
 // What the processes of one compile did to the file system, as recorded by the LD_PRELOAD tracer
 // (lib/trace/nvfresh_trace.c). The tracer sends one line per event to the launcher's socket
-// (trace_channel.hpp) or appends it to NVFRESH_TRACE_FILE; the grammar is at the top of trace.cpp.
+// (trace_channel.hpp) or appends it to NVFRESH_TRACE_FILE; the grammar is trace_line.hpp's.
 #pragma once
 
 #include <cstdint>

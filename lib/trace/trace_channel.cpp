@@ -1,5 +1,7 @@
 #include "trace/trace_channel.hpp"
 
+#include "trace/trace_line.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -136,7 +138,7 @@ void TraceListener::receive()
       }
     }
     if (sender == nullptr || sender->uid != ::getuid()) {
-      m_text += "L 0 datagram-from-another-user\n";
+      m_text += format_trace_line(lost_line(0, "datagram-from-another-user"));
       continue;
     }
     if (n == 0 && sender->pid == ::getpid()) {
