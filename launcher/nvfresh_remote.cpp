@@ -4,18 +4,12 @@
 //   nvfresh-remote get <request.json>   looks one Action up; on a hit, fetches its outputs
 //   nvfresh-remote put <request.json>   uploads Actions with their results
 //
-// request := {"remote": "grpc://host:port", "instance": "", "call_deadline_ms": 5000,
-//             "connect_deadline_ms": 1000, "digest_cache": file,
-//             "tls_ca": file, "tls_client_cert": file, "tls_client_key": file,   ("" none)
-//             "get": spec, "out_dir": dir}                                         (get)
-//          | {..., "put": [{"action": spec, "outputs": {path: file},
-//                           "stdout": file, "stderr": file}]}                      (put)
-// spec is reapi/action_builder.hpp's ActionSpec as JSON. A hit writes <out_dir>/result.json:
-//   {"outputs": {path: file}, "stdout": file, "stderr": file, "bytes": n}
-// Exit status: 0 a hit (get) or uploaded (put), 1 a miss (no result, or one of its blobs is gone),
-// 2 an error, said in one line on stderr (gRPC's own log is kept quiet).
-// The bearer token, a secret, is never in the request (a file): it comes in the environment, as
-// NVFRESH_REMOTE_TOKEN (cache/remote_credentials.hpp), and is sent on every call.
+// The request, the answer and the exit statuses are protocol/remote_protocol.hpp's (one codec for
+// both sides): a request of another protocol version is refused with one line and status 3. Any
+// error is said in one line on stderr (gRPC's own log is kept quiet). The bearer token, a secret,
+// is never in the request (a file): it comes in the environment, as NVFRESH_REMOTE_TOKEN
+// (cache/remote_credentials.hpp), and is sent on every call.
+#include "protocol/remote_protocol.hpp"
 #include "reapi/action_builder.hpp"
 #include "reapi/remote_client.hpp"
 
@@ -31,10 +25,13 @@
 namespace {
 
 using namespace nvfresh::reapi;
-
-constexpr int k_hit = 0;
-constexpr int k_miss = 1;
-constexpr int k_error = 2;
+using nvfresh::HelperAnswer;
+using nvfresh::HelperRequest;
+using nvfresh::HelperVerb;
+using nvfresh::k_helper_error;
+using nvfresh::k_helper_hit;
+using nvfresh::k_helper_miss;
+using nvfresh::k_helper_wrong_version;
 
 std::string read_whole(const std::string& path)
 {
@@ -56,49 +53,48 @@ void write_whole(const std::string& path, const std::string& bytes)
   }
 }
 
-// The bytes of the request's file `key`, "" when it names none.
-std::string pem_file(const nlohmann::json& request, const char* key)
+// The bytes of the PEM file `file`, "" when the request names none.
+std::string pem_file(const std::string& file)
 {
-  const std::string file = request.value(key, std::string());
   return file.empty() ? std::string() : read_whole(file);
 }
 
-RemoteClient connect(const nlohmann::json& request)
+RemoteClient connect(const HelperRequest& request)
 {
   ClientOptions options;
-  options.instance = request.value("instance", std::string());
-  options.call_deadline = std::chrono::milliseconds(request.value("call_deadline_ms", 5000));
-  options.connect_deadline = std::chrono::milliseconds(request.value("connect_deadline_ms", 1000));
+  options.instance = request.instance;
+  options.call_deadline = std::chrono::milliseconds(request.call_deadline_ms);
+  options.connect_deadline = std::chrono::milliseconds(request.connect_deadline_ms);
   const char* token = std::getenv("NVFRESH_REMOTE_TOKEN");
   options.bearer_token = token == nullptr ? "" : token;
-  options.tls_root_certs = pem_file(request, "tls_ca");
-  options.tls_client_cert = pem_file(request, "tls_client_cert");
-  options.tls_client_key = pem_file(request, "tls_client_key");
-  return RemoteClient(parse_endpoint(request.at("remote").get<std::string>()), options);
+  options.tls_root_certs = pem_file(request.tls_ca);
+  options.tls_client_cert = pem_file(request.tls_client_cert);
+  options.tls_client_key = pem_file(request.tls_client_key);
+  return RemoteClient(parse_endpoint(request.remote), options);
 }
 
-std::optional<DigestCache> digest_cache(const nlohmann::json& request)
+std::optional<DigestCache> digest_cache(const HelperRequest& request)
 {
-  const std::string file = request.value("digest_cache", std::string());
-  return file.empty() ? std::nullopt : std::optional<DigestCache>(std::in_place, file);
+  return request.digest_cache.empty()
+           ? std::nullopt
+           : std::optional<DigestCache>(std::in_place, request.digest_cache);
 }
 
-int get(const nlohmann::json& request)
+int get(const HelperRequest& request)
 {
   auto digests = digest_cache(request);
-  const BuiltAction action =
-    build_action(parse_action_spec(request.at("get")), digests ? &*digests : nullptr);
+  const BuiltAction action = build_action(request.get, digests ? &*digests : nullptr);
   if (digests) {
     digests->save();
   }
-  const std::string out_dir = request.at("out_dir").get<std::string>();
+  const std::string& out_dir = request.out_dir;
   RemoteClient client = connect(request);
   auto result = client.get_action_result(action.action_digest);
   if (!result) {
-    return k_miss;
+    return k_helper_miss;
   }
   if (result->exit_code != 0) {
-    return k_miss;  // nvfresh never stores a failed compile; another client's is not served
+    return k_helper_miss;  // nvfresh never stores a failed compile; another client's is not served
   }
   std::vector<BlobDigest> wanted{result->stdout_digest, result->stderr_digest};
   for (const auto& output : result->outputs) {
@@ -106,29 +102,26 @@ int get(const nlohmann::json& request)
   }
   auto blobs = client.read_blobs(wanted);
   if (!blobs) {
-    return k_miss;
+    return k_helper_miss;
   }
-  nlohmann::json answer;
-  std::int64_t bytes = 0;
+  HelperAnswer answer;
   auto place = [&](const BlobDigest& digest, const std::string& name) {
     std::string file = out_dir + "/" + name;
     write_whole(file, blobs->at(digest));
-    bytes += digest.size;
+    answer.bytes += digest.size;
     return file;
   };
-  answer["stdout"] = place(result->stdout_digest, "stdout");
-  answer["stderr"] = place(result->stderr_digest, "stderr");
-  answer["outputs"] = nlohmann::json::object();
+  answer.stdout_file = place(result->stdout_digest, "stdout");
+  answer.stderr_file = place(result->stderr_digest, "stderr");
   for (size_t i = 0; i < result->outputs.size(); ++i) {
-    answer["outputs"][result->outputs[i].path] =
+    answer.outputs[result->outputs[i].path] =
       place(result->outputs[i].digest, fmt::format("output-{}", i));
   }
-  answer["bytes"] = bytes;
-  write_whole(out_dir + "/result.json", answer.dump());
-  return k_hit;
+  write_whole(out_dir + "/result.json", to_json(answer, HelperVerb::get).dump());
+  return k_helper_hit;
 }
 
-int put(const nlohmann::json& request)
+int put(const HelperRequest& request)
 {
   struct Upload {
     BuiltAction action;
@@ -137,9 +130,8 @@ int put(const nlohmann::json& request)
   std::vector<Upload> uploads;
   std::map<BlobDigest, std::string> blobs;
   auto digests = digest_cache(request);
-  for (const auto& item : request.at("put")) {
-    Upload upload{build_action(parse_action_spec(item.at("action")), digests ? &*digests : nullptr),
-                  {}};
+  for (const auto& item : request.put) {
+    Upload upload{build_action(item.action, digests ? &*digests : nullptr), {}};
     blobs.insert(upload.action.blobs.begin(), upload.action.blobs.end());
     auto add_file = [&](const std::string& file) {
       std::string bytes = read_whole(file);
@@ -147,11 +139,11 @@ int put(const nlohmann::json& request)
       blobs.emplace(digest, std::move(bytes));
       return digest;
     };
-    for (const auto& [path, file] : item.at("outputs").items()) {
-      upload.result.outputs.push_back({path, add_file(file.get<std::string>())});
+    for (const auto& [path, file] : item.outputs) {
+      upload.result.outputs.push_back({path, add_file(file)});
     }
-    upload.result.stdout_digest = add_file(item.at("stdout").get<std::string>());
-    upload.result.stderr_digest = add_file(item.at("stderr").get<std::string>());
+    upload.result.stdout_digest = add_file(item.stdout_file);
+    upload.result.stderr_digest = add_file(item.stderr_file);
     uploads.push_back(std::move(upload));
   }
   if (digests) {
@@ -162,25 +154,42 @@ int put(const nlohmann::json& request)
   for (const auto& upload : uploads) {  // in order: a result before the manifest that names it
     client.update_action_result(upload.action.action_digest, upload.result);
   }
-  std::cout << nlohmann::json{{"bytes", sent}}.dump() << '\n';
-  return k_hit;
+  HelperAnswer answer;
+  answer.bytes = sent;
+  std::cout << to_json(answer, HelperVerb::put).dump() << '\n';
+  return k_helper_hit;
+}
+
+// The request of `verb_name`'s verb; throws ProtocolError (ProtocolVersionError first).
+HelperRequest read_request(HelperVerb verb, const std::string& file)
+{
+  HelperRequest request = nvfresh::parse_helper_request(read_whole(file));
+  if (request.verb != verb) {
+    throw nvfresh::ProtocolError(fmt::format(
+      "the request is for {}, not {}", nvfresh::verb_name(request.verb), nvfresh::verb_name(verb)));
+  }
+  return request;
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-  if (argc != 3 || (std::string(argv[1]) != "get" && std::string(argv[1]) != "put")) {
+  const auto verb = argc == 3 ? nvfresh::parse_verb(argv[1]) : std::nullopt;
+  if (!verb) {
     std::cerr << "usage: nvfresh-remote get|put <request.json> (run by nvfresh when NVFRESH_REMOTE "
                  "is set)\n";
-    return k_error;
+    return k_helper_error;
   }
   quiet_grpc_log();
   try {
-    const nlohmann::json request = nlohmann::json::parse(read_whole(argv[2]));
-    return std::string(argv[1]) == "get" ? get(request) : put(request);
+    const HelperRequest request = read_request(*verb, argv[2]);
+    return *verb == HelperVerb::get ? get(request) : put(request);
+  } catch (const nvfresh::ProtocolVersionError& error) {
+    std::cerr << "nvfresh-remote: " << error.what() << '\n';
+    return k_helper_wrong_version;
   } catch (const std::exception& error) {
     std::cerr << "nvfresh-remote: " << error.what() << '\n';
-    return k_error;
+    return k_helper_error;
   }
 }

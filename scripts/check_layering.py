@@ -14,7 +14,8 @@ from pathlib import Path
 
 LEVELS = {
     "util": 0,       # generic: files, processes, hashing, text fields; knows nothing about nvcc
-    "outcome": 1,    # the named outcome model every other layer reports in
+    "outcome": 1,
+    "protocol": 1,   # the launcher's contract with nvfresh-remote (JSON, no gRPC): both sides link it    # the named outcome model every other layer reports in
     "nvcc": 2,       # nvcc's command line, its option table, its version
     "trace": 2,      # the LD_PRELOAD tracer and its reader
     "digest": 2,     # normalized digests of objects, fatbins, cubins, PTX

@@ -24,7 +24,6 @@ constexpr std::string_view k_build_prefix = "\x02"
                                             "BUILD\x03";
 constexpr std::string_view k_source_prefix = "\x02"
                                              "SOURCE\x03";
-constexpr int k_helper_miss = 1;
 constexpr double k_helper_limit_seconds = 120;  // beyond every call's own deadline
 constexpr std::string_view k_manifest_output = "nvfresh.manifest";
 constexpr std::string_view k_entry_output = "nvfresh.entry";
@@ -47,9 +46,10 @@ std::string helper_path()
   return error ? std::string() : (exe_dir / "nvfresh-remote").string();
 }
 
-nlohmann::json common_environment(const CompileIdentity& identity, const PathMap& map)
+std::map<std::string, std::string> common_environment(const CompileIdentity& identity,
+                                                      const PathMap& map)
 {
-  nlohmann::json environment = nlohmann::json::object();
+  std::map<std::string, std::string> environment;
   for (const auto& [name, value] : identity.signature_env) {
     if (name != k_path_variable) {  // judged by what it resolves, as locally
       environment[name] = map.text_to_key(value);
@@ -58,23 +58,34 @@ nlohmann::json common_environment(const CompileIdentity& identity, const PathMap
   return environment;
 }
 
-nlohmann::json common_arguments(const CompileIdentity& identity, const PathMap& map)
+std::vector<std::string> common_arguments(const CompileIdentity& identity, const PathMap& map)
 {
-  nlohmann::json arguments = nlohmann::json::array({identity.compiler});
+  std::vector<std::string> arguments{identity.compiler};
   for (const auto& arg : identity.signature_args) {
     arguments.push_back(map.text_to_key(arg));
   }
   return arguments;
 }
 
-std::string read_output(const nlohmann::json& result, std::string_view path)
+// The Command and salt of both of a compile's Actions; the caller adds its key and its files.
+ActionSpec compile_action(const CompileIdentity& identity, const PathMap& map,
+                          std::string_view key_version, std::string_view step)
 {
-  const auto& outputs = result.at("outputs");
-  auto found = outputs.find(std::string(path));
-  if (found == outputs.end()) {
+  ActionSpec action;
+  action.salt = fmt::format("{}/{}", key_version, step);
+  action.arguments = common_arguments(identity, map);
+  action.environment = common_environment(identity, map);
+  action.working_directory = input_root_name(map.to_key(identity.working_dir));
+  return action;
+}
+
+std::string read_output(const HelperAnswer& result, std::string_view path)
+{
+  auto found = result.outputs.find(std::string(path));
+  if (found == result.outputs.end()) {
     throw RemoteFailure(fmt::format("the remote result has no output {}", path));
   }
-  auto bytes = try_read_file(found->get<std::string>(), 1ULL << 33);
+  auto bytes = try_read_file(found->second, k_max_output_bytes);
   if (!bytes) {
     throw RemoteFailure(fmt::format("cannot read the fetched {}", path));
   }
@@ -139,69 +150,83 @@ std::string object_output_path(const CompileIdentity& identity, const std::strin
   return relative.empty() || relative == "." ? std::string("nvfresh.object") : relative;
 }
 
-nlohmann::json manifest_action(const Digest& manifest_key, const CompileIdentity& identity,
-                               const PathMap& map, std::string_view key_version)
+ActionSpec manifest_action(const Digest& manifest_key, const CompileIdentity& identity,
+                           const PathMap& map, std::string_view key_version)
 {
-  nlohmann::json environment = common_environment(identity, map);
-  environment["NVFRESH_MANIFEST_KEY"] = manifest_key.to_hex();
-  return {{"salt", fmt::format("{}/manifest", key_version)},
-          {"arguments", common_arguments(identity, map)},
-          {"environment", environment},
-          {"working_directory", input_root_name(map.to_key(identity.working_dir))},
-          {"output_paths", {std::string(k_manifest_output)}},
-          {"input_files", {{input_root_name(map.to_key(identity.source)), identity.source}}},
-          {"input_blobs", nlohmann::json::object()}};
+  ActionSpec action = compile_action(identity, map, key_version, "manifest");
+  action.environment["NVFRESH_MANIFEST_KEY"] = manifest_key.to_hex();
+  action.output_paths = {std::string(k_manifest_output)};
+  action.input_files = {{input_root_name(map.to_key(identity.source)), identity.source}};
+  return action;
 }
 
-nlohmann::json result_action(const Digest& manifest_key, const ManifestEntry& entry,
-                             const CompileIdentity& identity, const std::string& object,
-                             const PathMap& map, std::string_view key_version)
+ActionSpec result_action(const Digest& manifest_key, const ManifestEntry& entry,
+                         const CompileIdentity& identity, const std::string& object,
+                         const PathMap& map, std::string_view key_version)
 {
-  nlohmann::json environment = common_environment(identity, map);
-  environment["NVFRESH_MANIFEST_KEY"] = manifest_key.to_hex();
-  environment["NVFRESH_RESULT_KEY"] = entry.result.to_hex();
-  nlohmann::json inputs = nlohmann::json::object();
+  ActionSpec action = compile_action(identity, map, key_version, "result");
+  action.environment["NVFRESH_MANIFEST_KEY"] = manifest_key.to_hex();
+  action.environment["NVFRESH_RESULT_KEY"] = entry.result.to_hex();
+  action.output_paths = {object_output_path(identity, object, map), std::string(k_entry_output)};
   for (const auto& input : entry.inputs) {
-    inputs[input_root_name(input.path)] = map.to_tree(input.path);
+    action.input_files[input_root_name(input.path)] = map.to_tree(input.path);
   }
-  return {
-    {"salt", fmt::format("{}/result", key_version)},
-    {"arguments", common_arguments(identity, map)},
-    {"environment", environment},
-    {"working_directory", input_root_name(map.to_key(identity.working_dir))},
-    {"output_paths", {object_output_path(identity, object, map), std::string(k_entry_output)}},
-    {"input_files", inputs},
-    {"input_blobs", nlohmann::json::object()}};
+  return action;
 }
 
-nlohmann::json step_action(const Digest& step_key, const std::vector<std::string>& arguments,
-                           std::string_view key_version)
+ActionSpec step_action(const Digest& step_key, const std::vector<std::string>& arguments,
+                       std::string_view key_version)
 {
-  return {{"salt", fmt::format("{}/step", key_version)},
-          {"arguments", arguments},
-          {"environment", {{"NVFRESH_STEP_KEY", step_key.to_hex()}}},
-          {"working_directory", ""},
-          {"output_paths", {std::string(k_step_output)}},
-          {"input_files", nlohmann::json::object()},
-          {"input_blobs", nlohmann::json::object()}};
+  ActionSpec action;
+  action.salt = fmt::format("{}/step", key_version);
+  action.arguments = arguments;
+  action.environment = {{"NVFRESH_STEP_KEY", step_key.to_hex()}};
+  action.output_paths = {std::string(k_step_output)};
+  return action;
 }
 
 RemoteCache::RemoteCache(RemoteSettings settings) : m_settings(std::move(settings)) {}
 
-nlohmann::json RemoteCache::request_base() const
+HelperRequest RemoteCache::request_base(HelperVerb verb) const
 {
-  return {{"remote", m_settings.url},
-          {"instance", m_settings.instance},
-          {"call_deadline_ms", m_settings.call_deadline_ms},
-          {"connect_deadline_ms", m_settings.connect_deadline_ms},
-          {"digest_cache", m_settings.digest_cache},
-          {"tls_ca", m_settings.credentials.tls_ca},
-          {"tls_client_cert", m_settings.credentials.tls_client_cert},
-          {"tls_client_key", m_settings.credentials.tls_client_key}};
+  HelperRequest request;
+  request.remote = m_settings.url;
+  request.instance = m_settings.instance;
+  request.call_deadline_ms = m_settings.call_deadline_ms;
+  request.connect_deadline_ms = m_settings.connect_deadline_ms;
+  request.digest_cache = m_settings.digest_cache;
+  request.tls_ca = m_settings.credentials.tls_ca;
+  request.tls_client_cert = m_settings.credentials.tls_client_cert;
+  request.tls_client_key = m_settings.credentials.tls_client_key;
+  request.verb = verb;
+  return request;
 }
 
-int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& request,
-                            const std::string& dir, std::string* out)
+namespace {
+
+// What went wrong in a helper run that neither hit nor missed, in one line.
+std::string helper_failure(const ProcessResult& result, const std::string& err_file)
+{
+  if (result.timed_out) {
+    return fmt::format("no answer within {} s", k_helper_limit_seconds);
+  }
+  std::string why = try_read_file(err_file, 1 << 16).value_or("");
+  while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) {
+    why.pop_back();
+  }
+  if (why.rfind("nvfresh-remote: ", 0) == 0) {
+    why = why.substr(16);
+  }
+  if (result.term_signal == 0 && result.exit_code == k_helper_wrong_version) {
+    return fmt::format("nvfresh-remote speaks another protocol version than this nvfresh ({}){}",
+                       k_helper_protocol_version, why.empty() ? "" : ": " + why);
+  }
+  return why.empty() ? fmt::format("nvfresh-remote exited with {}", result.exit_code) : why;
+}
+
+}  // namespace
+
+int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir, std::string* out)
 {
   if (m_settings.helper.empty() || !is_executable_file(m_settings.helper)) {
     throw RemoteFailure(
@@ -213,14 +238,14 @@ int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& reque
     throw RemoteFailure(m_settings.refusal);
   }
   const std::string request_file = dir + "/request.json";
-  write_file_atomically(request_file, request.dump());
+  write_file_atomically(request_file, to_json(request).dump());
   const std::string out_file = dir + "/helper.out";
   const std::string err_file = dir + "/helper.err";
   RedirectLimits limits;
   limits.own_process_group = true;
   limits.timeout_seconds = k_helper_limit_seconds;
   const ProcessResult result =
-    run_redirected({m_settings.helper, verb, request_file},
+    run_redirected({m_settings.helper, std::string(verb_name(request.verb)), request_file},
                    helper_environment(current_environment(), m_settings.credentials), out_file,
                    err_file, {}, limits);
   if (result.succeeded() ||
@@ -230,36 +255,30 @@ int RemoteCache::run_helper(const std::string& verb, const nlohmann::json& reque
     }
     return result.exit_code;
   }
-  std::string why = try_read_file(err_file, 1 << 16).value_or("");
-  while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) {
-    why.pop_back();
-  }
-  if (why.rfind("nvfresh-remote: ", 0) == 0) {
-    why = why.substr(16);
-  }
-  if (result.timed_out) {
-    why = fmt::format("no answer within {} s", k_helper_limit_seconds);
-  }
-  throw RemoteFailure(why.empty() ? fmt::format("nvfresh-remote exited with {}", result.exit_code)
-                                  : why);
+  throw RemoteFailure(helper_failure(result, err_file));
 }
 
-std::optional<nlohmann::json> RemoteCache::get_result(const nlohmann::json& action,
-                                                      const std::string& dir,
-                                                      std::int64_t& bytes_down)
+std::optional<HelperAnswer> RemoteCache::get_result(const ActionSpec& action,
+                                                    const std::string& dir,
+                                                    std::int64_t& bytes_down)
 {
-  nlohmann::json request = request_base();
-  request["get"] = action;
-  request["out_dir"] = dir;
-  if (run_helper("get", request, dir, nullptr) == k_helper_miss) {
+  HelperRequest request = request_base(HelperVerb::get);
+  request.get = action;
+  request.out_dir = dir;
+  if (run_helper(request, dir, nullptr) == k_helper_miss) {
     return std::nullopt;
   }
-  auto result = nlohmann::json::parse(try_read_file(dir + "/result.json", 1 << 20).value_or("{}"));
-  bytes_down += result.value("bytes", std::int64_t{0});
-  return result;
+  try {
+    HelperAnswer answer = parse_helper_answer(
+      try_read_file(dir + "/result.json", 1 << 20).value_or(""), HelperVerb::get);
+    bytes_down += answer.bytes;
+    return answer;
+  } catch (const ProtocolError& error) {
+    throw RemoteFailure(fmt::format("nvfresh-remote's answer: {}", error.what()));
+  }
 }
 
-std::optional<Manifest> RemoteCache::fetch_manifest(const nlohmann::json& action,
+std::optional<Manifest> RemoteCache::fetch_manifest(const ActionSpec& action,
                                                     std::int64_t& bytes_down)
 {
   ScratchDir dir("nvfresh-remote-");
@@ -275,7 +294,7 @@ std::optional<Manifest> RemoteCache::fetch_manifest(const nlohmann::json& action
   return manifest;
 }
 
-std::optional<CacheEntry> RemoteCache::fetch_entry(const nlohmann::json& action,
+std::optional<CacheEntry> RemoteCache::fetch_entry(const ActionSpec& action,
                                                    const std::string& object_output,
                                                    std::int64_t& bytes_down)
 {
@@ -295,12 +314,12 @@ std::optional<CacheEntry> RemoteCache::fetch_entry(const nlohmann::json& action,
     log::info("remote: the remote object is not the one its entry names: a miss");
     return std::nullopt;
   }
-  entry->console_out = try_read_file(result->at("stdout").get<std::string>(), 1 << 30).value_or("");
-  entry->console_err = try_read_file(result->at("stderr").get<std::string>(), 1 << 30).value_or("");
+  entry->console_out = try_read_file(result->stdout_file, 1 << 30).value_or("");
+  entry->console_err = try_read_file(result->stderr_file, 1 << 30).value_or("");
   return entry;
 }
 
-std::optional<std::string> RemoteCache::fetch_step(const nlohmann::json& action,
+std::optional<std::string> RemoteCache::fetch_step(const ActionSpec& action,
                                                    std::int64_t& bytes_down)
 {
   ScratchDir dir("nvfresh-remote-");
@@ -311,22 +330,19 @@ std::optional<std::string> RemoteCache::fetch_step(const nlohmann::json& action,
   return read_output(*result, k_step_output);
 }
 
-std::int64_t RemoteCache::publish_step(const nlohmann::json& action, const std::string& entry_text)
+std::int64_t RemoteCache::publish_step(const ActionSpec& action, const std::string& entry_text)
 {
   ScratchDir dir("nvfresh-remote-");
   const std::string entry_file = dir.path() + "/step";
   const std::string empty_file = dir.path() + "/empty";
   write_file_atomically(entry_file, entry_text);
   write_file_atomically(empty_file, "");
-  return put(nlohmann::json::array({{{"action", action},
-                                     {"outputs", {{std::string(k_step_output), entry_file}}},
-                                     {"stdout", empty_file},
-                                     {"stderr", empty_file}}}),
+  return put({{action, {{std::string(k_step_output), entry_file}}, empty_file, empty_file}},
              dir.path());
 }
 
-std::int64_t RemoteCache::publish(const nlohmann::json& result, const std::string& object_output,
-                                  const CacheEntry& entry, const nlohmann::json& manifest_action,
+std::int64_t RemoteCache::publish(const ActionSpec& result, const std::string& object_output,
+                                  const CacheEntry& entry, const ActionSpec& manifest_action,
                                   const Manifest& manifest)
 {
   ScratchDir dir("nvfresh-remote-");
@@ -347,28 +363,24 @@ std::int64_t RemoteCache::publish(const nlohmann::json& result, const std::strin
   write_file_atomically(manifest_file, serialize_manifest(manifest));
   write_file_atomically(empty_file, "");
   return put(
-    nlohmann::json::array(
-      {{{"action", result},
-        {"outputs", {{object_output, object_file}, {std::string(k_entry_output), entry_file}}},
-        {"stdout", stdout_file},
-        {"stderr", stderr_file}},
-       {{"action", manifest_action},
-        {"outputs", {{std::string(k_manifest_output), manifest_file}}},
-        {"stdout", empty_file},
-        {"stderr", empty_file}}}),
+    {{result,
+      {{object_output, object_file}, {std::string(k_entry_output), entry_file}},
+      stdout_file,
+      stderr_file},
+     {manifest_action, {{std::string(k_manifest_output), manifest_file}}, empty_file, empty_file}},
     dir.path());
 }
 
-std::int64_t RemoteCache::put(const nlohmann::json& puts, const std::string& dir)
+std::int64_t RemoteCache::put(std::vector<HelperUpload> uploads, const std::string& dir)
 {
-  nlohmann::json request = request_base();
-  request["put"] = puts;
+  HelperRequest request = request_base(HelperVerb::put);
+  request.put = std::move(uploads);
   std::string out;
-  run_helper("put", request, dir, &out);
+  run_helper(request, dir, &out);
   try {
-    return nlohmann::json::parse(out).value("bytes", std::int64_t{0});
-  } catch (const nlohmann::json::exception&) {
-    return 0;
+    return parse_helper_answer(out, HelperVerb::put).bytes;
+  } catch (const ProtocolError&) {
+    return 0;  // uploaded all the same; only the count is lost
   }
 }
 

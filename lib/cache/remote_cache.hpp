@@ -28,8 +28,7 @@
 #include "cache/remote_credentials.hpp"
 #include "cache/tree_roots.hpp"
 #include "config/config.hpp"
-
-#include <nlohmann/json.hpp>
+#include "protocol/remote_protocol.hpp"
 
 #include <optional>
 #include <string>
@@ -61,20 +60,21 @@ std::optional<RemoteSettings> remote_settings(const Config& config);
 // (normalized: no "." or ".." parts).
 std::string input_root_name(const std::string& key_path);
 
-// The ActionSpecs (reapi/action_builder.hpp, as JSON) of the two steps.
-nlohmann::json manifest_action(const Digest& manifest_key, const CompileIdentity& identity,
-                               const PathMap& map, std::string_view key_version);
-nlohmann::json result_action(const Digest& manifest_key, const ManifestEntry& entry,
-                             const CompileIdentity& identity, const std::string& object,
-                             const PathMap& map, std::string_view key_version);
+// The Actions of the two steps (protocol/remote_protocol.hpp's ActionSpec, which the helper turns
+// into REAPI messages: reapi/action_builder.hpp).
+ActionSpec manifest_action(const Digest& manifest_key, const CompileIdentity& identity,
+                           const PathMap& map, std::string_view key_version);
+ActionSpec result_action(const Digest& manifest_key, const ManifestEntry& entry,
+                         const CompileIdentity& identity, const std::string& object,
+                         const PathMap& map, std::string_view key_version);
 
 // The Action of one cicc or ptxas step (compile/step_run.hpp): {Command: the tool and its
 // arguments, nvcc's temporary names normalized (step_key.hpp), and the local step key,
 // NVFRESH_STEP_KEY (the tool's identity, its normalized arguments and input, every file it read);
 // no input root (the key names the inputs; cache-only); output "nvfresh.step" (the step entry:
 // its outputs, what it printed, the files it read); salt "<key version>/step"}.
-nlohmann::json step_action(const Digest& step_key, const std::vector<std::string>& arguments,
-                           std::string_view key_version);
+ActionSpec step_action(const Digest& step_key, const std::vector<std::string>& arguments,
+                       std::string_view key_version);
 
 // What a fetched result has, before it is a local entry.
 struct RemoteFetch {
@@ -96,33 +96,34 @@ public:
 
   // The remote manifest, or nullopt (a miss, or a manifest that does not parse). Throws
   // RemoteFailure.
-  std::optional<Manifest> fetch_manifest(const nlohmann::json& action, std::int64_t& bytes_down);
+  std::optional<Manifest> fetch_manifest(const ActionSpec& action, std::int64_t& bytes_down);
   // The entry of a result Action, object and console filled in, or nullopt (a miss). Throws
   // RemoteFailure.
-  std::optional<CacheEntry> fetch_entry(const nlohmann::json& action,
-                                        const std::string& object_output, std::int64_t& bytes_down);
+  std::optional<CacheEntry> fetch_entry(const ActionSpec& action, const std::string& object_output,
+                                        std::int64_t& bytes_down);
   // The step entry's text of a step Action, or nullopt (a miss). Throws RemoteFailure.
-  std::optional<std::string> fetch_step(const nlohmann::json& action, std::int64_t& bytes_down);
+  std::optional<std::string> fetch_step(const ActionSpec& action, std::int64_t& bytes_down);
   // Uploads a step Action with its entry's text. Returns the bytes sent. Throws RemoteFailure.
-  std::int64_t publish_step(const nlohmann::json& action, const std::string& entry_text);
+  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text);
   // Uploads the result Action with the entry, then the manifest Action with the manifest. Returns
   // the bytes sent. Throws RemoteFailure.
-  std::int64_t publish(const nlohmann::json& result, const std::string& object_output,
-                       const CacheEntry& entry, const nlohmann::json& manifest_action,
+  std::int64_t publish(const ActionSpec& result, const std::string& object_output,
+                       const CacheEntry& entry, const ActionSpec& manifest_action,
                        const Manifest& manifest);
 
 private:
-  // Runs the helper; its exit status (0 hit, 1 miss), throws RemoteFailure on 2 or worse.
-  int run_helper(const std::string& verb, const nlohmann::json& request, const std::string& dir,
-                 std::string* out);
-  nlohmann::json request_base() const;
-  // The helper's "put" of `puts` (each {action, outputs, stdout, stderr}, files under `dir`): the
-  // bytes it sent (0 when it did not say).
-  std::int64_t put(const nlohmann::json& puts, const std::string& dir);
-  // The helper's "get" of `action` into `dir`: its result.json (the outputs' files, "bytes"
-  // fetched, added to bytes_down), or nullopt when the remote has no such result.
-  std::optional<nlohmann::json> get_result(const nlohmann::json& action, const std::string& dir,
-                                           std::int64_t& bytes_down);
+  // Runs the helper on `request` (written to `dir`); its exit status (k_helper_hit or
+  // k_helper_miss), throws RemoteFailure on an error, another protocol version or no answer.
+  int run_helper(const HelperRequest& request, const std::string& dir, std::string* out);
+  // A request of `verb` to this remote, its Actions still to be filled in.
+  HelperRequest request_base(HelperVerb verb) const;
+  // The helper's "put" of `uploads` (files under `dir`): the bytes it sent (0 when it did not
+  // say).
+  std::int64_t put(std::vector<HelperUpload> uploads, const std::string& dir);
+  // The helper's "get" of `action` into `dir`: its answer (the outputs' files, the bytes fetched,
+  // added to bytes_down), or nullopt when the remote has no such result.
+  std::optional<HelperAnswer> get_result(const ActionSpec& action, const std::string& dir,
+                                         std::int64_t& bytes_down);
 
   RemoteSettings m_settings;
 };

@@ -89,34 +89,6 @@ BlobDigest add_directory(BuiltAction& built, const TreeNode& node)
 
 }  // namespace
 
-ActionSpec parse_action_spec(const nlohmann::json& json)
-{
-  try {
-    ActionSpec spec;
-    spec.salt = json.at("salt").get<std::string>();
-    spec.arguments = json.at("arguments").get<std::vector<std::string>>();
-    spec.environment = json.value("environment", std::map<std::string, std::string>{});
-    spec.working_directory = json.value("working_directory", std::string());
-    spec.output_paths = json.at("output_paths").get<std::vector<std::string>>();
-    spec.input_files = json.value("input_files", std::map<std::string, std::string>{});
-    spec.input_blobs = json.value("input_blobs", std::map<std::string, std::string>{});
-    return spec;
-  } catch (const nlohmann::json::exception& error) {
-    throw std::runtime_error(fmt::format("bad action spec: {}", error.what()));
-  }
-}
-
-nlohmann::json action_spec_json(const ActionSpec& spec)
-{
-  return {{"salt", spec.salt},
-          {"arguments", spec.arguments},
-          {"environment", spec.environment},
-          {"working_directory", spec.working_directory},
-          {"output_paths", spec.output_paths},
-          {"input_files", spec.input_files},
-          {"input_blobs", spec.input_blobs}};
-}
-
 BuiltAction build_action(const ActionSpec& spec, DigestCache* digests)
 {
   if (spec.arguments.empty()) {

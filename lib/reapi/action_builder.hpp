@@ -6,9 +6,8 @@
 // Execution.Execute once a worker has the inputs (ARCHITECTURE.md, "Remote cache").
 #pragma once
 
+#include "protocol/remote_protocol.hpp"
 #include "reapi/blob_digest.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <map>
 #include <string>
@@ -16,22 +15,9 @@
 
 namespace nvfresh::reapi {
 
-struct ActionSpec {
-  std::string salt;
-  std::vector<std::string> arguments;
-  std::map<std::string, std::string> environment;
-  std::string working_directory;          // relative to the input root; "" for the root
-  std::vector<std::string> output_paths;  // relative to the working directory
-  // The input root: a relative path ("src/a.cu", "abs/usr/include/stdio.h") and the local file
-  // whose content it has, or the bytes themselves.
-  std::map<std::string, std::string> input_files;
-  std::map<std::string, std::string> input_blobs;
-};
-
-// From the JSON the launcher writes (the member names above). Throws std::runtime_error naming
-// what is wrong.
-ActionSpec parse_action_spec(const nlohmann::json& json);
-nlohmann::json action_spec_json(const ActionSpec& spec);
+// The Action as the launcher describes it, read through the one codec both sides use
+// (protocol/remote_protocol.hpp: action_spec_from_json, to_json).
+using nvfresh::ActionSpec;
 
 struct BuiltAction {
   BlobDigest action_digest;

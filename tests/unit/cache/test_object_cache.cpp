@@ -1,6 +1,7 @@
 #include "cache/object_cache.hpp"
 
 #include "cache/entry_verifier.hpp"
+#include "protocol/remote_protocol.hpp"
 
 #include "../temp_dir.hpp"
 
@@ -373,18 +374,20 @@ void serve_from_fake_remote(const test::TempDir& dir, ObjectCache& cache, const 
   described.object.clear();
   const std::string object_output = object_output_path(
     machine.identity(), machine.identity().object, PathMap(tree_roots_of(dir.path("ck/build"))));
-  const nlohmann::json manifest_result = {
-    {"outputs", {{"nvfresh.manifest", dir.write("remote/manifest", serialize_manifest(manifest))}}},
-    {"stdout", dir.write("remote/empty", "")},
-    {"stderr", dir.path("remote/empty")}};
-  const nlohmann::json entry_result = {
-    {"outputs",
-     {{object_output, dir.write("remote/object", entry.object)},
-      {"nvfresh.entry", dir.write("remote/entry", serialize_cache_entry(described))}}},
-    {"stdout", dir.path("remote/empty")},
-    {"stderr", dir.path("remote/empty")}};
-  dir.write("remote/manifest.json", manifest_result.dump());
-  dir.write("remote/entry.json", entry_result.dump());
+  const std::string empty = dir.write("remote/empty", "");
+  const HelperAnswer manifest_result{
+    {{"nvfresh.manifest", dir.write("remote/manifest", serialize_manifest(manifest))}},
+    empty,
+    empty,
+    0};
+  const HelperAnswer entry_result{
+    {{object_output, dir.write("remote/object", entry.object)},
+     {"nvfresh.entry", dir.write("remote/entry", serialize_cache_entry(described))}},
+    empty,
+    empty,
+    static_cast<std::int64_t>(entry.object.size())};
+  dir.write("remote/manifest.json", to_json(manifest_result, HelperVerb::get).dump());
+  dir.write("remote/entry.json", to_json(entry_result, HelperVerb::get).dump());
   const std::string helper = dir.write(
     "remote/nvfresh-remote",
     "#!/bin/sh\nif grep -q NVFRESH_RESULT_KEY \"$2\"; then answer=entry; else answer=manifest; fi\n"

@@ -1,7 +1,13 @@
 #include "cache/object_cache.hpp"
 #include "cache/remote_cache.hpp"
+#include "util/file_io.hpp"
+
+#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
 
 using namespace nvfresh;
 
@@ -53,15 +59,15 @@ TEST_CASE("the manifest Action is bound to the local manifest key, with the tree
   const PathMap map = tree_map();
   const Digest key = hash_bytes("manifest");
   const auto action = manifest_action(key, identity(), map, k_cache_key_version);
-  CHECK(action["salt"] == "nvfresh-cache-1/manifest");
-  CHECK(action["environment"]["NVFRESH_MANIFEST_KEY"] == key.to_hex());
-  CHECK(action["environment"]["NVCC_APPEND_FLAGS"] == "-I" + k_source + "/extra");
-  CHECK(!action["environment"].contains("PATH"));  // judged by what it resolves, as locally
-  CHECK(action["arguments"][0] == "/usr/local/cuda/bin/nvcc");
-  CHECK(action["arguments"][2] == k_source + "/k.cu");
-  CHECK(action["working_directory"] == "build");
-  CHECK(action["input_files"]["src/k.cu"] == "/ck/k.cu");
-  CHECK(action["output_paths"] == nlohmann::json::array({"nvfresh.manifest"}));
+  CHECK(action.salt == "nvfresh-cache-1/manifest");
+  CHECK(action.environment.at("NVFRESH_MANIFEST_KEY") == key.to_hex());
+  CHECK(action.environment.at("NVCC_APPEND_FLAGS") == "-I" + k_source + "/extra");
+  CHECK(!action.environment.contains("PATH"));  // judged by what it resolves, as locally
+  CHECK(action.arguments[0] == "/usr/local/cuda/bin/nvcc");
+  CHECK(action.arguments[2] == k_source + "/k.cu");
+  CHECK(action.working_directory == "build");
+  CHECK(action.input_files.at("src/k.cu") == "/ck/k.cu");
+  CHECK(action.output_paths == std::vector<std::string>{"nvfresh.manifest"});
 }
 
 TEST_CASE("the result Action names every input of the entry and its result key")
@@ -75,14 +81,14 @@ TEST_CASE("the result Action names every input of the entry and its result key")
   const Digest key = hash_bytes("manifest");
   const CompileIdentity id = identity();
   const auto action = result_action(key, entry, id, id.object, map, k_cache_key_version);
-  CHECK(action["salt"] == "nvfresh-cache-1/result");
-  CHECK(action["environment"]["NVFRESH_RESULT_KEY"] == entry.result.to_hex());
-  CHECK(action["environment"]["NVFRESH_MANIFEST_KEY"] == key.to_hex());
-  CHECK(action["input_files"]["src/k.cu"] == "/ck/k.cu");
-  CHECK(action["input_files"]["build/gen.h"] == "/ck/build/gen.h");
-  CHECK(action["input_files"]["abs/usr/local/cuda/bin/cicc"] == "/usr/local/cuda/bin/cicc");
-  CHECK(action["output_paths"] ==
-        nlohmann::json::array({"CMakeFiles/k.dir/k.cu.o", "nvfresh.entry"}));
+  CHECK(action.salt == "nvfresh-cache-1/result");
+  CHECK(action.environment.at("NVFRESH_RESULT_KEY") == entry.result.to_hex());
+  CHECK(action.environment.at("NVFRESH_MANIFEST_KEY") == key.to_hex());
+  CHECK(action.input_files.at("src/k.cu") == "/ck/k.cu");
+  CHECK(action.input_files.at("build/gen.h") == "/ck/build/gen.h");
+  CHECK(action.input_files.at("abs/usr/local/cuda/bin/cicc") == "/usr/local/cuda/bin/cicc");
+  CHECK(action.output_paths ==
+        std::vector<std::string>{"CMakeFiles/k.dir/k.cu.o", "nvfresh.entry"});
 }
 
 TEST_CASE("a step Action is bound to the local step key and names the step's command")
@@ -90,11 +96,12 @@ TEST_CASE("a step Action is bound to the local step key and names the step's com
   const Digest key = hash_bytes("step");
   const std::vector<std::string> arguments{"ptxas", "-arch=sm_90", "\x02TMP\x03.ptx"};
   const auto action = step_action(key, arguments, k_cache_key_version);
-  CHECK(action["salt"] == "nvfresh-cache-1/step");
-  CHECK(action["environment"] == nlohmann::json{{"NVFRESH_STEP_KEY", key.to_hex()}});
-  CHECK(action["arguments"] == nlohmann::json(arguments));
-  CHECK(action["output_paths"] == nlohmann::json::array({"nvfresh.step"}));
-  CHECK(action["input_files"].empty());
+  CHECK(action.salt == "nvfresh-cache-1/step");
+  CHECK(action.environment ==
+        std::map<std::string, std::string>{{"NVFRESH_STEP_KEY", key.to_hex()}});
+  CHECK(action.arguments == arguments);
+  CHECK(action.output_paths == std::vector<std::string>{"nvfresh.step"});
+  CHECK(action.input_files.empty());
   CHECK(step_action(hash_bytes("other"), arguments, k_cache_key_version) != action);
 }
 
@@ -138,4 +145,46 @@ TEST_CASE("an uploaded entry leaves out what only its writer uses")
   kept.origin_command.clear();
   kept.origin_env.clear();
   CHECK(shared == kept);  // keys, digests, depfile, bound roots and the rest unchanged
+}
+
+namespace {
+
+// A RemoteCache whose helper is `script` (a shell script standing in for nvfresh-remote).
+RemoteCache with_helper(const test::TempDir& dir, const std::string& script)
+{
+  const std::string helper = dir.write("nvfresh-remote", "#!/bin/sh\n" + script);
+  std::filesystem::permissions(helper, std::filesystem::perms::owner_all);
+  RemoteSettings settings;
+  settings.url = "grpc://127.0.0.1:1";
+  settings.helper = helper;
+  return RemoteCache(settings);
+}
+
+}  // namespace
+
+TEST_CASE("the helper's request carries the protocol version, and the verb it is run with")
+{
+  test::TempDir dir;
+  // A miss (1) only for a "get" whose request says this nvfresh's protocol version.
+  RemoteCache remote = with_helper(
+    dir, fmt::format("[ \"$1\" = get ] && grep -q '\"protocol_version\":{}' \"$2\" && exit 1\n"
+                     "echo 'nvfresh-remote: not the request this test wants' >&2; exit 2\n",
+                     k_helper_protocol_version));
+  std::int64_t bytes = 0;
+  CHECK(!remote.fetch_step(step_action(hash_bytes("step"), {"ptxas"}, k_cache_key_version), bytes));
+}
+
+TEST_CASE("a helper of another protocol version is a remote failure that says so")
+{
+  test::TempDir dir;
+  RemoteCache remote = with_helper(
+    dir, "echo 'nvfresh-remote: a request of protocol version 1, this nvfresh-remote speaks "
+         "version 2: install nvfresh and nvfresh-remote from the same build' >&2\nexit 3\n");
+  std::int64_t bytes = 0;
+  const ActionSpec action = step_action(hash_bytes("step"), {"ptxas"}, k_cache_key_version);
+  CHECK_THROWS_AS(remote.fetch_step(action, bytes), RemoteFailure);
+  CHECK_THROWS_WITH(remote.fetch_step(action, bytes),
+                    Catch::StartsWith("nvfresh-remote speaks another protocol version") &&
+                      Catch::Contains("this nvfresh-remote speaks version 2"));
+  CHECK_THROWS_AS(remote.publish_step(action, "entry"), RemoteFailure);
 }

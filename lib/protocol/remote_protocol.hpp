@@ -1,0 +1,146 @@
+// The contract between the launcher and its remote cache helper (nvfresh-remote,
+// launcher/nvfresh_remote.cpp), written once: both sides read and write these JSON documents only
+// through this codec. It links no gRPC, so that the launcher can use it; the helper turns an
+// ActionSpec into REAPI messages (reapi/action_builder.hpp).
+//
+//   nvfresh-remote get|put <request.json>
+//
+//   request    := {"protocol_version": k_helper_protocol_version,
+//                  "remote": "grpc://host:port" | "grpcs://host:port", "instance": name,
+//                  "call_deadline_ms": n, "connect_deadline_ms": n, "digest_cache": file | "",
+//                  "tls_ca": file | "", "tls_client_cert": file | "", "tls_client_key": file | "",
+//                  ( "get": action, "out_dir": dir                                        (get)
+//                  | "put": [ {"action": action, "outputs": {path: file},
+//                              "stdout": file, "stderr": file} ... ] )}                   (put)
+//   action     := {"salt": text, "arguments": [text ...], "environment": {name: value},
+//                  "working_directory": path, "output_paths": [path ...],
+//                  "input_files": {path: local file}, "input_blobs": {path: bytes}}
+//   answer     := {"outputs": {path: file}, "stdout": file, "stderr": file, "bytes": n}
+//                 (get: <out_dir>/result.json on a hit; put: stdout, "bytes" only)
+//
+// The bearer token never travels in the request (a file that outlives the call): the helper gets it
+// in its environment (cache/remote_credentials.hpp).
+//
+// Exit status: 0 a hit or uploaded, 1 a miss, 2 an error, 3 a request of another protocol version
+// (one line on stderr each time but for 0 and 1). The launcher takes 2 and 3 as a failure of the
+// remote, never of the build.
+//
+// Version history (change the version with every change that an older peer would misread):
+//   1: the first versioned request. A request without "protocol_version" is version 0 (an nvfresh
+//      older than the helper) and is refused like any other version.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvfresh {
+
+inline constexpr int k_helper_protocol_version = 1;
+
+// The largest output the helper fetches: more than nvfresh ever writes (the local cache keeps no
+// object larger, cache/object_cache.cpp). A result naming a larger one is refused before anything
+// of it is read.
+inline constexpr std::int64_t k_max_output_bytes = std::int64_t{4} << 30;
+
+inline constexpr int k_helper_hit = 0;
+inline constexpr int k_helper_miss = 1;
+inline constexpr int k_helper_error = 2;
+inline constexpr int k_helper_wrong_version = 3;
+
+// A document that breaks the contract: the message names the member ("request.put[1].stdout").
+class ProtocolError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// A request of another protocol version than this side's.
+class ProtocolVersionError : public ProtocolError {
+public:
+  using ProtocolError::ProtocolError;
+};
+
+// One REAPI Action as nvfresh describes it (reapi/action_builder.hpp builds the messages).
+struct ActionSpec {
+  std::string salt;
+  std::vector<std::string> arguments;
+  std::map<std::string, std::string> environment;
+  std::string working_directory;          // relative to the input root; "" for the root
+  std::vector<std::string> output_paths;  // relative to the working directory
+  // The input root: a relative path ("src/a.cu", "abs/usr/include/stdio.h") and the local file
+  // whose content it has, or the bytes themselves.
+  std::map<std::string, std::string> input_files;
+  std::map<std::string, std::string> input_blobs;
+
+  bool operator==(const ActionSpec&) const = default;
+};
+
+nlohmann::json to_json(const ActionSpec& spec);
+// Throws ProtocolError naming the member that is missing or of the wrong type, under `where`.
+ActionSpec action_spec_from_json(const nlohmann::json& json, std::string_view where = "action");
+
+// One result to upload: the Action, its outputs (path in the Action -> local file) and console.
+struct HelperUpload {
+  ActionSpec action;
+  std::map<std::string, std::string> outputs;
+  std::string stdout_file;
+  std::string stderr_file;
+
+  bool operator==(const HelperUpload&) const = default;
+};
+
+enum class HelperVerb { get, put };
+
+std::string_view verb_name(HelperVerb verb);
+// "get" or "put"; nullopt for anything else.
+std::optional<HelperVerb> parse_verb(std::string_view name);
+
+struct HelperRequest {
+  int protocol_version = k_helper_protocol_version;
+  std::string remote;
+  std::string instance;
+  int call_deadline_ms = 5000;
+  int connect_deadline_ms = 1000;
+  std::string digest_cache;  // the helper's SHA-256 cache of large inputs ("" none)
+  // grpcs:// only: PEM files of the CA that signed the server's certificate and of this client's
+  // certificate and key ("" none: the system's roots, no client certificate)
+  std::string tls_ca;
+  std::string tls_client_cert;
+  std::string tls_client_key;
+  HelperVerb verb = HelperVerb::get;
+  ActionSpec get;  // get: the Action to look up, and where its outputs go
+  std::string out_dir;
+  std::vector<HelperUpload> put;  // put: in order (a result before the manifest that names it)
+
+  bool operator==(const HelperRequest&) const = default;
+};
+
+nlohmann::json to_json(const HelperRequest& request);
+// Throws ProtocolVersionError when the request is of another version (checked first), else
+// ProtocolError naming what is missing or wrong.
+HelperRequest helper_request_from_json(const nlohmann::json& json);
+// The same from the request file's text (a text that is no JSON is a ProtocolError).
+HelperRequest parse_helper_request(std::string_view text);
+
+// What the helper answers: get's result.json on a hit (every member), put's stdout ("bytes").
+struct HelperAnswer {
+  std::map<std::string, std::string> outputs;  // path in the Action -> local file
+  std::string stdout_file;
+  std::string stderr_file;
+  std::int64_t bytes = 0;  // get: fetched; put: sent
+
+  bool operator==(const HelperAnswer&) const = default;
+};
+
+nlohmann::json to_json(const HelperAnswer& answer, HelperVerb verb);
+// Throws ProtocolError naming what is missing or wrong.
+HelperAnswer helper_answer_from_json(const nlohmann::json& json, HelperVerb verb);
+HelperAnswer parse_helper_answer(std::string_view text, HelperVerb verb);
+
+}  // namespace nvfresh
