@@ -7,8 +7,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <mutex>
 #include <random>
+#include <thread>
 
 namespace nvfresh::reapi {
 
@@ -97,6 +99,62 @@ std::string uuid()
                      a & 0xfff, (b >> 48) & 0xfff, b & 0xffffffffffffULL);
 }
 
+// Cancels a streaming call when no data came for `limit`: a server that stalls costs that long,
+// one that sends keeps the call going, whatever size it claims.
+class StallGuard {
+public:
+  StallGuard(grpc::ClientContext& context, std::chrono::milliseconds limit)
+    : m_context(context), m_limit(limit), m_last(Clock::now()), m_thread([this] { watch(); })
+  {}
+  ~StallGuard()
+  {
+    {
+      std::lock_guard lock(m_mutex);
+      m_done = true;
+    }
+    m_wake.notify_all();
+    m_thread.join();
+  }
+  StallGuard(const StallGuard&) = delete;
+  StallGuard& operator=(const StallGuard&) = delete;
+
+  void progressed()
+  {
+    std::lock_guard lock(m_mutex);
+    m_last = Clock::now();
+  }
+  bool stalled() const
+  {
+    std::lock_guard lock(m_mutex);
+    return m_stalled;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+
+  void watch()
+  {
+    std::unique_lock lock(m_mutex);
+    while (!m_done) {
+      if (Clock::now() >= m_last + m_limit) {
+        m_stalled = true;
+        m_context.TryCancel();
+        return;
+      }
+      m_wake.wait_until(lock, m_last + m_limit);
+    }
+  }
+
+  grpc::ClientContext& m_context;
+  const std::chrono::milliseconds m_limit;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_wake;
+  Clock::time_point m_last;
+  bool m_done = false;
+  bool m_stalled = false;
+  std::thread m_thread;  // last: it starts once the rest is set
+};
+
 }  // namespace
 
 struct RemoteClient::Stubs {
@@ -158,12 +216,17 @@ std::string last_grpc_error()
   return g_last_error;
 }
 
-void RemoteClient::prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const
+void RemoteClient::authorize(grpc::ClientContext& context) const
 {
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
   if (!m_options.bearer_token.empty()) {
     context.AddMetadata("authorization", "Bearer " + m_options.bearer_token);
   }
+}
+
+void RemoteClient::prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const
+{
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  authorize(context);
 }
 
 std::int64_t RemoteClient::max_batch_bytes()
@@ -238,6 +301,13 @@ void RemoteClient::update_action_result(const BlobDigest& action, const ActionRe
 std::optional<std::map<BlobDigest, std::string>> RemoteClient::read_blobs(
   const std::vector<BlobDigest>& digests)
 {
+  for (const auto& digest : digests) {  // before anything is read
+    if (digest.size < 0 || digest.size > m_options.max_blob_bytes) {
+      throw RemoteError(fmt::format(
+        "the server names a blob of {} bytes, more than nvfresh ever writes ({} bytes): not read",
+        digest.size, m_options.max_blob_bytes));
+    }
+  }
   std::map<BlobDigest, std::string> blobs;
   const std::int64_t limit = max_batch_bytes() - k_message_overhead;
   v2::BatchReadBlobsRequest batch;
@@ -343,19 +413,34 @@ std::int64_t RemoteClient::write_blobs(const std::map<BlobDigest, std::string>& 
 
 std::optional<std::string> RemoteClient::read_large(const BlobDigest& digest)
 {
-  grpc::ClientContext context;
-  prepare(context, m_options.call_deadline * (1 + digest.size / (8 << 20)));
+  grpc::ClientContext context;  // no deadline of its own: the guard's, per chunk
+  authorize(context);
   bs::ReadRequest request;
   const std::string prefix = m_options.instance.empty() ? "" : m_options.instance + "/";
   request.set_resource_name(fmt::format("{}blobs/{}/{}", prefix, digest.hash, digest.size));
-  auto reader = m_stubs->bytestream->Read(&context, request);
   std::string data;
-  data.reserve(static_cast<size_t>(digest.size));
+  bool too_long = false;
+  StallGuard guard(context, m_options.call_deadline);
+  auto reader = m_stubs->bytestream->Read(&context, request);
   bs::ReadResponse chunk;
-  while (reader->Read(&chunk)) {
+  while (!too_long && reader->Read(&chunk)) {
+    guard.progressed();
     data += chunk.data();
+    too_long = static_cast<std::int64_t>(data.size()) > digest.size;
+  }
+  if (too_long) {
+    context.TryCancel();
   }
   const grpc::Status status = reader->Finish();
+  if (too_long) {
+    throw RemoteError(
+      fmt::format("ByteStream.Read: the server sent more than the {} bytes of blob {}", digest.size,
+                  digest.hash));
+  }
+  if (guard.stalled()) {
+    throw RemoteError(
+      fmt::format("ByteStream.Read: no data for {} ms", m_options.call_deadline.count()));
+  }
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
     return std::nullopt;
   }

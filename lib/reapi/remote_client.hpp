@@ -1,8 +1,11 @@
 // The gRPC client of one REAPI v2 server, cache-only: Capabilities, ActionCache and CAS, and
-// ByteStream for blobs over the server's batch limit. Every call has a deadline, so a server that
-// is down or slow costs at most that: the caller then compiles locally.
+// ByteStream for blobs over the server's batch limit. Every call has a deadline, and a ByteStream
+// read ends when no data came for that long, so a server that is down, slow or stalling costs at
+// most that: the caller then compiles locally. A blob is never trusted for its claimed size: one
+// over max_blob_bytes is refused before it is read, and a read that brings more is cut off.
 #pragma once
 
+#include "protocol/remote_protocol.hpp"
 #include "reapi/blob_digest.hpp"
 
 #include <chrono>
@@ -47,12 +50,17 @@ struct ActionResultBlobs {
 
 struct ClientOptions {
   std::string instance;
+  // Every call's deadline; a ByteStream read instead gives up when no data came for this long
+  // (its time grows with the bytes that arrive, never with the size the server claims).
   std::chrono::milliseconds call_deadline{5000};
   std::chrono::milliseconds connect_deadline{1000};
   std::string bearer_token;     // "" none; else "authorization: Bearer <token>" on every call
   std::string tls_root_certs;   // PEM (grpcs://); "" the system's roots
   std::string tls_client_cert;  // PEM (grpcs://); "" none
   std::string tls_client_key;   // PEM, the client certificate's key
+  // A blob larger than this is refused before anything of it is read (k_max_output_bytes: more
+  // than nvfresh ever writes).
+  std::int64_t max_blob_bytes = k_max_output_bytes;
 };
 
 // Sends gRPC's own log lines (a failed TLS handshake's, over two lines) nowhere: a failure is said
@@ -76,7 +84,8 @@ public:
   std::optional<ActionResultBlobs> get_action_result(const BlobDigest& action);
   void update_action_result(const BlobDigest& action, const ActionResultBlobs& result);
 
-  // The blobs' bytes, by digest; nullopt when one of them is gone (NOT_FOUND).
+  // The blobs' bytes, by digest; nullopt when one of them is gone (NOT_FOUND). Throws RemoteError,
+  // before reading any, when one is larger than max_blob_bytes.
   std::optional<std::map<BlobDigest, std::string>> read_blobs(
     const std::vector<BlobDigest>& digests);
   // Uploads those the CAS does not have: small ones in batches, large ones through ByteStream.
@@ -92,6 +101,8 @@ private:
     const std::map<BlobDigest, std::string>& blobs);
   // The deadline and the credentials of one call.
   void prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const;
+  // The credentials alone (the bearer token), for a call whose deadline is kept another way.
+  void authorize(grpc::ClientContext& context) const;
 
   struct Stubs;
   std::unique_ptr<Stubs> m_stubs;

@@ -14,6 +14,10 @@ fault of the server:
                   ByteStream.Write
     truncate      a working cache whose ByteStream.Read sends the first half of the blob, then OK;
                   Capabilities says a batch limit that sends every blob through ByteStream
+    huge          a working cache whose results claim their first output is 5 GiB, more than
+                  nvfresh ever writes (the client must refuse it before reading)
+    stall         a working cache whose results claim their first output is 1 GiB, and whose
+                  ByteStream.Read of it sends nothing until the client gives up
 
 Usage: fake_reapi.py FAULT PORT_FILE
 Listens on a free port of 127.0.0.1 and writes it to PORT_FILE (renamed into place); runs until
@@ -30,7 +34,8 @@ from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_p
 from buildgrid._protos.google.bytestream import bytestream_pb2 as bs
 from buildgrid._protos.google.rpc import code_pb2
 
-FAULTS = ("exhausted", "unavailable", "slow", "dies", "full", "truncate")
+FAULTS = ("exhausted", "unavailable", "slow", "dies", "full", "truncate", "huge", "stall")
+CLAIMED_SIZES = {"huge": 5 << 30, "stall": 1 << 30}  # what the first output of a result claims
 # nvfresh's client keeps 64 KiB of a batch for framing: a limit this small leaves no room for any
 # blob in a batch, so each goes through ByteStream.
 TINY_BATCH_LIMIT = (64 << 10) + 1
@@ -81,6 +86,11 @@ class FakeServer:
             result = self.store.results.get(request.action_digest.hash)
         if result is None:
             context.abort(grpc.StatusCode.NOT_FOUND, "no such action")
+        if self.fault in CLAIMED_SIZES and result.output_files:
+            claimed = re.ActionResult()
+            claimed.CopyFrom(result)
+            claimed.output_files[0].digest.size_bytes = CLAIMED_SIZES[self.fault]
+            return claimed
         return result
 
     def update_action_result(self, request, context):
@@ -131,6 +141,10 @@ class FakeServer:
             context.abort(grpc.StatusCode.NOT_FOUND, "no such blob")
         if self.fault == "truncate":
             data = data[:len(data) // 2]
+        if self.fault == "stall":
+            while context.is_active():  # the client's giving up ends it
+                time.sleep(0.05)
+            return
         yield bs.ReadResponse(data=data)
 
     def write(self, requests, context):

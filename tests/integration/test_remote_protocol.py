@@ -1,7 +1,9 @@
 """The launcher's contract with nvfresh-remote (lib/protocol/remote_protocol.hpp), from the helper's
 side: a request of another protocol version is refused with one line and exit 3 (which the
-launcher counts as a remote failure: tests/unit/cache/test_remote_cache.cpp), and a request missing
-a member names it.
+launcher counts as a remote failure: tests/unit/cache/test_remote_cache.cpp), a request missing a
+member names it, and a result that claims an output larger than nvfresh ever writes, or whose bytes
+never come, ends within the call deadline with one line, whatever size the server claims
+(fake_reapi.py's huge and stall faults, run by the Python of BuildGrid's venv).
 """
 import json
 import re
@@ -11,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import harness
+from test_remote_faults import PYTHON, FakeServer
 
 HELPER = harness.build_dir() / "bin" / "nvfresh-remote"
 CODEC = harness.source_dir() / "lib" / "protocol" / "remote_protocol.hpp"
@@ -74,6 +77,51 @@ class Requests(HelperCase):
     def test_a_request_for_the_other_verb_is_refused(self):
         status, lines, _ = self.helper("put", base(get=action("s"), out_dir=str(self.work)))
         self.assertEqual((status, lines), (2, ["nvfresh-remote: the request is for get, not put"]))
+
+
+class ClaimedSizes(HelperCase):
+    """A result whose output the server claims to be larger than it sends."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        if not PYTHON.exists():
+            harness.fail_under_ci_else_skip(
+                f"BuildGrid's venv is not installed ({PYTHON}): run scripts/install_test_tools.sh; "
+                "the helper's claimed-size tests did NOT run")
+
+    def stored_then_fetched(self, fault):
+        """Uploads one result to a fake server with `fault`, then fetches it: (status, lines, s)."""
+        server = FakeServer(self.work, fault)
+        self.addCleanup(server.stop)
+        files = {name: self.work / name for name in ("object", "stdout", "stderr")}
+        for name, path in files.items():
+            path.write_bytes(f"{name} of {self.id()}\n".encode())
+        spec = action(f"test/{uuid.uuid4().hex}")
+        put = base(server.url, put=[{"action": spec, "outputs": {"k.o": str(files["object"])},
+                                     "stdout": str(files["stdout"]),
+                                     "stderr": str(files["stderr"])}])
+        status, lines, _ = self.helper("put", put)
+        self.assertEqual(status, 0, lines)
+        out = self.work / "out"
+        out.mkdir()
+        result = self.helper("get", base(server.url, get=spec, out_dir=str(out)))
+        self.assertFalse((out / "result.json").exists())
+        return result
+
+    def test_an_output_larger_than_nvfresh_writes_is_refused_before_reading(self):
+        status, lines, seconds = self.stored_then_fetched("huge")
+        self.assertEqual(status, 2, lines)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(f"a blob of {5 << 30} bytes, more than nvfresh ever writes", lines[0])
+        self.assertLess(seconds, 5)
+
+    def test_a_stalled_read_ends_at_the_call_deadline_whatever_size_is_claimed(self):
+        # Before, the read's deadline grew with the claimed size: 1 s x (1 + 1 GiB / 8 MiB) = 129 s.
+        status, lines, seconds = self.stored_then_fetched("stall")
+        self.assertEqual(status, 2, lines)
+        self.assertEqual(lines, ["nvfresh-remote: ByteStream.Read: no data for 1000 ms"])
+        self.assertLess(seconds, 6)
 
 
 if __name__ == "__main__":
