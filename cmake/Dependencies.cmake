@@ -28,7 +28,12 @@ find_package(Boost 1.81 REQUIRED COMPONENTS filesystem)
 find_package(fmt REQUIRED)
 find_package(Threads REQUIRED)
 if(NVFRESH_STATIC_LAUNCHER)
-  add_library(nvfresh_fmt ALIAS fmt::fmt-header-only)
+  # Debian ships no libfmt.a: fmt's compiled part is built once here (cmake/fmt_compiled.cpp says
+  # why not header-only), against the headers of Debian's fmt.
+  get_target_property(NVFRESH_FMT_INCLUDES fmt::fmt-header-only INTERFACE_INCLUDE_DIRECTORIES)
+  add_library(nvfresh_fmt STATIC "${CMAKE_CURRENT_LIST_DIR}/fmt_compiled.cpp")
+  target_include_directories(nvfresh_fmt SYSTEM PUBLIC ${NVFRESH_FMT_INCLUDES})
+  set_target_properties(nvfresh_fmt PROPERTIES POSITION_INDEPENDENT_CODE ON)
 else()
   add_library(nvfresh_fmt ALIAS fmt::fmt)
 endif()
