@@ -102,6 +102,24 @@ bool parse_head_line(std::string_view line, StepEntry& entry, Sizes& sizes, std:
 
 }  // namespace
 
+std::string without_run_times(std::string_view text)
+{
+  constexpr std::string_view k_time_said = "Compile time = ";
+  std::string out;
+  out.reserve(text.size());
+  size_t from = 0;
+  for (size_t at = text.find(k_time_said); at != std::string_view::npos;
+       at = text.find(k_time_said, from)) {
+    const size_t number = at + k_time_said.size();
+    const size_t end = std::min(text.find_first_not_of("0123456789.", number), text.size());
+    out.append(text.substr(from, number - from));
+    const bool is_time = end > number && text.substr(end, 3) == " ms";
+    from = is_time ? end : number;
+  }
+  out.append(text.substr(from));
+  return out;
+}
+
 std::string step_output_difference(const StepEntry& stored, const StepEntry& run)
 {
   std::vector<std::string> differences;
@@ -121,10 +139,10 @@ std::string step_output_difference(const StepEntry& stored, const StepEntry& run
       differences.push_back(fmt::format("stored output {} was not written", output.path));
     }
   }
-  if (stored.out != run.out) {
+  if (without_run_times(stored.out) != without_run_times(run.out)) {
     differences.emplace_back("stdout differs");
   }
-  if (stored.err != run.err) {
+  if (without_run_times(stored.err) != without_run_times(run.err)) {
     differences.emplace_back("stderr differs");
   }
   return fmt::format("{}", fmt::join(differences, "; "));

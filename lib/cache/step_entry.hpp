@@ -45,9 +45,13 @@ struct StepEntry {
 
 constexpr int k_step_entry_format_version = 2;
 
+// `text` with the time ptxas -v says it took ("Compile time = 22.905 ms") left out: it differs in
+// every run of the same step.
+std::string without_run_times(std::string_view text);
+
 // What a run gave that the stored entry does not (the outputs' paths and bytes, stdout, stderr:
 // what a hit writes), in words ("output tmpxft_@2@ differs: 812 bytes, stored 830"); "" when a hit
-// would have written exactly what the run wrote.
+// would have written exactly what the run wrote, apart from the time ptxas -v says it took.
 std::string step_output_difference(const StepEntry& stored, const StepEntry& run);
 
 std::string serialize_step_entry(const StepEntry& entry);

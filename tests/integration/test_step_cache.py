@@ -186,6 +186,20 @@ class StepCache(StepCacheTree, harness.unittest.TestCase):
     def test_host_edit_that_moves_lines_serves_every_device_step(self):
         self.check_moved_lines_are_served()
 
+    def test_sampled_hit_of_a_ptxas_that_says_its_time_is_verified(self):
+        # ptxas -v says how long it took ("Compile time = 22.905 ms"), another number in every run:
+        # a sampled hit whose run says only another time is the same step, not a mismatch.
+        self.make_tree(architectures="80", options=["-Xptxas=-v"])
+        self.steps_of_build()
+        self.set_values(HOST_TEXT='"host-2"')
+        before = len(self.step_events())
+        self.assertEqual(self.steps_of_build(env={"NVFRESH_CACHE_VERIFY": "1"}),
+                         {("compute_80", "cicc"): "runs", ("sm_80", "ptxas"): "runs"})
+        self.assertEqual({(pass_name, tool): cause for _, cause, pass_name, tool, _
+                          in self.step_events()[before:]},
+                         {("compute_80", "cicc"): "cache_verified",
+                          ("sm_80", "ptxas"): "cache_verified"})
+
     def test_lines_moved_under_a_step_that_printed_a_warning_run_it(self):
         # A warning names a line: a stored run that printed one is served only where no line moved.
         kernel = KERNEL.replace("out[1] = COMMON_VALUE;", "out[1] = COMMON_VALUE; int unused = 3;")

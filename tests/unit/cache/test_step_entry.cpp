@@ -74,3 +74,16 @@ TEST_CASE("step_entry: a run is compared with its entry byte for byte")
   run.outputs.pop_back();
   CHECK_THAT(step_output_difference(stored, run), Catch::Contains("was not written"));
 }
+
+TEST_CASE("step_entry: the time ptxas -v says it took is no difference, anything else is")
+{
+  StepEntry stored;
+  stored.out = "ptxas info    : Used 8 registers\nptxas info    : Compile time = 22.905 ms\n";
+  StepEntry run = stored;
+  run.out = "ptxas info    : Used 8 registers\nptxas info    : Compile time = 3.1 ms\n";
+  CHECK(step_output_difference(stored, run).empty());
+  run.out = "ptxas info    : Used 9 registers\nptxas info    : Compile time = 3.1 ms\n";
+  CHECK(step_output_difference(stored, run) == "stdout differs");
+  CHECK(without_run_times("Compile time = 1.5 ms; Compile time = x ms; Compile time = 2 s") ==
+        "Compile time =  ms; Compile time = x ms; Compile time = 2 s");
+}
