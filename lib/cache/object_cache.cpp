@@ -7,7 +7,6 @@
 #include "freshness/input_check.hpp"
 #include "freshness/path_lookups.hpp"
 #include "record/signature.hpp"
-#include "util/build_invocation.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/words.hpp"
@@ -15,25 +14,16 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstdio>
 #include <filesystem>
-#include <random>
 
 namespace nvfresh {
 
 namespace {
 
 constexpr std::string_view k_key_version = k_cache_key_version;
-constexpr std::uint64_t k_default_min_free = 1ULL << 30;
 constexpr std::uint64_t k_max_object = 4ULL << 30;
 constexpr std::uint64_t k_max_options_file = 16ULL << 20;
 constexpr std::uint64_t k_max_code_file = 16ULL << 20;
-
-std::string default_cache_dir(const Environment& env)
-{
-  const std::string base = xdg_base_dir(env, "XDG_CACHE_HOME", ".cache");
-  return base.empty() ? base : base + "/nvfresh";
-}
 
 // The device code of an object, decompressed: where __FILE__ of a kernel (assert) lands.
 std::vector<std::string> device_payloads(const std::string& object)
@@ -584,26 +574,7 @@ CacheEntry entry_of(const Record& record, std::string object, const PathMap& map
 
 }  // namespace
 
-CacheSettings cache_settings(const Config& config, const Environment& env)
-{
-  CacheSettings settings;
-  settings.enabled = !is_false(config.cache);
-  settings.dir = config.cache_dir.empty() ? default_cache_dir(env) : config.cache_dir;
-  settings.enabled = settings.enabled && !settings.dir.empty();
-  settings.max_bytes = parse_size(config.cache_max_size).value_or(0);
-  settings.min_free = parse_size(config.cache_min_free).value_or(k_default_min_free);
-  const double verify =
-    config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), nullptr);
-  settings.verify_fraction = verify > 0 && verify <= 1 ? verify : 0;
-  settings.across_checkouts = is_true(config.cache_across_checkouts);
-  settings.shared = is_true(config.cache_shared);
-  return settings;
-}
-
-ObjectCache::ObjectCache(const CacheSettings& settings)
-  : m_settings(settings),
-    m_store(settings.dir, {settings.max_bytes, settings.min_free}, settings.shared)
-{}
+ObjectCache::ObjectCache(const CacheSettings& settings) : m_storage(settings) {}
 
 std::optional<Digest> ObjectCache::manifest_key(const CompileIdentity& identity, const PathMap& map,
                                                 FileHasher& hasher) const
@@ -630,6 +601,7 @@ std::optional<Digest> ObjectCache::manifest_key(const CompileIdentity& identity,
 }
 
 struct ObjectCache::RemoteLookup {
+  RemoteBackend& remote;
   const CompileIdentity& identity;
   std::string object_output;
   bool fetched = false;  // an entry came from the remote
@@ -648,7 +620,7 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   // the older ones (up to k_manifest_entry_limit, each thousands of lines) are not parsed.
   std::optional<CacheHit> hit;
   std::optional<CacheHit> elsewhere;  // one naming another tree: served when none names this one
-  if (auto text = m_store.read_manifest_text(*key)) {
+  if (auto text = store().read_manifest_text(*key)) {
     for_each_manifest_entry(
       *text,
       [&](ManifestEntry& entry) {
@@ -664,14 +636,16 @@ std::optional<CacheHit> ObjectCache::lookup(const CompileIdentity& identity, Fil
   if (!hit) {
     hit = std::move(elsewhere);
   }
-  if (!hit && remote_usable()) {
-    hit = remote_lookup(identity, *key, map, hasher, path);
+  if (!hit) {
+    m_storage.with_remote(*key, false, [&](RemoteBackend& remote) {
+      hit = remote_lookup(remote, identity, *key, map, hasher, path);
+    });
   }
   if (hit) {
     note_hit(hit->key, hit->entry);
     return hit;
   }
-  m_store.count(*key, CacheCounter::misses);
+  store().count(*key, CacheCounter::misses);
   return std::nullopt;
 }
 
@@ -691,12 +665,12 @@ std::optional<CacheHit> ObjectCache::search(std::vector<ManifestEntry> entries, 
 bool ObjectCache::passed_over(const ManifestEntry& entry, const std::string& other,
                               bool have_elsewhere) const
 {
-  if (other.empty() || (m_settings.across_checkouts && !have_elsewhere)) {
+  if (other.empty() || (settings().across_checkouts && !have_elsewhere)) {
     return false;
   }
   log::info("cache: entry {} does not match: bound to another tree (its object names {}){}",
             entry.result.short_hex(), other,
-            m_settings.across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
+            settings().across_checkouts ? "" : "; NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it");
   return true;
 }
 
@@ -709,7 +683,7 @@ std::optional<CacheHit> ObjectCache::judge(ManifestEntry& entry, const Digest& k
   if (passed_over(entry, other, elsewhere.has_value())) {
     return std::nullopt;
   }
-  if (fetch != nullptr && !stat_file(m_store.entry_file(entry.result)).is_regular) {
+  if (fetch != nullptr && !stat_file(store().entry_file(entry.result)).is_regular) {
     // Judged against the disk first, as a local entry: only a match is worth fetching.
     if (std::string why = mismatch(entry, map, hasher, path.path_value, path.working_dir);
         !why.empty()) {
@@ -717,18 +691,18 @@ std::optional<CacheHit> ObjectCache::judge(ManifestEntry& entry, const Digest& k
       return std::nullopt;
     }
     std::int64_t bytes = 0;
-    auto fetched = m_remote->fetch_entry(
+    auto fetched = fetch->remote.fetch_entry(
       result_action(key, entry, fetch->identity, fetch->identity.object, map, k_key_version),
       fetch->object_output, bytes);
-    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
+    store().count(key, CacheCounter::remote_bytes_down, bytes);
     if (!fetched) {
       log::info("remote: entry {} is not on the remote", entry.result.short_hex());
       return std::nullopt;
     }
     // Stored as it came, never bound to the keys here: it must name them itself.
-    if (std::string refused = m_store.write_foreign_entry(key, entry.result, *fetched);
+    if (std::string refused = store().write_foreign_entry(key, entry.result, *fetched);
         !refused.empty()) {
-      m_store.count(key, CacheCounter::remote_refused);
+      store().count(key, CacheCounter::remote_refused);
       log::info("remote: entry {} refused: {}", entry.result.short_hex(), refused);
       return std::nullopt;
     }
@@ -761,143 +735,46 @@ std::optional<CacheHit> ObjectCache::judge(ManifestEntry& entry, const Digest& k
   return std::nullopt;
 }
 
-void ObjectCache::use_remote(RemoteSettings settings, std::string failure_marker)
-{
-  if (settings.digest_cache.empty() && m_store.refusal().empty()) {
-    settings.digest_cache = m_store.root() + "/sha256-cache";
-  }
-  m_remote.emplace(std::move(settings));
-  m_remote_failure_marker = std::move(failure_marker);
-}
-
-void ObjectCache::set_remote_failure_marker(std::string failure_marker)
-{
-  m_remote_failure_marker = std::move(failure_marker);
-}
-
-bool ObjectCache::remote_usable() const
-{
-  return m_remote.has_value() &&
-         (m_remote_failure_marker.empty() || !already_this_build(m_remote_failure_marker));
-}
-
-void ObjectCache::remote_failed(const Digest& key, const std::string& what)
-{
-  m_store.count(key, CacheCounter::remote_errors);
-  log::info("remote: {} failed: {} (compiling locally)", m_remote->settings().url, what);
-  if (m_remote_failure_marker.empty() || first_time_this_build(m_remote_failure_marker)) {
-    std::fflush(stdout);
-    std::fputs(fmt::format("nvfresh: the remote cache {} failed: {} (the build goes on with the "
-                           "local cache; said once per build)\n",
-                           m_remote->settings().url, what)
-                 .c_str(),
-               stderr);
-  }
-}
-
-std::optional<StepEntry> ObjectCache::fetch_remote_step(const Digest& key,
-                                                        const std::vector<std::string>& arguments)
-{
-  if (!remote_usable()) {
-    return std::nullopt;
-  }
-  try {
-    std::int64_t bytes = 0;
-    auto text = m_remote->fetch_step(step_action(key, arguments, k_key_version), bytes);
-    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
-    std::string why = "not on the remote";
-    auto entry = text ? parse_step_entry(*text, &why) : std::nullopt;
-    if (entry && entry->key != key) {
-      entry.reset();
-      why = "stored under another key";
-    }
-    if (!entry) {
-      m_store.count(key, CacheCounter::remote_step_misses);
-      log::info("remote: step {}: {}", key.short_hex(), why);
-      return std::nullopt;
-    }
-    m_store.count(key, CacheCounter::remote_step_hits);
-    log::info("remote: step {} fetched ({} bytes)", key.short_hex(), bytes);
-    try {
-      m_store.write_step(key, *entry);
-    } catch (const std::exception& error) {  // served all the same; the next build asks again
-      log::info("remote: step {} not stored locally: {}", key.short_hex(), error.what());
-    }
-    return entry;
-  } catch (const std::exception& error) {
-    remote_failed(key, error.what());
-    return std::nullopt;
-  }
-}
-
-void ObjectCache::upload_step(const Digest& key, const std::vector<std::string>& arguments,
-                              const StepEntry& entry)
-{
-  if (!remote_usable() || m_remote->settings().read_only) {
-    return;
-  }
-  try {
-    StepEntry bound = entry;
-    bound.key = key;
-    const std::int64_t sent = m_remote->publish_step(step_action(key, arguments, k_key_version),
-                                                     serialize_step_entry(bound));
-    m_store.count(key,
-                  {{CacheCounter::remote_step_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
-    log::info("remote: uploaded step {} ({} bytes sent)", key.short_hex(), sent);
-  } catch (const std::exception& error) {
-    remote_failed(key, error.what());
-  }
-}
-
-std::optional<CacheHit> ObjectCache::remote_lookup(const CompileIdentity& identity,
+std::optional<CacheHit> ObjectCache::remote_lookup(RemoteBackend& backend,
+                                                   const CompileIdentity& identity,
                                                    const Digest& key, const PathMap& map,
                                                    FileHasher& hasher, const SearchPath& path)
 {
-  try {
-    std::int64_t bytes = 0;
-    auto remote =
-      m_remote->fetch_manifest(manifest_action(key, identity, map, k_key_version), bytes);
-    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
-    if (!remote || remote->entries.empty()) {
-      m_store.count(key, CacheCounter::remote_misses);
-      log::info("remote: no manifest {} on the remote", key.short_hex());
-      return std::nullopt;
-    }
-    // Neither kept nor judged: a relinked entry would serve another input set's result, from the
-    // remote or from this machine's own cache.
-    if (const size_t refused = drop_relinked_entries(key, remote->entries); refused != 0) {
-      m_store.count(key, CacheCounter::remote_refused, static_cast<std::int64_t>(refused));
-    }
-    // Another machine's stat stamps say nothing about this machine's files (a container image
-    // can repeat device and inode numbers): its inputs are judged by their hashes.
-    for (auto& entry : remote->entries) {
-      for (auto& input : entry.inputs) {
-        input.stamp = InputStamp{};
-      }
-    }
-    // Kept locally too: the next store uploads every input set seen, this machine's and others'.
-    Manifest merged;
-    m_store.update_manifest(key, [&](Manifest& manifest) {
-      for (const auto& entry : remote->entries) {
-        const bool known =
-          std::any_of(manifest.entries.begin(), manifest.entries.end(),
-                      [&](const ManifestEntry& e) { return e.result == entry.result; });
-        if (!known && manifest.entries.size() < k_manifest_entry_limit) {
-          manifest.entries.push_back(entry);
-        }
-      }
-      merged = manifest;
-    });
-    RemoteLookup fetch{identity, object_output_path(identity, identity.object, map)};
-    auto hit = search(remote->entries, key, map, hasher, path, &fetch);
-    m_store.count(key, hit ? CacheCounter::remote_hits : CacheCounter::remote_misses);
-    return hit;
-  } catch (const RemoteFailure& error) {
-    remote_failed(key, error.what());
-  } catch (const std::exception& error) {
-    remote_failed(key, error.what());
+  std::int64_t bytes = 0;
+  auto remote = backend.fetch_manifest(manifest_action(key, identity, map, k_key_version), bytes);
+  store().count(key, CacheCounter::remote_bytes_down, bytes);
+  if (!remote || remote->entries.empty()) {
+    store().count(key, CacheCounter::remote_misses);
+    log::info("remote: no manifest {} on the remote", key.short_hex());
+    return std::nullopt;
   }
-  return std::nullopt;
+  // Neither kept nor judged: a relinked entry would serve another input set's result, from the
+  // remote or from this machine's own cache.
+  if (const size_t refused = drop_relinked_entries(key, remote->entries); refused != 0) {
+    store().count(key, CacheCounter::remote_refused, static_cast<std::int64_t>(refused));
+  }
+  // Another machine's stat stamps say nothing about this machine's files (a container image
+  // can repeat device and inode numbers): its inputs are judged by their hashes.
+  for (auto& entry : remote->entries) {
+    for (auto& input : entry.inputs) {
+      input.stamp = InputStamp{};
+    }
+  }
+  // Kept locally too: the next store uploads every input set seen, this machine's and others'.
+  store().update_manifest(key, [&](Manifest& manifest) {
+    for (const auto& entry : remote->entries) {
+      const bool known =
+        std::any_of(manifest.entries.begin(), manifest.entries.end(),
+                    [&](const ManifestEntry& e) { return e.result == entry.result; });
+      if (!known && manifest.entries.size() < k_manifest_entry_limit) {
+        manifest.entries.push_back(entry);
+      }
+    }
+  });
+  RemoteLookup fetch{backend, identity, object_output_path(identity, identity.object, map)};
+  auto hit = search(remote->entries, key, map, hasher, path, &fetch);
+  store().count(key, hit ? CacheCounter::remote_hits : CacheCounter::remote_misses);
+  return hit;
 }
 
 std::optional<CacheEntry> ObjectCache::matching_entry(ManifestEntry& entry, const PathMap& map,
@@ -911,10 +788,10 @@ std::optional<CacheEntry> ObjectCache::matching_entry(ManifestEntry& entry, cons
     return std::nullopt;
   }
   std::string error;
-  auto stored = m_store.read_entry(entry.result, &error);
+  auto stored = store().read_entry(entry.result, &error);
   if (!stored) {
     log::info("cache: entry {} unreadable ({}): a miss", entry.result.short_hex(), error);
-    m_store.remove_entry(entry.result);
+    store().remove_entry(entry.result);
   }
   return stored;
 }
@@ -928,7 +805,7 @@ std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record,
   }
   const Digest& key = *record.cache_entry;
   std::string error;
-  auto stored = m_store.read_entry(key, &error);
+  auto stored = store().read_entry(key, &error);
   if (!stored) {
     log::info("cache: entry {} that the record names is unreadable ({})", key.short_hex(), error);
     return std::nullopt;
@@ -948,7 +825,7 @@ std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record,
     !stored->bound->build_root.empty() || !stored->bound->source_root.empty();
   const std::string other =
     names_a_root ? other_root_named(*stored->bound, tree_roots_of(build_tree)) : std::string();
-  if (!other.empty() && !m_settings.across_checkouts) {
+  if (!other.empty() && !settings().across_checkouts) {
     log::info("cache: entry {} that the record names is bound to another tree (its object names "
               "{}); NVFRESH_CACHE_ACROSS_CHECKOUTS=1 serves it",
               key.short_hex(), other);
@@ -963,8 +840,8 @@ std::optional<CacheEntry> ObjectCache::entry_for_record(const Record& record,
 
 void ObjectCache::note_hit(const Digest& key, const CacheEntry& entry)
 {
-  m_store.touch_entry(key);
-  m_store.count(key, {{CacheCounter::hits, 1},
+  store().touch_entry(key);
+  store().count(key, {{CacheCounter::hits, 1},
                       {CacheCounter::saved_ns, entry.compile_ns},
                       {CacheCounter::saved_bytes, static_cast<std::int64_t>(entry.object.size())}});
 }
@@ -985,11 +862,11 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
             std::nullopt};
   }
   try {
-    if (!m_store.has_room()) {
-      m_store.count(Digest{}, CacheCounter::not_stored_full);
+    if (!store().has_room()) {
+      store().count(Digest{}, CacheCounter::not_stored_full);
       return {false, true,
               fmt::format("not cached: the file system of {} is below its free-space floor",
-                          m_store.root()),
+                          store().root()),
               std::nullopt};
     }
     PathMap map(tree_roots_of(identity.build_tree));
@@ -1014,9 +891,9 @@ StoreOutcome ObjectCache::store_result(const CompileIdentity& identity, const Re
     entry.bound = binding_of(manifest_entry);
     entry.result_key = manifest_entry.result;
     entry.object_digest = record.output.hash;
-    m_store.write_entry(manifest_entry.result, entry);
-    m_store.update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
-    if (remote_usable() && !m_remote->settings().read_only) {
+    store().write_entry(manifest_entry.result, entry);
+    store().update_manifest(*key, [&](Manifest& manifest) { add_entry(manifest, manifest_entry); });
+    if (m_storage.remote_writable()) {
       publish(identity, *key, manifest_entry, entry, record.object, map);
     }
     return {true, false, fmt::format("stored as {}", manifest_entry.result.short_hex()),
@@ -1044,26 +921,24 @@ void ObjectCache::publish(const CompileIdentity& identity, const Digest& key,
       return;
     }
   }
-  try {
-    auto manifest = m_store.read_manifest(key);
+  m_storage.with_remote(key, true, [&](RemoteBackend& remote) {
+    auto manifest = store().read_manifest(key);
     if (!manifest) {
       return;
     }
     const std::int64_t sent =
-      m_remote->publish(result_action(key, entry, identity, object, map, k_key_version),
-                        object_output_path(identity, object, map), stored,
-                        manifest_action(key, identity, map, k_key_version), *manifest);
-    m_store.count(key, {{CacheCounter::remote_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
+      remote.publish(result_action(key, entry, identity, object, map, k_key_version),
+                     object_output_path(identity, object, map), stored,
+                     manifest_action(key, identity, map, k_key_version), *manifest);
+    store().count(key, {{CacheCounter::remote_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
     log::info("remote: uploaded entry {} ({} bytes sent)", entry.result.short_hex(), sent);
-  } catch (const std::exception& error) {
-    remote_failed(key, error.what());
-  }
+  });
 }
 
 std::string ObjectCache::inputs_changed(const Digest& key, const CacheEntry& entry,
                                         FileHasher& hasher) const
 {
-  auto manifest = m_store.read_manifest(entry.manifest_key);
+  auto manifest = store().read_manifest(entry.manifest_key);
   for (auto& stored : manifest ? manifest->entries : std::vector<ManifestEntry>{}) {
     if (stored.result == key) {
       const PathMap map(tree_roots_of(entry.origin_tree));
@@ -1078,10 +953,10 @@ bool ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
                                 const std::map<std::string, Digest>& compiled)
 {
   if (compiled == held_components(entry)) {
-    m_store.count(key, CacheCounter::verified);
+    store().count(key, CacheCounter::verified);
     return true;
   }
-  m_store.count(key, CacheCounter::verify_mismatches);
+  store().count(key, CacheCounter::verify_mismatches);
   if (std::find(entry.other_variants.begin(), entry.other_variants.end(), compiled) !=
       entry.other_variants.end()) {
     return false;
@@ -1089,7 +964,7 @@ bool ObjectCache::note_verified(const Digest& key, const CacheEntry& entry,
   CacheEntry updated = entry;
   updated.other_variants.push_back(compiled);
   try {
-    m_store.write_entry(key, std::move(updated));
+    store().write_entry(key, std::move(updated));
   } catch (const std::exception& error) {
     log::info("cache: cannot keep the new variant of {}: {}", key.short_hex(), error.what());
   }

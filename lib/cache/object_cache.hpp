@@ -24,8 +24,8 @@
 // means "not cached".
 #pragma once
 
-#include "cache/cache_store.hpp"
-#include "cache/remote_cache.hpp"
+#include "cache/cache_storage.hpp"
+#include "cache/compile_identity.hpp"
 #include "cache/tree_roots.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
@@ -37,20 +37,6 @@
 #include <vector>
 
 namespace nvfresh {
-
-// What the cache needs to know about a compile, before it runs.
-// The version of the cache's keys: the salt of the remote Actions (cache/remote_cache.hpp).
-inline constexpr std::string_view k_cache_key_version = "nvfresh-cache-1";
-
-struct CompileIdentity {
-  std::vector<std::string> signature_args;
-  std::map<std::string, std::string> signature_env;  // as in the record (PATH included)
-  std::string working_dir;
-  std::string source;      // absolute
-  std::string compiler;    // the nvcc that runs, canonical
-  std::string build_tree;  // the directory holding the record root
-  std::string object;      // absolute: the remote result Action's output (remote_cache.hpp)
-};
 
 // An entry's input set as a lookup found it on this tree's disk.
 struct MatchedSet {
@@ -106,44 +92,16 @@ struct StoreOutcome {
   std::optional<Digest> key;  // the entry stored
 };
 
-struct CacheSettings {
-  bool enabled = true;
-  std::string dir;
-  std::uint64_t max_bytes = 0;  // 0: 5% of the file system, at most 20 GiB
-  std::uint64_t min_free = 0;
-  double verify_fraction = 0;
-  bool across_checkouts = false;  // serve entries whose objects name another tree's paths
-  bool shared = false;            // a team's cache dir (NVFRESH_CACHE_SHARED): cache_dir_refusal
-};
-
-// The cache settings of a configuration (config.hpp): NVFRESH_CACHE, NVFRESH_CACHE_DIR, ...
-CacheSettings cache_settings(const Config& config, const Environment& env);
-
 class ObjectCache {
 public:
   explicit ObjectCache(const CacheSettings& settings);
 
-  // Shares the cache through a remote (cache/remote_cache.hpp): a local miss asks it, a store
-  // uploads to it unless it is read-only. `failure_marker`: the file that says, for this build,
-  // that the remote failed (util/build_invocation.hpp): said once, then not asked again.
-  void use_remote(RemoteSettings settings, std::string failure_marker);
-  void set_remote_failure_marker(std::string failure_marker);
-
-  // The step cache through the remote (compile/step_run.hpp), asked after a local step miss: the
-  // remote's step entry for `key` (step_action: `arguments` are the step's, normalized), stored in
-  // the local cache too; nullopt when there is none, it is damaged or stored under another key
-  // (counted as a remote step miss), or the remote is unusable or fails (counted, said once per
-  // build). Never throws.
-  std::optional<StepEntry> fetch_remote_step(const Digest& key,
-                                             const std::vector<std::string>& arguments);
-  // Uploads a step entry the local cache stored, unless there is no remote or it is read-only.
-  // Never throws.
-  void upload_step(const Digest& key, const std::vector<std::string>& arguments,
-                   const StepEntry& entry);
-
-  CacheStore& store() { return m_store; }
-  const CacheStore& store() const { return m_store; }
-  const CacheSettings& settings() const { return m_settings; }
+  // The store and the remote (cache/cache_storage.hpp): with a remote, a local miss asks it and a
+  // store uploads to it unless it is read-only.
+  CacheStorage& storage() { return m_storage; }
+  CacheStore& store() { return m_storage.local(); }
+  const CacheStore& store() const { return m_storage.local(); }
+  const CacheSettings& settings() const { return m_storage.settings(); }
 
   // The entry whose input set matches the disk now, or nullopt (a miss, counted).
   std::optional<CacheHit> lookup(const CompileIdentity& identity, FileHasher& hasher,
@@ -202,18 +160,15 @@ private:
   std::optional<CacheHit> judge(ManifestEntry& entry, const Digest& key, const PathMap& map,
                                 FileHasher& hasher, const SearchPath& path, RemoteLookup* fetch,
                                 std::optional<CacheHit>& elsewhere);
-  std::optional<CacheHit> remote_lookup(const CompileIdentity& identity, const Digest& key,
-                                        const PathMap& map, FileHasher& hasher,
+  // The remote's manifest merged into the local one and searched (with a fetch of the entry that
+  // matches). Throws when the remote fails.
+  std::optional<CacheHit> remote_lookup(RemoteBackend& remote, const CompileIdentity& identity,
+                                        const Digest& key, const PathMap& map, FileHasher& hasher,
                                         const SearchPath& path);
   void publish(const CompileIdentity& identity, const Digest& key, const ManifestEntry& entry,
                const CacheEntry& stored, const std::string& object, const PathMap& map);
-  bool remote_usable() const;
-  void remote_failed(const Digest& key, const std::string& what);
 
-  CacheSettings m_settings;
-  CacheStore m_store;
-  std::optional<RemoteCache> m_remote;
-  std::string m_remote_failure_marker;
+  CacheStorage m_storage;
 };
 
 }  // namespace nvfresh

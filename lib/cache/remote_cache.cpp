@@ -1,6 +1,6 @@
 #include "cache/remote_cache.hpp"
 
-#include "cache/object_cache.hpp"
+#include "cache/compile_identity.hpp"
 #include "record/signature.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -19,11 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// tree_roots.cpp's placeholders of the roots in key paths.
-constexpr std::string_view k_build_prefix = "\x02"
-                                            "BUILD\x03";
-constexpr std::string_view k_source_prefix = "\x02"
-                                             "SOURCE\x03";
 constexpr double k_helper_limit_seconds = 120;  // beyond every call's own deadline
 constexpr std::string_view k_manifest_output = "nvfresh.manifest";
 constexpr std::string_view k_entry_output = "nvfresh.entry";
@@ -111,7 +106,7 @@ std::optional<RemoteSettings> remote_settings(const Config& config)
 std::string input_root_name(const std::string& key_path)
 {
   for (const auto& [prefix, root] :
-       {std::pair{k_source_prefix, "src"}, std::pair{k_build_prefix, "build"}}) {
+       {std::pair{k_source_token, "src"}, std::pair{k_build_token, "build"}}) {
     if (key_path == prefix) {
       return root;
     }

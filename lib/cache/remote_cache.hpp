@@ -24,6 +24,7 @@
 #pragma once
 
 #include "cache/cache_entry.hpp"
+#include "cache/compile_identity.hpp"
 #include "cache/manifest.hpp"
 #include "cache/remote_credentials.hpp"
 #include "cache/tree_roots.hpp"
@@ -35,8 +36,6 @@
 #include <vector>
 
 namespace nvfresh {
-
-struct CompileIdentity;
 
 struct RemoteSettings {
   std::string url;  // grpc://host:port, grpcs://host:port; never with a user or password
@@ -88,28 +87,53 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-class RemoteCache {
+// What the cache storage (cache/cache_storage.hpp) asks of a remote: the calls of the two object
+// steps and of a cicc or ptxas step, each on the Action a builder above spells. RemoteCache (the
+// nvfresh-remote helper) is the one a build uses; a unit test's fake stands in for it. A call that
+// fails (not a miss) throws; the storage's failure policy takes it from there.
+class RemoteBackend {
+public:
+  virtual ~RemoteBackend() = default;
+
+  virtual const RemoteSettings& settings() const = 0;
+
+  // The remote manifest, or nullopt (a miss, or a manifest that does not parse).
+  virtual std::optional<Manifest> fetch_manifest(const ActionSpec& action,
+                                                 std::int64_t& bytes_down) = 0;
+  // The entry of a result Action, object and console filled in, or nullopt (a miss).
+  virtual std::optional<CacheEntry> fetch_entry(const ActionSpec& action,
+                                                const std::string& object_output,
+                                                std::int64_t& bytes_down) = 0;
+  // The step entry's text of a step Action, or nullopt (a miss).
+  virtual std::optional<std::string> fetch_step(const ActionSpec& action,
+                                                std::int64_t& bytes_down) = 0;
+  // Uploads a step Action with its entry's text. Returns the bytes sent.
+  virtual std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text) = 0;
+  // Uploads the result Action with the entry, then the manifest Action with the manifest. Returns
+  // the bytes sent.
+  virtual std::int64_t publish(const ActionSpec& result, const std::string& object_output,
+                               const CacheEntry& entry, const ActionSpec& manifest_action,
+                               const Manifest& manifest) = 0;
+};
+
+// The remote through the nvfresh-remote helper (one process per call). Each call throws
+// RemoteFailure when it fails.
+class RemoteCache : public RemoteBackend {
 public:
   explicit RemoteCache(RemoteSettings settings);
 
-  const RemoteSettings& settings() const { return m_settings; }
+  const RemoteSettings& settings() const override { return m_settings; }
 
-  // The remote manifest, or nullopt (a miss, or a manifest that does not parse). Throws
-  // RemoteFailure.
-  std::optional<Manifest> fetch_manifest(const ActionSpec& action, std::int64_t& bytes_down);
-  // The entry of a result Action, object and console filled in, or nullopt (a miss). Throws
-  // RemoteFailure.
+  std::optional<Manifest> fetch_manifest(const ActionSpec& action,
+                                         std::int64_t& bytes_down) override;
   std::optional<CacheEntry> fetch_entry(const ActionSpec& action, const std::string& object_output,
-                                        std::int64_t& bytes_down);
-  // The step entry's text of a step Action, or nullopt (a miss). Throws RemoteFailure.
-  std::optional<std::string> fetch_step(const ActionSpec& action, std::int64_t& bytes_down);
-  // Uploads a step Action with its entry's text. Returns the bytes sent. Throws RemoteFailure.
-  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text);
-  // Uploads the result Action with the entry, then the manifest Action with the manifest. Returns
-  // the bytes sent. Throws RemoteFailure.
+                                        std::int64_t& bytes_down) override;
+  std::optional<std::string> fetch_step(const ActionSpec& action,
+                                        std::int64_t& bytes_down) override;
+  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text) override;
   std::int64_t publish(const ActionSpec& result, const std::string& object_output,
                        const CacheEntry& entry, const ActionSpec& manifest_action,
-                       const Manifest& manifest);
+                       const Manifest& manifest) override;
 
 private:
   // Runs the helper on `request` (written to `dir`); its exit status (k_helper_hit or

@@ -45,6 +45,12 @@ struct StepEntry {
 
 constexpr int k_step_entry_format_version = 2;
 
+// The version of step keys (step/step_key.hpp hashes it first): changed with every change of what
+// a step key holds. The salt of the remote's step Actions (cache/remote_cache.hpp, step_action),
+// so that a remote never serves a step stored under another key scheme; the object cache's keys
+// have their own (k_cache_key_version, cache/compile_identity.hpp).
+inline constexpr std::string_view k_step_key_version = "nvfresh-step-2";
+
 // `text` with the time ptxas -v says it took ("Compile time = 22.905 ms") left out: it differs in
 // every run of the same step.
 std::string without_run_times(std::string_view text);

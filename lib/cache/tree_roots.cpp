@@ -13,12 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Placeholders that no path and no compiler message holds (STX ... ETX).
-constexpr std::string_view k_build_token = "\x02"
-                                           "BUILD\x03";
-constexpr std::string_view k_source_token = "\x02"
-                                            "SOURCE\x03";
-
 // A root ends where a path component ends: "/b/build" is not a prefix of "/b/build2".
 bool ends_component(std::string_view text, size_t at)
 {

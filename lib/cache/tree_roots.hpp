@@ -29,8 +29,16 @@ struct TreeRoots {
 // The roots of the build tree at `build_tree` (the directory of the record root).
 TreeRoots tree_roots_of(const std::string& build_tree);
 
-// The first character of every root token ("$BUILD", "$SOURCE" in a key): no path holds it.
-constexpr char k_root_token_start = '\x02';
+// The placeholders of the roots in keys, manifests, stored depfiles and console output (written
+// "$BUILD" and "$SOURCE" above): STX, the name, ETX, which no path and no compiler message holds.
+// Spelled here only: every other file (the remote's input root names, tests) takes them from here.
+inline constexpr std::string_view k_build_token = "\x02"
+                                                  "BUILD\x03";
+inline constexpr std::string_view k_source_token = "\x02"
+                                                   "SOURCE\x03";
+// The first character of every root token: no path holds it.
+inline constexpr char k_root_token_start = k_build_token.front();
+static_assert(k_source_token.front() == k_root_token_start);
 
 class PathMap {
 public:

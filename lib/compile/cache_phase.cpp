@@ -29,7 +29,7 @@ CachePhase::CachePhase(const Config& config, const Environment& env) : m_env(env
   if (settings.enabled) {
     m_cache.emplace(settings);
     if (auto remote = remote_settings(config)) {
-      m_cache->use_remote(std::move(*remote), {});
+      m_cache->storage().use_remote(std::move(*remote), {});
     }
     m_refusal = m_cache->store().refusal();
     if (!m_refusal.empty()) {
@@ -81,7 +81,7 @@ std::optional<ServedCompile> CachePhase::serve(const ServeRequest& serve, FileHa
   if (!usable(serve.plan.record_root)) {
     return std::nullopt;
   }
-  m_cache->set_remote_failure_marker(serve.plan.record_root + "/remote-failed");
+  m_cache->storage().set_failure_marker(serve.plan.record_root + "/remote-failed");
   try {
     auto hit = m_cache->lookup(compile_identity(serve.request, serve.plan), hasher, m_env);
     if (!hit) {
@@ -152,7 +152,7 @@ Outcome CachePhase::after_verifying(const ServeRequest& serve, const Record& rec
 std::optional<Digest> CachePhase::store(const ServeRequest& serve, const Record& record,
                                         const std::vector<std::string>& command)
 {
-  m_cache->set_remote_failure_marker(serve.plan.record_root + "/remote-failed");
+  m_cache->storage().set_failure_marker(serve.plan.record_root + "/remote-failed");
   StoreOutcome stored =
     m_cache->store_result(compile_identity(serve.request, serve.plan), record, command, m_env);
   log::info("cache: {}", stored.detail);

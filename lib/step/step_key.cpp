@@ -1,5 +1,6 @@
 #include "step/step_key.hpp"
 
+#include "cache/step_entry.hpp"
 #include "freshness/file_hasher.hpp"
 #include "util/file_io.hpp"
 
@@ -16,7 +17,6 @@ namespace nvfresh {
 
 namespace {
 
-constexpr std::string_view k_key_version = "nvfresh-step-2";
 constexpr std::string_view k_stem_prefix = "tmpxft_";
 constexpr size_t k_hex_run = 8;
 
@@ -196,7 +196,10 @@ std::optional<Digest> step_key(const Step& step, FileHasher& hasher, KeyedInputs
   }
   const bool cicc = tool_name(step) == "cicc";
   Hasher key;
-  key.tag(k_key_version).tag("tool").field(step.tool_exe).field(tool.fingerprint->hash.to_hex());
+  key.tag(k_step_key_version)
+    .tag("tool")
+    .field(step.tool_exe)
+    .field(tool.fingerprint->hash.to_hex());
   key.tag("cwd").field(step.cwd);
   key.tag("args");
   for (size_t i = 1; i < step.argv.size(); ++i) {

@@ -1,7 +1,5 @@
 #include "step/step_lookup.hpp"
 
-#include "cache/cache_store.hpp"
-#include "cache/remote_cache.hpp"
 #include "config/config.hpp"
 #include "step/step_report.hpp"
 #include "util/file_io.hpp"
@@ -23,32 +21,15 @@ double random_draw()
   return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
 }
 
-void use_remote(ObjectCache& cache, const Config& config, const Environment& env)
+void use_remote(CacheStorage& storage, const Config& config, const Environment& env)
 {
   const std::string root = env_value(env, k_step_record_root_variable);
   if (root.empty()) {
     return;
   }
   if (auto remote = remote_settings(config)) {
-    cache.use_remote(std::move(*remote), root + "/remote-failed");
+    storage.use_remote(std::move(*remote), root + "/remote-failed");
   }
-}
-
-// The local entry, and the remote's after a local one that does not hold (the remote's judged
-// like a local one).
-StepLookup look_up(const Step& step, const Digest& key, ObjectCache& cache, FileHasher& hasher)
-{
-  StepLookup lookup;
-  lookup.local = cache.store().read_step(key, &lookup.why_missed);
-  lookup.local_holds = lookup.local && inputs_hold(*lookup.local, hasher);
-  if (!lookup.local_holds) {
-    lookup.remote = cache.fetch_remote_step(key, remote_arguments(step));
-    lookup.remote_holds = lookup.remote && inputs_hold(*lookup.remote, hasher);
-    if (lookup.remote && !lookup.remote_holds) {
-      log::info("step {}: the remote's entry does not hold: an input changed", key.short_hex());
-    }
-  }
-  return lookup;
 }
 
 StepPlan plan_with_key(Step* step, const Environment& env, const Config& config,
@@ -57,18 +38,24 @@ StepPlan plan_with_key(Step* step, const Environment& env, const Config& config,
   step->temp = find_temp_names(step->argv);
   step->cwd = current_directory();
   step->tool_exe = fs::canonical(absolute_path(step->tool, step->cwd)).string();
-  ObjectCache& cache = world->cache.emplace(settings);
-  if (auto plain = plan_if_store_refuses(cache.store().refusal())) {
+  CacheStorage& storage = world->storage.emplace(settings);
+  if (auto plain = plan_if_store_refuses(storage.local().refusal())) {
     return *plain;
   }
-  use_remote(cache, config, env);
+  use_remote(storage, config, env);
   const auto key = step_key(*step, *world->hasher, &world->inputs);
   if (auto plain = plan_if_no_key(key)) {
     return *plain;
   }
   const VerifyDraw verify{settings.verify_fraction,
                           settings.verify_fraction > 0 ? random_draw() : 1.0};
-  return plan_step(*key, look_up(*step, *key, cache, *world->hasher), world->inputs, verify);
+  // The local entry, and the remote's after a local one that does not hold (the remote's judged
+  // like a local one).
+  FileHasher& hasher = *world->hasher;
+  StepLookup lookup = storage.find_step(*key, remote_arguments(*step), [&](const StepEntry& entry) {
+    return inputs_hold(entry, hasher);
+  });
+  return plan_step(*key, std::move(lookup), world->inputs, verify);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // inputs still hold.
 #pragma once
 
-#include "cache/object_cache.hpp"
+#include "cache/cache_storage.hpp"
 #include "freshness/file_hasher.hpp"
 #include "step/step_key.hpp"
 #include "step/step_plan.hpp"
@@ -18,7 +18,7 @@ namespace nvfresh {
 
 // What gathering sets up that carrying the plan out uses too.
 struct StepWorld {
-  std::optional<ObjectCache> cache;
+  std::optional<CacheStorage> storage;
   std::optional<FileHasher> hasher;
   KeyedInputs inputs;
 };

@@ -7,6 +7,7 @@
 //   run_plainly    exec the tool as nvcc asked, nothing looked up or stored (the reason says why)
 #pragma once
 
+#include "cache/cache_storage.hpp"
 #include "cache/step_entry.hpp"
 #include "outcome/outcome.hpp"
 #include "step/step_key.hpp"
@@ -58,13 +59,8 @@ std::optional<StepPlan> plan_if_store_refuses(const std::string& store_refusal);
 std::optional<StepPlan> plan_if_no_key(const std::optional<Digest>& key);
 
 // What the lookups found. The remote is asked only when the local entry does not hold.
-struct StepLookup {
-  std::optional<StepEntry> local;
-  bool local_holds = false;  // every file it read unchanged, every failed lookup still failing
-  std::string why_missed;    // why there is no local entry (read_step's words)
-  std::optional<StepEntry> remote;
-  bool remote_holds = false;
-};
+// (CacheStorage::find_step)
+using StepLookup = StepEntries;
 
 struct VerifyDraw {
   double fraction = 0;  // NVFRESH_CACHE_VERIFY

@@ -1,7 +1,6 @@
 #include "step/step_runner.hpp"
 
-#include "cache/cache_store.hpp"
-#include "cache/object_cache.hpp"
+#include "cache/cache_storage.hpp"
 #include "step/step_lookup.hpp"
 #include "step/step_store.hpp"
 #include "trace/trace_channel.hpp"
@@ -66,9 +65,9 @@ StepEnding serve(const StepPlan& plan, const StepContext& context)
 {
   const Step& step = context.step;
   const StepEntry& entry = *plan.entry;
-  context.cache->store().count(
+  context.storage->local().count(
     plan.key, {{CacheCounter::step_hits, 1}, {CacheCounter::step_saved_ns, entry.run_ns}});
-  context.cache->store().touch_step(plan.key);
+  context.storage->local().touch_step(plan.key);
   log::info("step {} {} served ({})", step.pass, tool_name(step), plan.note);
   context.report.add(step, *plan.outcome, entry.run_ns);
   std::vector<std::pair<std::string, std::string>> outputs;
@@ -132,7 +131,7 @@ StepEnding run_and_keep(const StepPlan& plan, const StepContext& context, Proces
 {
   const Step& step = context.step;
   log::info("step {} {} runs: {}", step.pass, tool_name(step), plan.note);
-  context.cache->store().count(plan.key, CacheCounter::step_misses);
+  context.storage->local().count(plan.key, CacheCounter::step_misses);
   const ToolRun run = run_tool(step, context.env, runner);
   forward_trace(context.sink, step, run.trace);
   write_fully(STDOUT_FILENO, run.out);
@@ -144,7 +143,7 @@ StepEnding run_and_keep(const StepPlan& plan, const StepContext& context, Proces
   if (plan.action == StepPlan::Action::run_and_store) {
     context.report.add(step, *plan.outcome, run.run_ns);
   }
-  keep_run(plan, step, run, *context.inputs, *context.cache, *context.hasher, context.report);
+  keep_run(plan, step, run, *context.inputs, *context.storage, *context.hasher, context.report);
   return {StepEnding::Kind::exit_as_run, run.result};
 }
 
@@ -192,7 +191,7 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
                             env,
                             report,
                             sink,
-                            world.cache ? &*world.cache : nullptr,
+                            world.storage ? &*world.storage : nullptr,
                             world.hasher ? &*world.hasher : nullptr,
                             &world.inputs};
   SystemProcessRunner runner;

@@ -34,7 +34,7 @@
 
 namespace nvfresh {
 
-class ObjectCache;
+class CacheStorage;
 
 inline constexpr const char* k_step_subcommand = "__step";
 inline constexpr const char* k_step_runner_variable = "NVFRESH_STEP_RUNNER";
@@ -45,14 +45,14 @@ inline constexpr const char* k_step_preload_variable = "NVFRESH_STEP_PRELOAD";
 // not return: an exec of the tool, or a re-raised signal).
 int run_step(const std::vector<std::string>& args, const Environment& env);
 
-// What carrying a plan out needs beside the plan. cache, hasher and inputs are needed (non-null)
+// What carrying a plan out needs beside the plan. storage, hasher and inputs are needed (non-null)
 // for every plan but run_plainly.
 struct StepContext {
   const Step& step;
   const Environment& env;  // the tool's (LD_PRELOAD given back)
   const StepReport& report;
   const TraceSink& sink;
-  ObjectCache* cache = nullptr;
+  CacheStorage* storage = nullptr;
   FileHasher* hasher = nullptr;
   const KeyedInputs* inputs = nullptr;
 };

@@ -98,19 +98,18 @@ Outcome verified_outcome(CacheStore& store, const Digest& key, const StepEntry& 
 }  // namespace
 
 void keep_run(const StepPlan& plan, const Step& step, const ToolRun& run, const KeyedInputs& inputs,
-              ObjectCache& cache, FileHasher& hasher, const StepReport& report)
+              CacheStorage& storage, FileHasher& hasher, const StepReport& report)
 {
   try {
     const std::optional<StepEntry>& verifying = plan.entry;
     auto entry = entry_of(step, run, inputs, hasher);
     if (verifying) {
-      report.add(step, verified_outcome(cache.store(), plan.key, *verifying, entry), run.run_ns);
+      report.add(step, verified_outcome(storage.local(), plan.key, *verifying, entry), run.run_ns);
     }
     // A mismatch replaces the entry: a later hit serves what the tool gives.
-    if (entry && cache.store().has_room() &&
+    if (entry && storage.local().has_room() &&
         (!verifying || !step_output_difference(*verifying, *entry).empty())) {
-      cache.store().write_step(plan.key, *entry);
-      cache.upload_step(plan.key, remote_arguments(step), *entry);
+      storage.store_step(plan.key, remote_arguments(step), *entry);
     }
   } catch (const std::exception& error) {
     log::info("step {} not stored: {}", plan.key.short_hex(), error.what());

@@ -5,7 +5,7 @@
 // stored over it when they differ.
 #pragma once
 
-#include "cache/object_cache.hpp"
+#include "cache/cache_storage.hpp"
 #include "freshness/file_hasher.hpp"
 #include "step/step_key.hpp"
 #include "step/step_plan.hpp"
@@ -31,6 +31,6 @@ struct ToolRun {
 // Stores (or compares) the run of a plan to run_and_store or run_and_verify. An error is logged:
 // the step is then not stored.
 void keep_run(const StepPlan& plan, const Step& step, const ToolRun& run, const KeyedInputs& inputs,
-              ObjectCache& cache, FileHasher& hasher, const StepReport& report);
+              CacheStorage& storage, FileHasher& hasher, const StepReport& report);
 
 }  // namespace nvfresh

@@ -1,4 +1,5 @@
 #include "cache/cache_entry.hpp"
+#include "cache/tree_roots.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,10 +13,12 @@ CacheEntry sample_entry()
   entry.object = std::string("\x7f"
                              "ELF\0\0\x01binary\xff",
                              14);
-  entry.depfile_prerequisites = {"\x02SOURCE\x03/k.cu", "/usr/local/cuda/include/cuda.h"};
+  entry.depfile_prerequisites = {std::string(k_source_token) + "/k.cu",
+                                 "/usr/local/cuda/include/cuda.h"};
   entry.console_mode = "separate";
   entry.console_out = "line one\r\n";
-  entry.console_err = "\x02SOURCE\x03/k.cu(3): warning #177-D: variable \"x\" was declared\n";
+  entry.console_err =
+    std::string(k_source_token) + "/k.cu(3): warning #177-D: variable \"x\" was declared\n";
   entry.console_terminals = "stderr";
   entry.console_terminal_env = {{"TERM", "xterm-256color"}};
   entry.components = {{"host code", hash_bytes("h")}, {"sm_80 cubin", hash_bytes("c")}};

@@ -1,4 +1,5 @@
 #include "cache/manifest.hpp"
+#include "cache/tree_roots.hpp"
 #include "util/hasher.hpp"
 #include "util/text_fields.hpp"
 
@@ -13,19 +14,21 @@ ManifestEntry entry(const std::string& name, std::int64_t time)
   ManifestEntry e;
   e.result = hash_bytes(name);
   e.time_ns = time;
-  e.inputs = {{"\x02SOURCE\x03/k.cu", hash_bytes("k"), "source", "-", {}},
+  e.inputs = {{std::string(k_source_token) + "/k.cu", hash_bytes("k"), "source", "-", {}},
               {"/usr/local/cuda/include/cuda_runtime.h",
                hash_bytes("rt"),
                "header",
                "host,compute_80",
                {4096, 1'700'000'000'000'000'001, 1'700'000'000'000'000'002, 77, 2049}},
               {"path with\ttab and\nnewline", hash_bytes("odd"), "header", "sm_90a", {}}};
-  for (const char* probe : {"\x02SOURCE\x03/shadow/value.h", "\x02SOURCE\x03/shadow/other.h",
-                            "/usr/include/missing.h", "/top.h", "//odd.h", "whole"}) {
+  const std::string source(k_source_token);
+  for (const std::string& probe : {source + "/shadow/value.h", source + "/shadow/other.h",
+                                   std::string("/usr/include/missing.h"), std::string("/top.h"),
+                                   std::string("//odd.h"), std::string("whole")}) {
     add_probe(e.probes, probe);
   }
   e.lookups = {{"gcc", "/usr/bin/gcc", true}, {"cicc", "", false}};
-  e.probe_dirs = {{"\x02SOURCE\x03/shadow", 12, 34, 1'700'000'000'000'000'000, 5},
+  e.probe_dirs = {{std::string(k_source_token) + "/shadow", 12, 34, 1'700'000'000'000'000'000, 5},
                   {"/usr/include", 99, 1, 7, 8}};
   return e;
 }

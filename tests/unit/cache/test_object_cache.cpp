@@ -4,6 +4,7 @@
 #include "protocol/remote_protocol.hpp"
 
 #include "../temp_dir.hpp"
+#include "fake_remote.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -397,7 +398,7 @@ void serve_from_fake_remote(const test::TempDir& dir, ObjectCache& cache, const 
   RemoteSettings settings;
   settings.url = "grpc://fake";
   settings.helper = helper;
-  cache.use_remote(settings, {});
+  cache.storage().use_remote(settings, {});
 }
 
 CacheSettings settings_named(const test::TempDir& dir, const std::string& name)
@@ -475,13 +476,49 @@ TEST_CASE("remote: a manifest entry must name its own input set's result (issue 
   CHECK_FALSE(b.look_up_with_header("1"));
 }
 
+TEST_CASE("remote: through the storage's backend, a store uploads and another machine's miss "
+          "fetches it",
+          "[cache]")
+{
+  test::TempDir dir;
+  dir.write("ck/k.cu", "#include \"k.h\"\n");
+  make_build_tree(dir, "ck/build", "ck");
+  test::FakeRemote::State remote;
+  Machine ci{dir, ObjectCache(settings_named(dir, "ci"))};
+  ci.cache.storage().use_remote(std::make_unique<test::FakeRemote>(remote), {});
+  const Digest key = ci.store_with_header("1", "CI's");
+  CHECK(remote.uploads == 1);
+  CHECK(remote.manifests.size() == 1);
+  CHECK(ci.cache.store().counters()[CacheCounter::remote_uploads] == 1);
+  // A hit in CI's own cache asks nothing.
+  const int calls = remote.calls;
+  REQUIRE(ci.look_up_with_header("1"));
+  CHECK(remote.calls == calls);
+
+  Machine b{dir, ObjectCache(settings_named(dir, "b"))};
+  b.cache.storage().use_remote(std::make_unique<test::FakeRemote>(remote), {});
+  auto hit = b.look_up_with_header("1");
+  REQUIRE(hit);
+  CHECK(hit->key == key);
+  CHECK(hit->entry.object == "CI's");
+  CHECK(remote.calls == calls + 2);  // the manifest, then the entry
+  CHECK(b.cache.store().counters()[CacheCounter::remote_hits] == 1);
+  CHECK(b.cache.store().read_entry(key));  // kept locally: the next lookup is local
+  REQUIRE(b.look_up_with_header("1"));
+  CHECK(remote.calls == calls + 2);
+}
+
 TEST_CASE("remote: relinked manifest entries are left out, the others kept", "[cache]")
 {
   const Digest manifest_key = hash_bytes("manifest");
   std::vector<ManifestEntry> entries(3);
   for (size_t i = 0; i < entries.size(); ++i) {
-    entries[i].inputs.push_back(
-      {"\x02SOURCE\x03/k.h", hash_bytes(std::to_string(i)), "header", "", {}, std::nullopt});
+    entries[i].inputs.push_back({std::string(k_source_token) + "/k.h",
+                                 hash_bytes(std::to_string(i)),
+                                 "header",
+                                 "",
+                                 {},
+                                 std::nullopt});
     entries[i].result = result_key(manifest_key, entries[i]);
   }
   entries[1].result = entries[0].result;             // relinked to another set's result

@@ -1,8 +1,10 @@
-#include "cache/object_cache.hpp"
 #include "cache/remote_cache.hpp"
 #include "util/file_io.hpp"
 
 #include "temp_dir.hpp"
+
+#include "cache/compile_identity.hpp"
+#include "cache/step_entry.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -13,9 +15,8 @@ using namespace nvfresh;
 
 namespace {
 
-const std::string k_source = "\x02SOURCE\x03";
-const std::string k_build = "\x02"
-                            "BUILD\x03";
+const std::string k_source(k_source_token);
+const std::string k_build(k_build_token);
 
 PathMap tree_map()
 {
@@ -95,14 +96,14 @@ TEST_CASE("a step Action is bound to the local step key and names the step's com
 {
   const Digest key = hash_bytes("step");
   const std::vector<std::string> arguments{"ptxas", "-arch=sm_90", "\x02TMP\x03.ptx"};
-  const auto action = step_action(key, arguments, k_cache_key_version);
-  CHECK(action.salt == "nvfresh-cache-1/step");
+  const auto action = step_action(key, arguments, k_step_key_version);
+  CHECK(action.salt == "nvfresh-step-2/step");
   CHECK(action.environment ==
         std::map<std::string, std::string>{{"NVFRESH_STEP_KEY", key.to_hex()}});
   CHECK(action.arguments == arguments);
   CHECK(action.output_paths == std::vector<std::string>{"nvfresh.step"});
   CHECK(action.input_files.empty());
-  CHECK(step_action(hash_bytes("other"), arguments, k_cache_key_version) != action);
+  CHECK(step_action(hash_bytes("other"), arguments, k_step_key_version) != action);
 }
 
 TEST_CASE("a remote is set by NVFRESH_REMOTE, read-only by NVFRESH_REMOTE_READ_ONLY")

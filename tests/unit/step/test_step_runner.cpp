@@ -1,7 +1,6 @@
 #include "step/step_runner.hpp"
 
-#include "cache/cache_store.hpp"
-#include "cache/object_cache.hpp"
+#include "cache/cache_storage.hpp"
 #include "util/file_io.hpp"
 
 #include "../fakes.hpp"
@@ -21,7 +20,7 @@ struct Bench {
   Environment env;
   StepReport report{env};
   TraceSink sink{env};
-  ObjectCache cache{settings()};
+  CacheStorage storage{settings()};
   FileHasher hasher;
   KeyedInputs inputs;
   test::FakeProcessRunner runner;
@@ -45,7 +44,7 @@ struct Bench {
   }
   StepEnding carry(const StepPlan& plan)
   {
-    return carry_out(plan, {step, env, report, sink, &cache, &hasher, &inputs}, runner);
+    return carry_out(plan, {step, env, report, sink, &storage, &hasher, &inputs}, runner);
   }
   StepEntry entry(std::string content) const
   {
@@ -93,7 +92,7 @@ TEST_CASE("step_runner: a hit whose trace cannot be sent runs the tool plainly",
   lookup.local_holds = true;
   const StepPlan plan = plan_step(k_key, lookup, bench.inputs, {});
   const StepEnding ending = carry_out(
-    plan, {bench.step, bench.env, bench.report, sink, &bench.cache, &bench.hasher, &bench.inputs},
+    plan, {bench.step, bench.env, bench.report, sink, &bench.storage, &bench.hasher, &bench.inputs},
     bench.runner);
   CHECK(ending.kind == StepEnding::Kind::exec_tool);
   CHECK_FALSE(try_read_file(bench.output));  // nothing written: the real tool writes it
@@ -112,7 +111,7 @@ TEST_CASE("step_runner: a miss runs the tool and stores its run", "[step]")
   CHECK(bench.runner.last_program == bench.step.tool);
   CHECK(bench.runner.last_argv == bench.step.argv);
   CHECK(bench.runner.last_env.contains(k_trace_socket_variable));
-  const auto stored = bench.cache.store().read_step(k_key);
+  const auto stored = bench.storage.local().read_step(k_key);
   REQUIRE(stored);
   REQUIRE(stored->outputs.size() == 1);
   CHECK(stored->outputs[0] == StepOutput{bench.output, "run ptx"});
@@ -127,7 +126,7 @@ TEST_CASE("step_runner: a run that fails ends as it ended, and nothing is stored
   const StepEnding ending = bench.carry(miss());
   CHECK(ending.kind == StepEnding::Kind::exit_as_run);
   CHECK(ending.result.exit_code == 2);
-  CHECK_FALSE(bench.cache.store().read_step(k_key));
+  CHECK_FALSE(bench.storage.local().read_step(k_key));
 }
 
 TEST_CASE("step_runner: a run whose trace names no output is not stored", "[step]")
@@ -137,7 +136,7 @@ TEST_CASE("step_runner: a run whose trace names no output is not stored", "[step
   const StepEnding ending = bench.carry(miss());
   CHECK(ending.kind == StepEnding::Kind::exit_as_run);
   CHECK(ending.result.succeeded());
-  CHECK_FALSE(bench.cache.store().read_step(k_key));
+  CHECK_FALSE(bench.storage.local().read_step(k_key));
 }
 
 TEST_CASE("step_runner: a hit sampled for verification runs and keeps the entry", "[step]")
@@ -154,7 +153,7 @@ TEST_CASE("step_runner: a hit sampled for verification runs and keeps the entry"
   CHECK(bench.carry(plan).kind == StepEnding::Kind::exit_as_run);
   CHECK(bench.runner.program_runs == 1);
   // A mismatch: the run is stored over the entry.
-  const auto stored = bench.cache.store().read_step(k_key);
+  const auto stored = bench.storage.local().read_step(k_key);
   REQUIRE(stored);
   CHECK(stored->outputs[0].content == "run ptx");
 }

@@ -1,0 +1,166 @@
+#include "cache/cache_storage.hpp"
+
+#include "util/build_invocation.hpp"
+#include "util/file_io.hpp"
+#include "util/log.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace nvfresh {
+
+namespace {
+
+constexpr std::uint64_t k_default_min_free = 1ULL << 30;
+
+std::string default_cache_dir(const Environment& env)
+{
+  const std::string base = xdg_base_dir(env, "XDG_CACHE_HOME", ".cache");
+  return base.empty() ? base : base + "/nvfresh";
+}
+
+}  // namespace
+
+CacheSettings cache_settings(const Config& config, const Environment& env)
+{
+  CacheSettings settings;
+  settings.enabled = !is_false(config.cache);
+  settings.dir = config.cache_dir.empty() ? default_cache_dir(env) : config.cache_dir;
+  settings.enabled = settings.enabled && !settings.dir.empty();
+  settings.max_bytes = parse_size(config.cache_max_size).value_or(0);
+  settings.min_free = parse_size(config.cache_min_free).value_or(k_default_min_free);
+  const double verify =
+    config.cache_verify.empty() ? 0 : std::strtod(config.cache_verify.c_str(), nullptr);
+  settings.verify_fraction = verify > 0 && verify <= 1 ? verify : 0;
+  settings.across_checkouts = is_true(config.cache_across_checkouts);
+  settings.shared = is_true(config.cache_shared);
+  return settings;
+}
+
+CacheStorage::CacheStorage(const CacheSettings& settings)
+  : m_settings(settings),
+    m_store(settings.dir, {settings.max_bytes, settings.min_free}, settings.shared)
+{}
+
+void CacheStorage::use_remote(RemoteSettings settings, std::string failure_marker)
+{
+  if (settings.digest_cache.empty() && m_store.refusal().empty()) {
+    settings.digest_cache = m_store.root() + "/sha256-cache";
+  }
+  use_remote(std::make_unique<RemoteCache>(std::move(settings)), std::move(failure_marker));
+}
+
+void CacheStorage::use_remote(std::unique_ptr<RemoteBackend> backend, std::string failure_marker)
+{
+  m_remote = std::move(backend);
+  m_failure_marker = std::move(failure_marker);
+}
+
+void CacheStorage::set_failure_marker(std::string failure_marker)
+{
+  m_failure_marker = std::move(failure_marker);
+}
+
+bool CacheStorage::remote_usable() const
+{
+  return m_remote != nullptr && (m_failure_marker.empty() || !already_this_build(m_failure_marker));
+}
+
+bool CacheStorage::remote_writable() const
+{
+  return remote_usable() && !m_remote->settings().read_only;
+}
+
+bool CacheStorage::with_remote(const Digest& key, bool upload,
+                               const std::function<void(RemoteBackend&)>& call)
+{
+  if (upload ? !remote_writable() : !remote_usable()) {
+    return false;
+  }
+  try {
+    call(*m_remote);
+    return true;
+  } catch (const std::exception& error) {
+    remote_failed(key, error.what());
+    return false;
+  }
+}
+
+void CacheStorage::remote_failed(const Digest& key, const std::string& what)
+{
+  m_store.count(key, CacheCounter::remote_errors);
+  log::info("remote: {} failed: {} (compiling locally)", m_remote->settings().url, what);
+  if (m_failure_marker.empty() || first_time_this_build(m_failure_marker)) {
+    std::fflush(stdout);
+    std::fputs(fmt::format("nvfresh: the remote cache {} failed: {} (the build goes on with the "
+                           "local cache; said once per build)\n",
+                           m_remote->settings().url, what)
+                 .c_str(),
+               stderr);
+  }
+}
+
+StepEntries CacheStorage::find_step(const Digest& key, const std::vector<std::string>& arguments,
+                                    const std::function<bool(const StepEntry&)>& holds)
+{
+  StepEntries found;
+  found.local = m_store.read_step(key, &found.why_missed);
+  found.local_holds = found.local && holds(*found.local);
+  if (!found.local_holds) {
+    found.remote = fetch_step(key, arguments);
+    found.remote_holds = found.remote && holds(*found.remote);
+    if (found.remote && !found.remote_holds) {
+      log::info("step {}: the remote's entry does not hold: an input changed", key.short_hex());
+    }
+  }
+  return found;
+}
+
+std::optional<StepEntry> CacheStorage::fetch_step(const Digest& key,
+                                                  const std::vector<std::string>& arguments)
+{
+  std::optional<StepEntry> entry;
+  with_remote(key, false, [&](RemoteBackend& remote) {
+    std::int64_t bytes = 0;
+    auto text = remote.fetch_step(step_action(key, arguments, k_step_key_version), bytes);
+    m_store.count(key, CacheCounter::remote_bytes_down, bytes);
+    std::string why = "not on the remote";
+    entry = text ? parse_step_entry(*text, &why) : std::nullopt;
+    if (entry && entry->key != key) {
+      entry.reset();
+      why = "stored under another key";
+    }
+    if (!entry) {
+      m_store.count(key, CacheCounter::remote_step_misses);
+      log::info("remote: step {}: {}", key.short_hex(), why);
+      return;
+    }
+    m_store.count(key, CacheCounter::remote_step_hits);
+    log::info("remote: step {} fetched ({} bytes)", key.short_hex(), bytes);
+    try {
+      m_store.write_step(key, *entry);
+    } catch (const std::exception& error) {  // served all the same; the next build asks again
+      log::info("remote: step {} not stored locally: {}", key.short_hex(), error.what());
+    }
+  });
+  return entry;
+}
+
+void CacheStorage::store_step(const Digest& key, const std::vector<std::string>& arguments,
+                              const StepEntry& entry)
+{
+  m_store.write_step(key, entry);
+  with_remote(key, true, [&](RemoteBackend& remote) {
+    StepEntry bound = entry;
+    bound.key = key;
+    const std::int64_t sent = remote.publish_step(step_action(key, arguments, k_step_key_version),
+                                                  serialize_step_entry(bound));
+    m_store.count(key,
+                  {{CacheCounter::remote_step_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
+    log::info("remote: uploaded step {} ({} bytes sent)", key.short_hex(), sent);
+  });
+}
+
+}  // namespace nvfresh

@@ -1,0 +1,100 @@
+// The cache's storage front, as ccache has storage::Storage: the local store (cache_store.hpp) and
+// an optional remote behind a small backend (remote_cache.hpp, RemoteBackend), with the remote's
+// failure policy and its counters. The object cache (object_cache.hpp: lookup and binding) and the
+// step cache (step/: a cicc or ptxas step) both reach the store and the remote through it.
+//
+// The failure policy: a remote call that fails (server down, slow, refusing; not a miss) is counted
+// (remote_errors), logged, said once per build on stderr and written to the failure marker, a file
+// under the build tree's record root (util/build_invocation.hpp): while the marker names this
+// build, no compile and no step of it asks the remote again. The build never fails for it: the
+// call is a miss, the store only local. A read-only remote is asked, never uploaded to.
+#pragma once
+
+#include "cache/cache_store.hpp"
+#include "cache/remote_cache.hpp"
+#include "cache/step_entry.hpp"
+#include "config/config.hpp"
+#include "util/environment.hpp"
+#include "util/hasher.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvfresh {
+
+struct CacheSettings {
+  bool enabled = true;
+  std::string dir;
+  std::uint64_t max_bytes = 0;  // 0: 5% of the file system, at most 20 GiB
+  std::uint64_t min_free = 0;
+  double verify_fraction = 0;
+  bool across_checkouts = false;  // serve entries whose objects name another tree's paths
+  bool shared = false;            // a team's cache dir (NVFRESH_CACHE_SHARED): cache_dir_refusal
+};
+
+// The cache settings of a configuration (config.hpp): NVFRESH_CACHE, NVFRESH_CACHE_DIR, ...
+CacheSettings cache_settings(const Config& config, const Environment& env);
+
+// A step's entries as the storage finds them (step/step_plan.hpp decides on them): the local one
+// and, where there is none or it does not hold, the remote's.
+struct StepEntries {
+  std::optional<StepEntry> local;
+  bool local_holds = false;  // every file it read unchanged, every failed lookup still failing
+  std::string why_missed;    // why there is no local entry (read_step's words)
+  std::optional<StepEntry> remote;
+  bool remote_holds = false;
+};
+
+class CacheStorage {
+public:
+  explicit CacheStorage(const CacheSettings& settings);
+
+  const CacheSettings& settings() const { return m_settings; }
+  CacheStore& local() { return m_store; }
+  const CacheStore& local() const { return m_store; }
+
+  // Shares the cache through the remote of `settings` (the nvfresh-remote helper; its SHA-256
+  // cache in the store's dir unless one is set). `failure_marker`: see above; "" keeps none (every
+  // failure is then said, and the remote is asked again).
+  void use_remote(RemoteSettings settings, std::string failure_marker);
+  // The same with any backend (a unit test's fake).
+  void use_remote(std::unique_ptr<RemoteBackend> backend, std::string failure_marker);
+  void set_failure_marker(std::string failure_marker);
+
+  // Whether there is a remote and it has not failed in this build.
+  bool remote_usable() const;
+  // remote_usable, and not read-only.
+  bool remote_writable() const;
+
+  // Runs `call` on the remote when it is usable (writable, with `upload`). A throw is a failure of
+  // the remote, on the entry `key`: counted, said, marked (above). Whether `call` ran and returned.
+  bool with_remote(const Digest& key, bool upload, const std::function<void(RemoteBackend&)>& call);
+
+  // The step `key`'s entries: the local one, judged by `holds`; where there is none or it does not
+  // hold, the remote's for the step Action of `arguments` (step_action, salted with
+  // k_step_key_version), judged too and stored locally. Never throws for the remote.
+  StepEntries find_step(const Digest& key, const std::vector<std::string>& arguments,
+                        const std::function<bool(const StepEntry&)>& holds);
+  // The remote's step entry for `key`, stored locally too; nullopt when there is none, it is
+  // damaged or stored under another key (a remote step miss, counted), or the remote is unusable
+  // or fails. Never throws.
+  std::optional<StepEntry> fetch_step(const Digest& key, const std::vector<std::string>& arguments);
+  // Stores a step entry locally, then uploads it (unless the remote is unusable or read-only).
+  // Throws when the local store fails (then nothing is uploaded); never for the remote.
+  void store_step(const Digest& key, const std::vector<std::string>& arguments,
+                  const StepEntry& entry);
+
+private:
+  void remote_failed(const Digest& key, const std::string& what);
+
+  CacheSettings m_settings;
+  CacheStore m_store;
+  std::unique_ptr<RemoteBackend> m_remote;
+  std::string m_failure_marker;
+};
+
+}  // namespace nvfresh

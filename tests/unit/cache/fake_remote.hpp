@@ -1,0 +1,94 @@
+// An in-memory remote (cache/remote_cache.hpp, RemoteBackend) for the cache storage's unit tests:
+// it keeps what is published under the Action it came with (salt included), answers a fetch of
+// the same Action, counts every call, and fails every call on request.
+#pragma once
+
+#include "cache/remote_cache.hpp"
+
+#include <map>
+#include <string>
+
+namespace nvfresh::test {
+
+class FakeRemote final : public RemoteBackend {
+public:
+  static RemoteSettings fake_settings()
+  {
+    RemoteSettings settings;
+    settings.url = "grpc://fake";
+    return settings;
+  }
+
+  // What the remote holds and how it behaves; shared with the test after the storage took it.
+  struct State {
+    RemoteSettings settings = fake_settings();
+    std::map<std::string, Manifest> manifests;  // by the manifest Action as JSON
+    std::map<std::string, CacheEntry> entries;  // by the result Action as JSON
+    std::map<std::string, std::string> steps;   // by the step Action as JSON
+    bool failing = false;                       // every call throws RemoteFailure
+    int calls = 0;                              // calls made, failed ones included
+    int uploads = 0;                            // publish and publish_step calls
+  };
+
+  explicit FakeRemote(State& state) : m_state(state) {}
+
+  const RemoteSettings& settings() const override { return m_state.settings; }
+
+  std::optional<Manifest> fetch_manifest(const ActionSpec& action,
+                                         std::int64_t& bytes_down) override
+  {
+    called();
+    return found(m_state.manifests, action, bytes_down);
+  }
+  std::optional<CacheEntry> fetch_entry(const ActionSpec& action, const std::string&,
+                                        std::int64_t& bytes_down) override
+  {
+    called();
+    return found(m_state.entries, action, bytes_down);
+  }
+  std::optional<std::string> fetch_step(const ActionSpec& action, std::int64_t& bytes_down) override
+  {
+    called();
+    return found(m_state.steps, action, bytes_down);
+  }
+  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text) override
+  {
+    called();
+    ++m_state.uploads;
+    m_state.steps[to_json(action).dump()] = entry_text;
+    return static_cast<std::int64_t>(entry_text.size());
+  }
+  std::int64_t publish(const ActionSpec& result, const std::string&, const CacheEntry& entry,
+                       const ActionSpec& manifest_action, const Manifest& manifest) override
+  {
+    called();
+    ++m_state.uploads;
+    m_state.entries[to_json(result).dump()] = entry;
+    m_state.manifests[to_json(manifest_action).dump()] = manifest;
+    return static_cast<std::int64_t>(entry.object.size());
+  }
+
+private:
+  void called()
+  {
+    ++m_state.calls;
+    if (m_state.failing) {
+      throw RemoteFailure("the fake remote is down");
+    }
+  }
+  template <typename T>
+  static std::optional<T> found(const std::map<std::string, T>& held, const ActionSpec& action,
+                                std::int64_t& bytes_down)
+  {
+    auto it = held.find(to_json(action).dump());
+    if (it == held.end()) {
+      return std::nullopt;
+    }
+    bytes_down += 1;
+    return it->second;
+  }
+
+  State& m_state;
+};
+
+}  // namespace nvfresh::test

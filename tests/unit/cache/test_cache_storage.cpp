@@ -1,0 +1,209 @@
+#include "cache/cache_storage.hpp"
+
+#include "util/build_invocation.hpp"
+#include "util/file_io.hpp"
+
+#include "../temp_dir.hpp"
+#include "fake_remote.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nvfresh;
+
+namespace {
+
+const std::vector<std::string> k_arguments{"ptxas", "-arch=sm_90", "\x02TMP\x03.ptx"};
+
+CacheSettings settings_in(const test::TempDir& dir, const std::string& name)
+{
+  CacheSettings settings;
+  settings.dir = dir.path(name);
+  settings.max_bytes = 1ULL << 30;
+  return settings;
+}
+
+StepEntry step_entry(const Digest& key, const std::string& content)
+{
+  StepEntry entry;
+  entry.key = key;
+  entry.tool = "/usr/local/cuda/bin/ptxas";
+  entry.pass = "sm_90";
+  entry.outputs.push_back({"/tmp/\x02TMP\x03.cubin", content});
+  return entry;
+}
+
+// A storage in `dir`/`name` whose remote is the fake of `remote`, its failure marker `marker`.
+CacheStorage storage_with(const test::TempDir& dir, const std::string& name,
+                          test::FakeRemote::State& remote, const std::string& marker = {})
+{
+  CacheStorage storage(settings_in(dir, name));
+  storage.use_remote(std::make_unique<test::FakeRemote>(remote), marker);
+  return storage;
+}
+
+// The remote holds `entry` under the step Action of `key` (salted with the step key version).
+void remote_holds(test::FakeRemote::State& remote, const Digest& key, const StepEntry& entry)
+{
+  remote.steps[to_json(step_action(key, k_arguments, k_step_key_version)).dump()] =
+    serialize_step_entry(entry);
+}
+
+bool always(const StepEntry&)
+{
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("storage: a local hit never asks the remote", "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  CacheStorage storage = storage_with(dir, "cache", remote);
+  const Digest key = hash_bytes("a step");
+  storage.local().write_step(key, step_entry(key, "local"));
+  remote_holds(remote, key, step_entry(key, "remote"));
+
+  const StepEntries found = storage.find_step(key, k_arguments, always);
+  REQUIRE(found.local);
+  CHECK(found.local_holds);
+  CHECK(found.local->outputs[0].content == "local");
+  CHECK_FALSE(found.remote);
+  CHECK(remote.calls == 0);
+}
+
+TEST_CASE("storage: a local miss asks the remote and keeps what it returns", "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  CacheStorage storage = storage_with(dir, "cache", remote);
+  const Digest key = hash_bytes("a step");
+  remote_holds(remote, key, step_entry(key, "remote"));
+
+  SECTION("no local entry")
+  {
+    const StepEntries found = storage.find_step(key, k_arguments, always);
+    CHECK_FALSE(found.local);
+    REQUIRE(found.remote);
+    CHECK(found.remote_holds);
+    CHECK(found.remote->outputs[0].content == "remote");
+    CHECK(remote.calls == 1);
+    const auto kept = storage.local().read_step(key);
+    REQUIRE(kept);
+    CHECK(*kept == *found.remote);
+    CHECK(storage.local().counters()[CacheCounter::remote_step_hits] == 1);
+    // The next lookup is a local hit: the remote is not asked again.
+    CHECK(storage.find_step(key, k_arguments, always).local_holds);
+    CHECK(remote.calls == 1);
+  }
+  SECTION("a local entry whose inputs changed: the remote's is judged the same way")
+  {
+    storage.local().write_step(key, step_entry(key, "local"));
+    const StepEntries found = storage.find_step(key, k_arguments, [](const StepEntry& entry) {
+      return entry.outputs[0].content == "remote";
+    });
+    CHECK(found.local);
+    CHECK_FALSE(found.local_holds);
+    REQUIRE(found.remote);
+    CHECK(found.remote_holds);
+    CHECK(remote.calls == 1);
+  }
+  SECTION("the remote's entry names another key: a miss, counted, not kept")
+  {
+    const Digest other = hash_bytes("another step");
+    remote_holds(remote, other, step_entry(key, "relinked"));
+    CHECK_FALSE(storage.fetch_step(other, k_arguments));
+    CHECK(storage.local().counters()[CacheCounter::remote_step_misses] == 1);
+    CHECK_FALSE(storage.local().read_step(other));
+  }
+}
+
+TEST_CASE("storage: a remote that fails is counted, marked, and not asked again in the build",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.failing = true;
+  const std::string marker = dir.path("records/remote-failed");
+  std::filesystem::create_directories(dir.path("records"));
+  CacheStorage storage = storage_with(dir, "cache", remote, marker);
+  const Digest key = hash_bytes("a step");
+  CHECK(storage.remote_usable());
+
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  CHECK(remote.calls == 1);
+  CHECK(storage.local().counters()[CacheCounter::remote_errors] == 1);
+  CHECK(stat_file(marker).is_regular);
+  CHECK(already_this_build(marker));
+  CHECK_FALSE(storage.remote_usable());
+
+  // Neither this storage nor another of the same build (the next compile) asks it again.
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  storage.store_step(key, k_arguments, step_entry(key, "run"));
+  CacheStorage next = storage_with(dir, "cache", remote, marker);
+  CHECK_FALSE(next.find_step(key, k_arguments, always).remote);
+  CHECK(remote.calls == 1);
+  CHECK(storage.local().counters()[CacheCounter::remote_errors] == 1);
+  // The store stayed local.
+  CHECK(storage.local().read_step(key));
+}
+
+TEST_CASE("storage: a remote without a failure marker is asked again after a failure", "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.failing = true;
+  CacheStorage storage = storage_with(dir, "cache", remote);
+  const Digest key = hash_bytes("a step");
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  CHECK(remote.calls == 2);
+  CHECK(storage.local().counters()[CacheCounter::remote_errors] == 2);
+}
+
+TEST_CASE("storage: a read-only remote is asked but never uploaded to", "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.settings.read_only = true;
+  CacheStorage storage = storage_with(dir, "cache", remote);
+  const Digest key = hash_bytes("a step");
+
+  storage.store_step(key, k_arguments, step_entry(key, "run"));
+  CHECK(storage.local().read_step(key));
+  CHECK(remote.uploads == 0);
+  CHECK(remote.steps.empty());
+  CHECK(remote.calls == 0);
+  CHECK(storage.remote_usable());
+  CHECK_FALSE(storage.remote_writable());
+  CHECK_FALSE(storage.with_remote(key, true, [](RemoteBackend&) { FAIL("an upload ran"); }));
+
+  const Digest other = hash_bytes("another step");
+  remote_holds(remote, other, step_entry(other, "remote"));
+  CHECK(storage.fetch_step(other, k_arguments));
+  CHECK(remote.calls == 1);
+}
+
+TEST_CASE("storage: step entries go to the remote salted with the step key version", "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  CacheStorage storage = storage_with(dir, "a", remote);
+  const Digest key = hash_bytes("a step");
+  const StepEntry entry = step_entry(key, "run");
+
+  storage.store_step(key, k_arguments, entry);
+  CHECK(remote.uploads == 1);
+  REQUIRE(remote.steps.size() == 1);
+  const auto action = nlohmann::json::parse(remote.steps.begin()->first);
+  CHECK(action["salt"] == std::string(k_step_key_version) + "/step");
+  CHECK(action == step_action(key, k_arguments, k_step_key_version));
+  CHECK(storage.local().counters()[CacheCounter::remote_step_uploads] == 1);
+
+  // Another machine finds it under the same Action, and nothing under the object keys' salt.
+  CacheStorage other = storage_with(dir, "b", remote);
+  const auto fetched = other.fetch_step(key, k_arguments);
+  REQUIRE(fetched);
+  CHECK(*fetched == entry);
+  CHECK(remote.steps.count(to_json(step_action(key, k_arguments, "nvfresh-cache-1")).dump()) == 0);
+}
