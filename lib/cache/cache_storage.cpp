@@ -8,12 +8,21 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace nvfresh {
 
 namespace {
 
 constexpr std::uint64_t k_default_min_free = 1ULL << 30;
+
+// Whether the failure marker was written longer than k_failure_marker_life_ns ago: the remote it
+// turned off is asked again. One that does not exist has not expired (nothing is off).
+bool marker_expired(const std::string& marker)
+{
+  const FileStat stat = stat_file(marker);
+  return stat.exists && now_ns() - stat.mtime_ns > CacheStorage::k_failure_marker_life_ns;
+}
 
 std::string default_cache_dir(const Environment& env)
 {
@@ -65,7 +74,9 @@ void CacheStorage::set_failure_marker(std::string failure_marker)
 
 bool CacheStorage::remote_usable() const
 {
-  return m_remote != nullptr && (m_failure_marker.empty() || !already_this_build(m_failure_marker));
+  return m_remote != nullptr &&
+         (m_failure_marker.empty() || !already_this_build(m_failure_marker) ||
+          marker_expired(m_failure_marker));
 }
 
 bool CacheStorage::remote_writable() const
@@ -92,11 +103,16 @@ void CacheStorage::remote_failed(const Digest& key, const std::string& what)
 {
   m_store.count(key, CacheCounter::remote_errors);
   log::info("remote: {} failed: {} (compiling locally)", m_remote->settings().url, what);
+  if (!m_failure_marker.empty() && marker_expired(m_failure_marker)) {
+    std::error_code ignored;  // a marker that stays is only said and kept once more
+    std::filesystem::remove(m_failure_marker, ignored);
+  }
   if (m_failure_marker.empty() || first_time_this_build(m_failure_marker)) {
     std::fflush(stdout);
     std::fputs(fmt::format("nvfresh: the remote cache {} failed: {} (the build goes on with the "
-                           "local cache; said once per build)\n",
-                           m_remote->settings().url, what)
+                           "local cache, and asks the remote again in {} minutes; said once per "
+                           "build)\n",
+                           m_remote->settings().url, what, k_failure_marker_life_ns / k_minute_ns)
                  .c_str(),
                stderr);
   }

@@ -6,7 +6,10 @@
 // The failure policy: a remote call that fails (server down, slow, refusing; not a miss) is counted
 // (remote_errors), logged, said once per build on stderr and written to the failure marker, a file
 // under the build tree's record root (util/build_invocation.hpp): while the marker names this
-// build, no compile and no step of it asks the remote again. The build never fails for it: the
+// build, no compile and no step of it asks the remote again, for k_failure_marker_life_ns at most.
+// The marker expires so that a "build" that is a whole login session (compiles run outside make
+// and ninja share the session's id) does not lose the remote for good after one failure: the next
+// call asks again, and a failure then is said and marked again. The build never fails for it: the
 // call is a miss, the store only local. A read-only remote is asked, never uploaded to.
 #pragma once
 
@@ -49,8 +52,14 @@ struct StepEntries {
   bool remote_holds = false;
 };
 
+inline constexpr std::int64_t k_minute_ns = 60LL * 1'000'000'000;
+
 class CacheStorage {
 public:
+  // How long a failure keeps the remote off: a build's worth of compiles saved from the deadline
+  // of a remote that is down (1 s to connect, each), short enough that a server back up is used.
+  static constexpr std::int64_t k_failure_marker_life_ns = 10 * k_minute_ns;
+
   explicit CacheStorage(const CacheSettings& settings);
 
   const CacheSettings& settings() const { return m_settings; }

@@ -1,6 +1,7 @@
 #include "cache/cache_storage.hpp"
 
 #include "util/build_invocation.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
 
 #include "../temp_dir.hpp"
@@ -206,4 +207,50 @@ TEST_CASE("storage: step entries go to the remote salted with the step key versi
   REQUIRE(fetched);
   CHECK(*fetched == entry);
   CHECK(remote.steps.count(to_json(step_action(key, k_arguments, "nvfresh-cache-1")).dump()) == 0);
+}
+
+TEST_CASE("storage: a failure marker expires: the remote is asked again, a failure said again "
+          "(issue 41)",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.failing = true;
+  const std::string marker = dir.path("records/remote-failed");
+  std::filesystem::create_directories(dir.path("records"));
+  CacheStorage storage = storage_with(dir, "cache", remote, marker);
+  const Digest key = hash_bytes("a step");
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  REQUIRE(remote.calls == 1);
+  CHECK_FALSE(storage.remote_usable());
+
+  SECTION("within its life the remote stays off")
+  {
+    set_mtime_ns(marker, now_ns() - CacheStorage::k_failure_marker_life_ns + k_minute_ns);
+    CHECK_FALSE(storage.remote_usable());
+    CHECK_FALSE(storage.fetch_step(key, k_arguments));
+    CHECK(remote.calls == 1);
+  }
+  SECTION("once it expired, the remote is asked; a server back up serves")
+  {
+    set_mtime_ns(marker, now_ns() - CacheStorage::k_failure_marker_life_ns - k_minute_ns);
+    CHECK(storage.remote_usable());
+    remote.failing = false;
+    remote_holds(remote, key, step_entry(key, "remote"));
+    CHECK(storage.fetch_step(key, k_arguments));
+    CHECK(remote.calls == 2);
+  }
+  SECTION("once it expired, a failure again is counted and marked anew: off for another life")
+  {
+    const std::int64_t old = now_ns() - CacheStorage::k_failure_marker_life_ns - k_minute_ns;
+    set_mtime_ns(marker, old);
+    CHECK_FALSE(storage.fetch_step(key, k_arguments));
+    CHECK(remote.calls == 2);
+    CHECK(storage.local().counters()[CacheCounter::remote_errors] == 2);
+    CHECK(stat_file(marker).mtime_ns > old);
+    CHECK(already_this_build(marker));
+    CHECK_FALSE(storage.remote_usable());
+    CHECK_FALSE(storage.fetch_step(key, k_arguments));
+    CHECK(remote.calls == 2);
+  }
 }
