@@ -3,6 +3,8 @@
 // (trace_channel.hpp) or appends it to NVFRESH_TRACE_FILE; the grammar is trace_line.hpp's.
 #pragma once
 
+#include "trace/trace_line.hpp"
+
 #include <cstdint>
 #include <map>
 #include <set>
@@ -12,13 +14,7 @@
 
 namespace nvfresh {
 
-enum class AccessKind {
-  read,       // a file opened for reading (or stat'ed) that existed
-  write,      // a file opened for writing or created
-  missing,    // a lookup that found nothing (ENOENT/ENOTDIR): an include candidate, __has_include
-  exec,       // a process started from this executable
-  directory,  // a directory opened or stat'ed (never an input by itself)
-};
+// AccessKind: trace_line.hpp's, beside the letters that spell each kind.
 
 struct TracedProcess {
   int pid = 0;

@@ -39,7 +39,6 @@
 // letter) is no TraceLine; a lost line is one, but says the trace is incomplete.
 #pragma once
 
-#include "trace/trace.hpp"
 #include "trace/trace_format.h"
 
 #include <cstdint>
@@ -48,6 +47,14 @@
 #include <string_view>
 
 namespace nvfresh {
+
+enum class AccessKind {
+  read,       // a file opened for reading (or stat'ed) that existed
+  write,      // a file opened for writing or created
+  missing,    // a lookup that found nothing (ENOENT/ENOTDIR): an include candidate, __has_include
+  exec,       // a process started from this executable
+  directory,  // a directory opened or stat'ed (never an input by itself)
+};
 
 enum class TraceLineKind : char {
   process = NVFRESH_TRACE_PROCESS,
