@@ -40,16 +40,6 @@ LEVELS = {
     "launcher": 10,  # main()
 }
 
-# Include cycles inside a folder that were there when the check learnt to see them (issue 40), each
-# to be untangled by splitting a module's types from the code that uses the others. Listed by
-# folder and sorted modules; an entry that is no longer found fails the check too, so that the
-# list only shrinks.
-KNOWN_CYCLES = {
-    ("proof", ("build_graph", "make_files", "ninja_manifest")),  # the graph's types and its loader
-    ("record", ("record", "record_format")),                     # Record and its file format
-    ("util", ("disk_space", "file_io")),                         # stat_file and describe_full
-}
-
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -102,22 +92,13 @@ def arrows_back_up(includes_by_file, root):
                 if target != module_of(path):
                     node.add(target)
     problems = []
-    seen = set()
     for folder in sorted(graphs):
         graph = graphs[folder]
         for component in cycles_in(graph):
-            if (folder, tuple(component)) in KNOWN_CYCLES:
-                seen.add((folder, tuple(component)))
-                continue
             members = set(component)
             edges = sorted(f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in members)
             problems.append(f"{folder}/: an arrow back up inside the folder: the modules "
                             f"{', '.join(component)} include each other ({'; '.join(edges)})")
-    for folder, modules in sorted(KNOWN_CYCLES - seen):
-        if not all(module in graphs.get(folder, {}) for module in modules):
-            continue  # a module of it is gone: nothing left to untangle
-        problems.append(f"{folder}/: the known include cycle of {', '.join(modules)} is gone: "
-                        f"take it out of KNOWN_CYCLES in {Path(__file__).name}")
     return problems
 
 
@@ -156,7 +137,7 @@ def main():
         print(f"check_layering: {problem}", file=sys.stderr)
     if not problems:
         print(f"check_layering: {len(sources)} files, no upward include, no include cycle inside a "
-              f"folder but the {len(KNOWN_CYCLES)} known ones")
+              "folder")
     return 1 if problems else 0
 
 

@@ -1,7 +1,5 @@
 #include "proof/build_graph.hpp"
 
-#include "proof/make_files.hpp"
-#include "proof/ninja_manifest.hpp"
 #include "util/file_io.hpp"
 
 #include <algorithm>
@@ -10,19 +8,14 @@
 
 namespace nvfresh {
 
-namespace {
-
 namespace fs = std::filesystem;
 
-// Records name objects with symlinks resolved (record_root.hpp): so do graph paths.
 std::string canonical_dir(const std::string& dir)
 {
   std::error_code error;
   auto canonical = fs::weakly_canonical(dir, error);
   return error ? dir : canonical.string();
 }
-
-}  // namespace
 
 void keep_known_libraries(BuildGraph& graph)
 {
@@ -35,18 +28,6 @@ void keep_known_libraries(BuildGraph& graph)
       return lib == edge.artifact || artifacts.count(lib) == 0;
     });
   }
-}
-
-BuildGraph load_build_graph(const std::string& build_dir)
-{
-  std::string dir = canonical_dir(graph_path(build_dir, current_directory()));
-  if (auto text = try_read_file(dir + "/build.ninja")) {
-    return parse_ninja_manifest(*text, dir);
-  }
-  if (stat_file(dir + "/Makefile").exists) {
-    return load_make_graph(dir);
-  }
-  return {};
 }
 
 const LinkEdge* BuildGraph::find(const std::string& wanted) const

@@ -32,10 +32,11 @@ struct BuildGraph {
   std::vector<const LinkEdge*> containing(const std::string& object) const;
 };
 
+// Records name objects with symlinks resolved (record_root.hpp): so do graph paths. `dir` as it
+// resolves, or as given when it cannot be resolved.
+std::string canonical_dir(const std::string& dir);
+
 // Drops each edge's libraries that are not artifacts of the graph (system libraries, -l names).
 void keep_known_libraries(BuildGraph& graph);
-
-// Reads the build graph of a CMake build directory (either generator); empty when none is found.
-BuildGraph load_build_graph(const std::string& build_dir);
 
 }  // namespace nvfresh

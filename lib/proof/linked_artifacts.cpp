@@ -1,6 +1,7 @@
 #include "proof/linked_artifacts.hpp"
 
 #include "config/config.hpp"
+#include "proof/build_graph_loader.hpp"
 #include "record/link_record.hpp"
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"

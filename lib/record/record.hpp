@@ -3,6 +3,7 @@
 // The on-disk grammar is in record_format.hpp.
 #pragma once
 
+#include "record/input_role.hpp"
 #include "record/pass_times.hpp"
 #include "util/file_io.hpp"
 #include "util/hasher.hpp"
@@ -31,14 +32,6 @@ struct FileFingerprint {
     return now.exists && now.size == size && now.mtime_ns == mtime_ns && now.ctime_ns == ctime_ns &&
            now.inode == inode;
   }
-};
-
-enum class InputRole {
-  source,        // the translation unit
-  header,        // anything a pass read: headers, forced includes, libdevice, nvcc.profile, ...
-  options_file,  // --options-file contents
-  tool,          // an executable the compile ran: nvcc, cicc, ptxas, cudafe++, gcc, cc1plus, ...
-  data,  // a file a program other than a C/C++ front end read (the assembler's .incbin): bytes
 };
 
 struct RecordedInput {

@@ -100,7 +100,7 @@
 // (Shared by the writer and the parser only; the rest of nvfresh goes through record.hpp.)
 #pragma once
 
-#include "record/record.hpp"
+#include "record/input_role.hpp"
 
 #include <string_view>
 
