@@ -94,7 +94,7 @@ constexpr CounterName k_counter_names[] = {
 
 // An open file held under flock(LOCK_EX) for the lifetime of the object. Never opened through a
 // symlink (O_NOFOLLOW): a link planted in the cache dir would turn the counters' rewrite against a
-// file of the user's (B26). The caller makes its directory (CacheStore::make_cache_dirs).
+// file of the user's. The caller makes its directory (CacheStore::make_cache_dirs).
 class LockedFile {
 public:
   explicit LockedFile(const std::string& path, bool shared = false)

@@ -147,7 +147,8 @@ public:
   void update_manifest(const Digest& key, const std::function<void(Manifest&)>& change);
 
   // The entry stored under `key`, or nullopt with the reason: missing, damaged, or not bound to this
-  // key (it names another result key, or its object does not hash to its object digest: B24).
+  // key (it names another result key, or its object does not hash to its object digest: an entry
+  // file copied under another key).
   std::optional<CacheEntry> read_entry(const Digest& key, std::string* error = nullptr) const;
   // Stores an entry of this machine's bound to `key` and to its object's digest
   // (CacheEntry::result_key, object_digest). Throws FileWriteError (a full disk: disk_full()).

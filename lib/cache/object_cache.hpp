@@ -121,7 +121,7 @@ public:
                             const std::vector<std::string>& command, const Environment& env);
 
   // Why the input set the entry was stored with no longer holds in its origin tree, or "" when it
-  // does (cache verify: an entry is compiled again only against its own inputs, B25).
+  // does (cache verify: an entry is judged only against its own inputs, never another tree's).
   std::string inputs_changed(const Digest& key, const CacheEntry& entry, FileHasher& hasher) const;
 
   // An entry was compiled again to verify it: true when the compile's digests are those of the
