@@ -198,7 +198,7 @@ TEST_CASE("storage: step entries go to the remote salted with the step key versi
   REQUIRE(remote.steps.size() == 1);
   const auto action = nlohmann::json::parse(remote.steps.begin()->first);
   CHECK(action["salt"] == std::string(k_step_key_version) + "/step");
-  CHECK(action == step_action(key, k_arguments, k_step_key_version));
+  CHECK(action == to_json(step_action(key, k_arguments, k_step_key_version)));
   CHECK(storage.local().counters()[CacheCounter::remote_step_uploads] == 1);
 
   // Another machine finds it under the same Action, and nothing under the object keys' salt.
