@@ -2,8 +2,9 @@
 
 The hostile input is a working directory that was removed (a build tool's `cd` into a tree another
 job deleted): std::filesystem::current_path() throws there.
-- every subcommand: one line `nvfresh <command>: <what>` and exit 2 (it used to be std::terminate's
-  "terminate called after throwing ..." and SIGABRT, 134);
+- every subcommand that needs the working directory: one line `nvfresh <command>: <what>` and exit 2
+  (it used to be std::terminate's "terminate called after throwing ..." and SIGABRT, 134);
+- `cache stats`, which reads the cache dir alone, needs no working directory and says its stats;
 - a compile: the last resort runs nvcc itself with the untouched arguments (it used to print the error
   and exit 127 without running nvcc at all).
 """
@@ -11,7 +12,7 @@ import tempfile
 
 import harness
 
-SUBCOMMANDS = [["check"], ["stats"], ["rdeps", "k.h"], ["explain", "a.o"], ["cache", "stats"]]
+SUBCOMMANDS = [["check"], ["stats"], ["rdeps", "k.h"], ["explain", "a.o"]]
 KERNEL_SOURCE = "__global__ void add_one(int* p) { p[threadIdx.x] += 1; }\n"
 
 
@@ -36,6 +37,13 @@ class TopLevelErrors(harness.unittest.TestCase):
                 self.assertEqual(code, 2, stderr)
                 self.assertEqual(stderr.splitlines(), [f"nvfresh {command[0]}: filesystem error: cannot get current "
                                                        "path: No such file or directory"])
+
+    def test_cache_stats_needs_no_working_directory(self):
+        code, stdout, stderr = run_in_removed_directory([harness.nvfresh_bin(), "cache", "stats"],
+                                                        self.state)
+        self.assertEqual((code, stderr), (0, ""))
+        self.assertTrue(stdout.startswith("nvfresh cache: /"), stdout)
+        self.assertIn("  entries      0", stdout)
 
     def test_a_compile_that_throws_runs_nvcc_with_the_untouched_arguments(self):
         nvcc = harness.require_nvcc()
