@@ -40,7 +40,7 @@ BuildSummary summary(std::int64_t start, size_t compiled, size_t served)
 Report fixed_report()
 {
   Report report;
-  report.record_root = "/work/build/.nvfresh";
+  report.record_root = "/proj/build/.nvfresh";
   report.objects = 3;
   report.fresh = 2;
   report.stale = 1;
@@ -59,8 +59,8 @@ Report fixed_report()
   report.units = {slow,
                   {"obj/main.o", "src/main.cu", true, {}, 7 * k_second, "served", {}},
                   {"obj/util.o", "src/util.cu", true, {}, 3 * k_second, "skipped", {}}};
-  report.header_costs = {{"/work/src/a&b.h", {"obj/kernels<big>.o", "obj/main.o"}, 48 * k_second},
-                         {"/work/src/util.h", {"obj/util.o"}, 3 * k_second}};
+  report.header_costs = {{"/proj/src/a&b.h", {"obj/kernels<big>.o", "obj/main.o"}, 48 * k_second},
+                         {"/proj/src/util.h", {"obj/util.o"}, 3 * k_second}};
   report.artifacts = {
     {"bin/app",
      "executable",
