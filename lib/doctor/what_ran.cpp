@@ -1,5 +1,7 @@
 #include "doctor/what_ran.hpp"
 
+#include "digest/elf_reader.hpp"
+#include "digest/fatbin_reader.hpp"
 #include "record/record_root.hpp"
 #include "util/file_io.hpp"
 #include "util/process.hpp"
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace nvfresh {
 
@@ -52,7 +55,50 @@ std::string listed(const std::vector<std::string>& items)
   return items.size() > k_named ? fmt::format("{} and {} more", out, items.size() - k_named) : out;
 }
 
+constexpr std::uint16_t k_elf_relocatable = 1;  // ET_REL
+
+bool names_an_object(std::string_view output)
+{
+  return output.ends_with(".o") || output.ends_with(".obj");
+}
+
+// The objects with device code that steps running no nvcc made.
+std::vector<std::string> device_objects_of_other_steps(const TreeCommands& top)
+{
+  std::set<std::string> nvcc_steps;
+  for (const auto& run : top.runs) {
+    nvcc_steps.insert(run.step);
+  }
+  std::vector<std::string> found;
+  for (const auto& command : top.commands.commands) {
+    if (!names_an_object(command.output) || nvcc_steps.contains(command.output)) {
+      continue;
+    }
+    const std::string object = absolute_path(command.output, top.tree);
+    if (const auto bytes = try_read_file(object); bytes && holds_device_code(*bytes)) {
+      found.push_back(object);
+    }
+  }
+  return found;
+}
+
 }  // namespace
+
+bool holds_device_code(std::string_view object_bytes)
+{
+  if (!ElfReader::looks_like_elf(object_bytes)) {
+    return false;
+  }
+  try {
+    const ElfReader elf(object_bytes, "object");
+    return elf.file_type() == k_elf_relocatable &&
+           std::any_of(elf.sections().begin(), elf.sections().end(), [](const ElfSection& section) {
+             return is_fatbin_section_name(section.name);
+           });
+  } catch (const ElfError&) {
+    return false;  // not an object doctor can read: not one nvcc wrote
+  }
+}
 
 std::vector<LauncherFacts> gather_launchers(const std::vector<NvccRun>& runs,
                                             const Environment& env)
@@ -99,6 +145,7 @@ LastBuildFacts gather_last_build(const TreeCommands& top, const std::string& rec
     }
     facts.objects.push_back(std::move(found));
   }
+  facts.device_objects_of_other_steps = device_objects_of_other_steps(top);
   return facts;
 }
 
@@ -149,6 +196,18 @@ SetupCheck judge_last_build(const LastBuildFacts& facts)
         *built.record_mtime_ns + k_record_slack_ns < built.object_mtime_ns) {
       unrecorded.push_back(built.object);
     }
+  }
+  if (!facts.device_objects_of_other_steps.empty()) {
+    const auto& hidden = facts.device_objects_of_other_steps;
+    const bool one = hidden.size() == 1;
+    return failed(
+      "last-build",
+      fmt::format("{} built object{} CUDA device code but came from {} that run{} no nvcc, so "
+                  "nvfresh never saw {}: {}",
+                  hidden.size(), one ? " holds" : "s hold", one ? "a step" : "steps",
+                  one ? "s" : "", one ? "its compile" : "their compiles", listed(hidden)),
+      "a wrapper not named nvcc compiles CUDA there: run nvcc through nvfresh inside it "
+      "('nvfresh nvcc ...'), or put ${NVFRESH_EXECUTABLE} before the wrapper in that step");
   }
   if (facts.objects.empty()) {
     return passed("last-build", fmt::format("not built yet: none of the {} objects of compiles "

@@ -8,7 +8,10 @@
 //     from a compile nvfresh did not record: NVFRESH_DISABLE=1 in the build's environment, a
 //     launcher that is not nvfresh, or a compile nvfresh passed through (`nvfresh stats` names
 //     why). A tree not built yet passes, saying so. NVFRESH_DISABLE set where doctor runs fails:
-//     a build started there compiles without nvfresh.
+//     a build started there compiles without nvfresh. An object that holds CUDA device code (a
+//     fatbin section) but comes from a step that runs no nvcc at all was compiled by a wrapper
+//     not named nvcc (a custom command's `cudac`, a script): nvfresh never saw it, whatever the
+//     step is called.
 // Gathering runs the launchers and stats the objects and records; judging is pure (unit-tested).
 #pragma once
 
@@ -38,12 +41,17 @@ struct BuiltObject {
 
 struct LastBuildFacts {
   std::vector<BuiltObject> objects;  // the compiles through nvfresh whose object exists
-  size_t compiles = 0;               // compiles through nvfresh in the top tree
-  bool disabled_here = false;        // NVFRESH_DISABLE in doctor's own environment
+  // Built objects (absolute) with device code whose steps run no nvcc: compiled by a wrapper.
+  std::vector<std::string> device_objects_of_other_steps;
+  size_t compiles = 0;         // compiles through nvfresh in the top tree
+  bool disabled_here = false;  // NVFRESH_DISABLE in doctor's own environment
 };
 
 std::vector<LauncherFacts> gather_launchers(const std::vector<NvccRun>& runs,
                                             const Environment& env);
+// Whether the bytes are a relocatable ELF object with a CUDA fatbin section (nvcc's host object).
+bool holds_device_code(std::string_view object_bytes);
+
 LastBuildFacts gather_last_build(const TreeCommands& top, const std::string& record_root,
                                  bool disabled_here);
 

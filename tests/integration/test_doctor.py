@@ -10,7 +10,9 @@ and Unix Makefiles) checked, one line per check, OK or the problem and its fix.
 - What ran, not what is named: the launcher (NVFRESH_EXECUTABLE, a symlink to nvfresh) removed
   after configure, and a script named nvfresh that execs its arguments: `launcher` fails; a tree
   built with NVFRESH_DISABLE=1 (no record of its 2 objects): `last-build` fails, while a tree built
-  through nvfresh passes it; NVFRESH_DISABLE=1 where doctor runs: `last-build` fails.
+  through nvfresh passes it; NVFRESH_DISABLE=1 where doctor runs: `last-build` fails; a custom
+  command compiling CUDA through a wrapper script not named nvcc (`cudac`), built: `compiles` sees
+  no nvcc there, and `last-build` names its object, which holds device code.
 - Toolchain and disks broken: NVFRESH_RECORD_DIR below a regular file (the tests run as root, so a
   mode cannot make a directory unwritable); ccache kept between nvfresh and nvcc, or first on PATH
   as gcc (Debian's /usr/lib/ccache); a -ccbin wrapper
@@ -242,6 +244,24 @@ class WhatRan(DoctorCase):
                     check=True)
         cls.built = configure(work, "built", project.NINJA)
         harness.run(["cmake", "--build", str(cls.built)], check=True)
+        wrapper = work / "wrapper-bin" / "cudac"
+        wrapper.parent.mkdir()
+        wrapper.write_text(f'#!/bin/sh\nexec {NVCC} "$@"\n')
+        wrapper.chmod(0o755)
+        wrapped = work / "wrapped-project"
+        shutil.copytree(EXAMPLE, wrapped)
+        with open(wrapped / "CMakeLists.txt", "a") as lists:
+            lists.write(
+                "add_custom_command(OUTPUT wrapped_scale.o\n"
+                f"  COMMAND {wrapper} -arch=sm_80 -c ${{CMAKE_CURRENT_SOURCE_DIR}}/src/scale.cu\n"
+                "          -I${CMAKE_CURRENT_SOURCE_DIR}/include -o wrapped_scale.o\n"
+                "  DEPENDS src/scale.cu)\n"
+                "add_custom_target(wrapped_scale ALL DEPENDS wrapped_scale.o)\n")
+        cls.wrapped = {tool.label: configure(work, "wrapped-" + name, tool, source=wrapped)
+                       for name, tool in (("ninja", project.NINJA), ("make", project.MAKE))
+                       if not project.require_tool(tool)}
+        for build in cls.wrapped.values():
+            harness.run(["cmake", "--build", str(build)], check=True)
 
     def test_a_launcher_removed_after_configure(self):
         checks = self.assert_only_failure(self.gone, "launcher", "is not there (removed after "
@@ -266,6 +286,15 @@ class WhatRan(DoctorCase):
         self.assertEqual(checks["last-build"][1],
                          "nvfresh recorded the compile of each of the 2 built objects")
         self.assertRegex(checks["launcher"][1], r"^the compiles run /\S+/nvfresh \(nvfresh \S+\)$")
+
+    def test_a_wrapper_not_named_nvcc_is_found_by_what_it_built(self):
+        for label, build in self.wrapped.items():
+            with self.subTest(label):
+                checks = self.assert_only_failure(build, "last-build", "1 built object holds CUDA "
+                                                  "device code but came from a step that runs no "
+                                                  "nvcc", "a wrapper not named nvcc")
+                self.assertIn("wrapped_scale.o", checks["last-build"][1])
+                self.assertIn("all 2 CUDA compiles run through nvfresh", checks["compiles"][1])
 
     def test_nvfresh_disabled_where_doctor_runs(self):
         status, out, err = doctor(self.built, env={"NVFRESH_DISABLE": "1"})

@@ -1,5 +1,7 @@
 #include "doctor/what_ran.hpp"
 
+#include "digest_test_support.hpp"
+
 #include <catch2/catch.hpp>
 
 using namespace nvfresh;
@@ -65,4 +67,36 @@ TEST_CASE("NVFRESH_DISABLE where doctor runs fails", "[what_ran]")
   auto disabled = judge_last_build(facts);
   CHECK_FALSE(disabled.ok);
   CHECK(disabled.finding.find("NVFRESH_DISABLE is set here") == 0);
+}
+
+TEST_CASE("an object with device code from a step that runs no nvcc fails the check", "[what_ran]")
+{
+  LastBuildFacts facts;
+  facts.compiles = 1;
+  facts.objects = {{"/b/a.o", 10 * k_second, 10 * k_second}};
+  facts.device_objects_of_other_steps = {"/b/wrapped.o"};
+  auto one = judge_last_build(facts);
+  CHECK_FALSE(one.ok);
+  CHECK(one.finding == "1 built object holds CUDA device code but came from a step that runs no "
+                       "nvcc, so nvfresh never saw its compile: /b/wrapped.o");
+  CHECK(one.fix.find("a wrapper not named nvcc") == 0);
+
+  facts.objects.clear();  // a tree whose only CUDA compiles go through the wrapper
+  facts.device_objects_of_other_steps.push_back("/b/second.o");
+  auto two = judge_last_build(facts);
+  CHECK_FALSE(two.ok);
+  CHECK(two.finding.find("2 built objects hold CUDA device code but came from steps that run no "
+                         "nvcc") == 0);
+}
+
+TEST_CASE("device code is a fatbin section of a relocatable ELF object", "[what_ran]")
+{
+  CHECK_FALSE(holds_device_code(""));
+  CHECK_FALSE(holds_device_code("not an object at all"));
+  CHECK_FALSE(holds_device_code(std::string("\x7f"
+                                            "ELF\x02\x01\x01",
+                                            7)));                              // cut short
+  CHECK(holds_device_code(nvfresh::test::load_object("k_sm80.o")));            // nvcc -c
+  CHECK(holds_device_code(nvfresh::test::load_object("k_sm80_rdc.o")));        // nvcc -dc
+  CHECK_FALSE(holds_device_code(nvfresh::test::load_object("k_sm80.cubin")));  // not relocatable
 }
