@@ -49,6 +49,22 @@ std::string describe(const grpc::Status& status)
   return fmt::format("{} ({})", status.error_message(), static_cast<int>(code));
 }
 
+// A write the server refuses (PERMISSION_DENIED, or UNIMPLEMENTED as BuildGrid's read-only action
+// cache answers) is most often a reader's machine in a set-up where only CI writes.
+std::string describe_write(const grpc::Status& status)
+{
+  const auto code = status.error_code();
+  if (code != grpc::StatusCode::UNIMPLEMENTED && code != grpc::StatusCode::PERMISSION_DENIED) {
+    return describe(status);
+  }
+  return fmt::format("the server does not let this machine write: {} ({}); on a machine that "
+                     "only reads, set NVFRESH_REMOTE_READ_ONLY=1; on one that writes, check "
+                     "NVFRESH_REMOTE_TOKEN_FILE and NVFRESH_REMOTE_TLS_CLIENT_CERT",
+                     status.error_message(),
+                     code == grpc::StatusCode::UNIMPLEMENTED ? "UNIMPLEMENTED"
+                                                             : "PERMISSION_DENIED");
+}
+
 std::mutex g_log_mutex;
 std::string g_last_error;
 
@@ -294,7 +310,7 @@ void RemoteClient::update_action_result(const BlobDigest& action, const ActionRe
   v2::ActionResult stored;
   const grpc::Status status = m_stubs->action_cache->UpdateActionResult(&context, request, &stored);
   if (!status.ok()) {
-    throw RemoteError("UpdateActionResult: " + describe(status));
+    throw RemoteError("UpdateActionResult: " + describe_write(status));
   }
 }
 
@@ -381,7 +397,7 @@ std::int64_t RemoteClient::write_blobs(const std::map<BlobDigest, std::string>& 
     v2::BatchUpdateBlobsResponse response;
     const grpc::Status status = m_stubs->cas->BatchUpdateBlobs(&context, batch, &response);
     if (!status.ok()) {
-      throw RemoteError("BatchUpdateBlobs: " + describe(status));
+      throw RemoteError("BatchUpdateBlobs: " + describe_write(status));
     }
     for (const auto& written : response.responses()) {
       if (written.status().code() != grpc::StatusCode::OK) {
@@ -515,7 +531,7 @@ void RemoteClient::write_large(const BlobDigest& digest, const std::string& byte
   writer->WritesDone();
   const grpc::Status status = writer->Finish();
   if (!status.ok()) {
-    throw RemoteError("ByteStream.Write: " + describe(status));
+    throw RemoteError("ByteStream.Write: " + describe_write(status));
   }
   if (response.committed_size() != digest.size) {
     throw RemoteError(fmt::format("ByteStream.Write: {} of {} bytes committed",

@@ -136,6 +136,8 @@ class OnlyCiWrites(TeamCase):
         self.assertEqual(len(lines), 1, lines)
         self.assertIn(f"the remote cache {self.server.reader_url} failed: ", lines[0])
         self.assertIn("read-only", lines[0])
+        self.assertIn("the server does not let this machine write", lines[0])
+        self.assertIn("set NVFRESH_REMOTE_READ_ONLY=1", lines[0])
         self.assertEqual(self.remote_counts(rogue), (1, 1, 1, 0))
 
         # Nothing it tried to write is served: a laptop with the same edit compiles k.cu.
