@@ -1,11 +1,12 @@
 #include "util/disk_space.hpp"
 
+#include "util/file_stat.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
 #include <filesystem>
 
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 namespace nvfresh {
@@ -16,30 +17,13 @@ namespace {
 
 constexpr std::array<const char*, 7> k_units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 
-// What this file needs of a stat(2) (symlinks followed). Not file_io's stat_file: file_io says how
-// full a disk is when a write fails, so it includes this file and not the other way round.
-struct PathStat {
-  bool exists = false;
-  bool is_directory = false;
-  std::uint64_t device = 0;
-};
-
-PathStat stat_path(const std::string& path)
-{
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return {};
-  }
-  return {true, S_ISDIR(st.st_mode), static_cast<std::uint64_t>(st.st_dev)};
-}
-
 // The top of the file system holding `dir` (an existing, canonical directory): the highest
 // ancestor on the same device.
 std::string mount_point_of(const fs::path& dir, std::uint64_t device)
 {
   fs::path top = dir;
   for (fs::path parent = dir.parent_path(); parent != top; parent = parent.parent_path()) {
-    PathStat st = stat_path(parent.string());
+    FileStat st = stat_file(parent.string());
     if (!st.exists || st.device != device) {
       break;
     }
@@ -67,7 +51,7 @@ std::string nearest_existing_directory(const std::string& path)
   if (!dir.has_filename() && dir != dir.root_path()) {
     dir = dir.parent_path();  // "a/b/" normalized keeps its slash
   }
-  while (!stat_path(dir.string()).is_directory && dir != dir.root_path()) {
+  while (!stat_file(dir.string()).is_directory && dir != dir.root_path()) {
     dir = dir.parent_path();
   }
   return dir.string();
@@ -79,7 +63,7 @@ FileSystemSpace file_system_space(const std::string& path)
   std::error_code error;
   fs::path dir = fs::canonical(nearest_existing_directory(path), error);
   struct statvfs vfs {};
-  PathStat st = stat_path(dir.string());
+  FileStat st = stat_file(dir.string());
   if (error || !st.exists || ::statvfs(dir.c_str(), &vfs) != 0) {
     return space;
   }

@@ -24,25 +24,6 @@ namespace nvfresh {
 
 namespace {
 
-std::int64_t to_ns(const timespec& ts)
-{
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-FileStat from_stat(const struct stat& st)
-{
-  FileStat result;
-  result.exists = true;
-  result.is_regular = S_ISREG(st.st_mode);
-  result.is_directory = S_ISDIR(st.st_mode);
-  result.size = static_cast<std::uint64_t>(st.st_size);
-  result.mtime_ns = to_ns(st.st_mtim);
-  result.ctime_ns = to_ns(st.st_ctim);
-  result.inode = st.st_ino;
-  result.device = st.st_dev;
-  return result;
-}
-
 std::string describe_write_error(const std::string& path, int error)
 {
   if (error == ENOSPC) {
@@ -87,39 +68,6 @@ bool pwrite_all(int fd, std::string_view content, std::uint64_t offset)
     offset += static_cast<std::uint64_t>(written);
   }
   return true;
-}
-
-bool FileStat::same_content_stamp(const FileStat& other) const
-{
-  return exists == other.exists && size == other.size && mtime_ns == other.mtime_ns &&
-         ctime_ns == other.ctime_ns && inode == other.inode && device == other.device;
-}
-
-FileStat stat_file(const std::string& path)
-{
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return {};
-  }
-  return from_stat(st);
-}
-
-FileStat stat_file_at(int directory_fd, const char* name)
-{
-  struct stat st {};
-  if (::fstatat(directory_fd, name, &st, 0) != 0) {
-    return {};
-  }
-  return from_stat(st);
-}
-
-FileStat lstat_file(const std::string& path)
-{
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return {};
-  }
-  return from_stat(st);
 }
 
 FileWriteError::FileWriteError(const std::string& path, int error)
@@ -201,7 +149,7 @@ std::optional<std::string> read_bounded(const std::string& path, std::uint64_t m
     return std::nullopt;
   }
   if (read_from != nullptr) {
-    *read_from = from_stat(st);
+    *read_from = file_stat_from(st);
   }
   std::string content(
     static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_bytes)),

@@ -1,7 +1,9 @@
-// Generic file helpers: whole-file reads, atomic writes, stat. Knows nothing about nvcc.
+// Generic file helpers: whole-file reads, atomic writes (stat: util/file_stat). Knows nothing
+// about nvcc.
 #pragma once
 
 #include "util/clock.hpp"
+#include "util/file_stat.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -11,24 +13,6 @@
 #include <string_view>
 
 namespace nvfresh {
-
-// What stat tells about a file; the fields the freshness shortcut compares.
-struct FileStat {
-  bool exists = false;
-  bool is_regular = false;
-  bool is_directory = false;
-  std::uint64_t size = 0;
-  std::int64_t mtime_ns = 0;
-  std::int64_t ctime_ns = 0;
-  std::uint64_t inode = 0;
-  std::uint64_t device = 0;
-  bool same_content_stamp(const FileStat& other) const;  // size, mtime, ctime, inode, device
-};
-
-FileStat stat_file(const std::string& path);   // follows symlinks; exists=false when absent
-FileStat lstat_file(const std::string& path);  // does not follow symlinks
-// `name` relative to an open directory (AT_FDCWD: the working directory); follows symlinks.
-FileStat stat_file_at(int directory_fd, const char* name);
 
 // Reads of files nvfresh does not control (records, configs, objects to compare) are bounded and
 // typed: only a regular file is read (a FIFO would block for ever, /dev/zero never end), and at
