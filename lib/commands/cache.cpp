@@ -265,20 +265,20 @@ int run_verify_command(ObjectCache& cache, size_t sample, bool json)
 int run_cache(const std::vector<std::string>& args)
 {
   SubcommandOptions cli("cache");
-  cli.app().require_subcommand(1);
+  cli.app().require_subcommand();
   bool json = false;
   std::string max_size;
   std::string older_than;
   size_t sample = 0;
-  auto* stats = cli.app().add_subcommand("stats", "entries, size and cap, hits, misses, savings");
-  stats->add_flag("--json", json, "machine-readable output");
-  auto* clear = cli.app().add_subcommand("clear", "remove every entry");
-  auto* evict = cli.app().add_subcommand("evict", "remove least recently used entries");
-  evict->add_option("--max-size", max_size, "evict down to this size (2G, 500M)");
-  evict->add_option("--older-than", older_than, "evict what was not used for this long (30d, 12h)");
-  auto* verify = cli.app().add_subcommand("verify", "compile stored entries again and compare");
-  verify->add_option("--sample", sample, "how many entries, chosen at random (default: all)");
-  verify->add_flag("--json", json, "machine-readable output");
+  auto stats = cli.app().add_subcommand("stats", "entries, size and cap, hits, misses, savings");
+  stats.add_flag("--json", json, "machine-readable output");
+  auto clear = cli.app().add_subcommand("clear", "remove every entry");
+  auto evict = cli.app().add_subcommand("evict", "remove least recently used entries");
+  evict.add_option("--max-size", max_size, "evict down to this size (2G, 500M)");
+  evict.add_option("--older-than", older_than, "evict what was not used for this long (30d, 12h)");
+  auto verify = cli.app().add_subcommand("verify", "compile stored entries again and compare");
+  verify.add_option("--sample", sample, "how many entries, chosen at random (default: all)");
+  verify.add_flag("--json", json, "machine-readable output");
   if (auto status = cli.parse(args)) {
     return *status;
   }
@@ -289,10 +289,10 @@ int run_cache(const std::vector<std::string>& args)
     return k_exit_usage_error;
   }
   ObjectCache cache(settings);
-  if (stats->parsed()) {
+  if (stats.parsed()) {
     return run_stats_command(cache, json);
   }
-  const std::string command = clear->parsed() ? "clear" : evict->parsed() ? "evict" : "verify";
+  const std::string command = clear.parsed() ? "clear" : evict.parsed() ? "evict" : "verify";
   // A cache dir another user controls is neither cleaned nor verified (verify runs the commands
   // its entries name).
   if (std::string why = cache.store().refusal(); !why.empty()) {
@@ -303,12 +303,12 @@ int run_cache(const std::vector<std::string>& args)
     return k_exit_usage_error;
   }
   try {
-    if (clear->parsed()) {
+    if (clear.parsed()) {
       cache.store().clear();
       fmt::print("nvfresh cache: cleared {}\n", settings.dir);
       return 0;
     }
-    if (evict->parsed()) {
+    if (evict.parsed()) {
       return run_evict_command(cache, max_size, older_than);
     }
     return run_verify_command(cache, sample, json);

@@ -6,7 +6,6 @@
 #include "digest/object_digest.hpp"
 #include "util/json.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -31,8 +30,8 @@ int run_compare(const std::vector<std::string>& args)
 {
   CompareOptions options;
   SubcommandOptions cli("compare");
-  cli.app().add_option("A", options.a, "first artifact (.o, .fatbin, .cubin, .ptx)")->required();
-  cli.app().add_option("B", options.b, "second artifact")->required();
+  cli.app().add_option("A", options.a, "first artifact (.o, .fatbin, .cubin, .ptx)").required();
+  cli.app().add_option("B", options.b, "second artifact").required();
   cli.add_json(options.json);
   cli.app().footer("Exit status: 0 same, 1 different, 2 unreadable (or a usage error).");
   if (auto status = cli.parse(args)) {

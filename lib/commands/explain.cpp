@@ -18,7 +18,6 @@
 #include "util/json.hpp"
 #include "util/time_format.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -310,7 +309,7 @@ int run_explain(const std::vector<std::string>& args)
   std::string wanted;
   bool all = false;
   bool json = false;
-  cli.app().add_option("target", wanted, "the object or source file")->required();
+  cli.app().add_option("target", wanted, "the object or source file").required();
   cli.add_build_dir(build_dir);
   cli.app().add_flag("--all", all, "list every input, not only the changed ones");
   cli.app().add_flag("--json", json,

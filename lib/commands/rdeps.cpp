@@ -9,7 +9,6 @@
 #include "util/file_io.hpp"
 #include "util/json.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -133,7 +132,7 @@ int run_rdeps(const std::vector<std::string>& args)
   std::string build_dir = ".";
   std::string file;
   bool json = false;
-  cli.app().add_option("file", file, "a header, source, options file or tool")->required();
+  cli.app().add_option("file", file, "a header, source, options file or tool").required();
   cli.add_build_dir(build_dir);
   cli.add_json(json);
   if (auto status = cli.parse(args)) {

@@ -15,7 +15,6 @@
 #include "util/keep_until_exit.hpp"
 #include "util/progress.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -20,7 +20,6 @@
 #include "util/process.hpp"
 #include "util/progress.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -98,24 +97,22 @@ std::string timestamp()
   return text;
 }
 
-void add_cli_options(CLI::App& app, ReproOptions& options)
+void add_cli_options(CommandLine app, ReproOptions& options)
 {
-  auto* runs =
+  auto runs =
     app
       .add_option("-n,--runs", options.runs,
                   "number of runs, the control included (default: from --detect and --confidence)")
-      ->check(CLI::Range(std::size_t{1}, k_max_runs));
-  app
-    .add_option("--detect", options.detect, "the smallest variant frequency to see (default 0.05)")
-    ->excludes(runs);
+      .in_range(std::size_t{1}, k_max_runs);
+  app.add_option("--detect", options.detect, "the smallest variant frequency to see (default 0.05)")
+    .excludes(runs);
   app.add_option("--confidence", options.confidence, "the probability of seeing it (default 0.95)");
-  app.add_option("-j,--jobs", options.jobs, "runs at a time (default 2)")
-    ->check(CLI::Range(1, 256));
+  app.add_option("-j,--jobs", options.jobs, "runs at a time (default 2)").in_range(1, 256);
   app
     .add_option("--timeout", options.timeout_seconds,
                 "seconds one run may take before it is killed with all it started (default 3600; "
                 "0: no limit)")
-    ->check(CLI::Range(0.0, 1e9));
+    .in_range(0.0, 1e9);
   app.add_option("--artifact", options.artifacts,
                  "a glob of files the command makes, relative to its working directory "
                  "(repeatable); turns on the command mode");

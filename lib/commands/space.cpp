@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <set>
 
@@ -345,36 +346,34 @@ std::vector<std::string> forget_gone_trees(std::vector<RegistryEntry>& entries)
 }
 
 // CLI11's NonNegativeNumber lets "nan" through, which every age comparison then passes.
-CLI::Validator finite_days()
+std::string finite_days(const std::string& text)
 {
-  return {[](const std::string& text) {
-            double days = -1;
-            bool parsed = CLI::detail::lexical_cast(text, days);
-            return parsed && std::isfinite(days) && days >= 0
-                     ? std::string()
-                     : fmt::format("{} is not a number of days: give a finite number, 0 or more",
-                                   text);
-          },
-          "DAYS"};
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double days = std::strtod(begin, &end);
+  const bool parsed = end != begin && *end == '\0';
+  return parsed && std::isfinite(days) && days >= 0
+           ? std::string()
+           : fmt::format("{} is not a number of days: give a finite number, 0 or more", text);
 }
 
 // nullopt: parsed, go on; otherwise the exit status to return now (0 for --help, 2 for bad usage).
 std::optional<int> parse_options(const std::vector<std::string>& args, SpaceOptions& options)
 {
   SubcommandOptions cli("space");
-  CLI::App& app = cli.app();
+  CommandLine app = cli.app();
   app.add_option("paths", options.paths,
                  "only the registered trees at, under or around these paths");
   cli.add_json(options.json);
-  auto* clean = app.add_flag("--clean", options.clean,
-                             "remove idle, old, regenerable trees (a dry run without --yes)");
-  auto* older = app
-                  .add_option("--older-than", options.older_than_days,
-                              "with --clean: trees last built more than DAYS ago")
-                  ->check(finite_days());
-  app.add_flag("--yes", options.yes, "with --clean: really remove them")->needs(clean);
-  clean->needs(older);
-  older->needs(clean);
+  auto clean = app.add_flag("--clean", options.clean,
+                            "remove idle, old, regenerable trees (a dry run without --yes)");
+  auto older = app
+                 .add_option("--older-than", options.older_than_days,
+                             "with --clean: trees last built more than DAYS ago")
+                 .check(finite_days, "DAYS");
+  app.add_flag("--yes", options.yes, "with --clean: really remove them").needs(clean);
+  clean.needs(older);
+  older.needs(clean);
   return cli.parse(args);
 }
 

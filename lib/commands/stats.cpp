@@ -12,7 +12,6 @@
 #include "record/step_events.hpp"
 #include "util/json.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
