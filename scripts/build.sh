@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds nvfresh (NVFRESH_WERROR=ON under CI). Usage: scripts/build.sh [variant]
+# Configures and builds nvfresh (NVFRESH_WERROR=ON under CI).
+# Usage: scripts/build.sh [variant [target...]]   (targets: only those, e.g. nvfresh nvfresh_trace)
 #   (none)     build/            RelWithDebInfo, the system compiler (g++): nvfresh and its tests
 #   product    build/            the same without the tests (NVFRESH_BUILD_TESTS=OFF): the launcher,
 #                                the tracer, the heap-noise library and nvfresh-remote, what
@@ -12,6 +13,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
 variant=${1:-}
+shift || true
 targets=()
 case "$variant" in
 "") dir=build options=(-DNVFRESH_BUILD_TESTS=ON) ;;
@@ -43,4 +45,7 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 cmake -S "$repo" -B "$repo/$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFRESH_WERROR=$werror \
   "${options[@]}" >/dev/null
+if (($#)); then
+  targets=(--target "$@")
+fi
 cmake --build "$repo/$dir" -j"$(nproc)" "${targets[@]}"
