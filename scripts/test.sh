@@ -66,10 +66,19 @@ stage_tidy() {
   "$repo/scripts/check_tidy.sh" "$repo/build"
 }
 
+# What the sanitize stage's tests run: the unit tests, the launcher, the tracer and the tools that
+# k_sanitize_tests call; not nvfresh-remote, the heap-noise library or the other tools.
+k_sanitize_targets=(nvfresh nvfresh_trace nvfresh_unit_tests nvfresh_reapi_unit_tests trace_tool
+                    nvfresh_depfile_tool step_edit_tool)
+
 # Sanitizer reports go to files (log_path), so that a report from a process whose failure a test
 # expects (a compile that must fail, a corrupt record) still fails the stage.
 stage_sanitize() {
-  "$repo/scripts/build.sh" sanitize
+  if [ -n "${NVFRESH_SANITIZE_TESTS:-}" ] || ((${#ctest_args[@]})); then  # other tests: everything
+    "$repo/scripts/build.sh" sanitize
+  else
+    "$repo/scripts/build.sh" sanitize "${k_sanitize_targets[@]}"
+  fi
   local reports="$repo/build-sanitize/sanitizer-reports"
   rm -rf "$reports"
   mkdir -p "$reports"
