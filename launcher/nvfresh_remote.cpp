@@ -3,6 +3,9 @@
 //
 //   nvfresh-remote get <request.json>   looks one Action up; on a hit, fetches its outputs
 //   nvfresh-remote put <request.json>   uploads Actions with their results
+//   nvfresh-remote execute <request.json>  runs one Action on the remote's workers
+//                                          (NVFRESH_REMOTE_EXEC): uploads its inputs and the
+//                                          toolkit's sums, waits for the result, fetches it
 //
 // The request, the answer and the exit statuses are protocol/remote_protocol.hpp's (one codec for
 // both sides): a request of another protocol version is refused with one line and status 3. Any
@@ -160,6 +163,74 @@ int put(const HelperRequest& request)
   return k_helper_hit;
 }
 
+// The sha256sum lines of the toolkit files as this machine has them: what the worker checks its
+// own against before it runs the tool.
+std::string toolkit_sums(const std::vector<std::string>& files, DigestCache* digests)
+{
+  std::string sums;
+  for (const auto& file : files) {
+    const BlobDigest digest =
+      digests != nullptr ? digests->digest_of_file(file) : digest_of_file(file);
+    sums += fmt::format("{}  {}\n", digest.hash, file);
+  }
+  return sums;
+}
+
+int execute(const HelperRequest& request)
+{
+  auto digests = digest_cache(request);
+  nvfresh::ActionSpec spec = request.get;
+  const std::string sums = toolkit_sums(request.toolkit, digests ? &*digests : nullptr);
+  spec.input_blobs[request.toolkit_sums] = sums;
+  spec.salt += "\n" + sums;
+  const BuiltAction action = build_action(spec, digests ? &*digests : nullptr);
+  if (digests) {
+    digests->save();
+  }
+  std::map<BlobDigest, std::string> blobs = action.blobs;
+  for (const auto& [digest, file] : action.input_files) {
+    blobs.emplace(digest, read_whole(file));
+  }
+  RemoteClient client = connect(request);
+  HelperAnswer answer;
+  answer.bytes_sent = client.write_blobs(blobs);
+  const ExecutedAction executed =
+    client.execute(action.action_digest, std::chrono::milliseconds(request.execute_deadline_ms));
+  const ActionResultBlobs& result = executed.result;
+  answer.exit_code = result.exit_code;
+  std::vector<BlobDigest> wanted;
+  auto want = [&](const BlobDigest& digest) {
+    if (digest.size > 0 && !executed.inline_blobs.contains(digest)) {
+      wanted.push_back(digest);
+    }
+  };
+  want(result.stdout_digest);
+  want(result.stderr_digest);
+  for (const auto& output : result.outputs) {
+    want(output.digest);
+  }
+  auto fetched = client.read_blobs(wanted);
+  if (!fetched) {
+    throw std::runtime_error("the executed action's outputs are gone from the server's CAS");
+  }
+  fetched->insert(executed.inline_blobs.begin(), executed.inline_blobs.end());
+  auto place = [&](const BlobDigest& digest, const std::string& name) {
+    std::string file = request.out_dir + "/" + name;
+    auto found = fetched->find(digest);
+    write_whole(file, found == fetched->end() ? std::string() : found->second);
+    answer.bytes += digest.size;
+    return file;
+  };
+  answer.stdout_file = place(result.stdout_digest, "stdout");
+  answer.stderr_file = place(result.stderr_digest, "stderr");
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    answer.outputs[result.outputs[i].path] =
+      place(result.outputs[i].digest, fmt::format("output-{}", i));
+  }
+  write_whole(request.out_dir + "/result.json", to_json(answer, HelperVerb::execute).dump());
+  return k_helper_hit;
+}
+
 // The request of `verb_name`'s verb; throws ProtocolError (ProtocolVersionError first).
 HelperRequest read_request(HelperVerb verb, const std::string& file)
 {
@@ -177,14 +248,19 @@ int main(int argc, char** argv)
 {
   const auto verb = argc == 3 ? nvfresh::parse_verb(argv[1]) : std::nullopt;
   if (!verb) {
-    std::cerr << "usage: nvfresh-remote get|put <request.json> (run by nvfresh when NVFRESH_REMOTE "
-                 "is set)\n";
+    std::cerr << "usage: nvfresh-remote get|put|execute <request.json> (run by nvfresh when "
+                 "NVFRESH_REMOTE or NVFRESH_REMOTE_EXEC is set)\n";
     return k_helper_error;
   }
   quiet_grpc_log();
   try {
     const HelperRequest request = read_request(*verb, argv[2]);
-    return *verb == HelperVerb::get ? get(request) : put(request);
+    switch (*verb) {
+    case HelperVerb::get: return get(request);
+    case HelperVerb::put: return put(request);
+    case HelperVerb::execute: return execute(request);
+    }
+    return k_helper_error;
   } catch (const nvfresh::ProtocolVersionError& error) {
     std::cerr << "nvfresh-remote: " << error.what() << '\n';
     return k_helper_wrong_version;

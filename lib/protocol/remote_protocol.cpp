@@ -92,8 +92,20 @@ void read_verb_members(const nlohmann::json& json, HelperRequest& request)
 {
   const bool has_get = json.contains("get");
   const bool has_put = json.contains("put");
-  if (has_get == has_put) {
-    throw ProtocolError("request has neither or both of request.get and request.put");
+  const bool has_execute = json.contains("execute");
+  if (int{has_get} + int{has_put} + int{has_execute} != 1) {
+    throw ProtocolError(
+      "request has not exactly one of request.get, request.put and request.execute");
+  }
+  if (has_execute) {
+    request.verb = HelperVerb::execute;
+    request.get = action_spec_from_json(json.at("execute"), "request.execute");
+    request.out_dir = required_as<std::string>(json, "request", "out_dir", k_text);
+    request.execute_deadline_ms =
+      required_as<int>(json, "request", "execute_deadline_ms", k_number);
+    request.toolkit = required_as<StringList>(json, "request", "toolkit", k_list);
+    request.toolkit_sums = required_as<std::string>(json, "request", "toolkit_sums", k_text);
+    return;
   }
   if (has_get) {
     request.verb = HelperVerb::get;
@@ -124,13 +136,20 @@ nlohmann::json parse_json(std::string_view text, std::string_view what)
 
 nlohmann::json to_json(const ActionSpec& spec)
 {
-  return {{"salt", spec.salt},
-          {"arguments", spec.arguments},
-          {"environment", spec.environment},
-          {"working_directory", spec.working_directory},
-          {"output_paths", spec.output_paths},
-          {"input_files", spec.input_files},
-          {"input_blobs", spec.input_blobs}};
+  nlohmann::json json = {{"salt", spec.salt},
+                         {"arguments", spec.arguments},
+                         {"environment", spec.environment},
+                         {"working_directory", spec.working_directory},
+                         {"output_paths", spec.output_paths},
+                         {"input_files", spec.input_files},
+                         {"input_blobs", spec.input_blobs}};
+  if (!spec.platform.empty()) {
+    json["platform"] = spec.platform;
+  }
+  if (spec.do_not_cache) {
+    json["do_not_cache"] = true;
+  }
+  return json;
 }
 
 ActionSpec action_spec_from_json(const nlohmann::json& json, std::string_view where)
@@ -144,12 +163,19 @@ ActionSpec action_spec_from_json(const nlohmann::json& json, std::string_view wh
   spec.output_paths = required_as<StringList>(json, where, "output_paths", k_list);
   spec.input_files = optional_as<StringMap>(json, where, "input_files", k_map, {});
   spec.input_blobs = optional_as<StringMap>(json, where, "input_blobs", k_map, {});
+  spec.platform = optional_as<StringMap>(json, where, "platform", k_map, {});
+  spec.do_not_cache = optional_as<bool>(json, where, "do_not_cache", "a boolean", false);
   return spec;
 }
 
 std::string_view verb_name(HelperVerb verb)
 {
-  return verb == HelperVerb::get ? "get" : "put";
+  switch (verb) {
+  case HelperVerb::get: return "get";
+  case HelperVerb::put: return "put";
+  case HelperVerb::execute: return "execute";
+  }
+  return "get";
 }
 
 std::optional<HelperVerb> parse_verb(std::string_view name)
@@ -159,6 +185,9 @@ std::optional<HelperVerb> parse_verb(std::string_view name)
   }
   if (name == "put") {
     return HelperVerb::put;
+  }
+  if (name == "execute") {
+    return HelperVerb::execute;
   }
   return std::nullopt;
 }
@@ -177,6 +206,12 @@ nlohmann::json to_json(const HelperRequest& request)
   if (request.verb == HelperVerb::get) {
     json["get"] = to_json(request.get);
     json["out_dir"] = request.out_dir;
+  } else if (request.verb == HelperVerb::execute) {
+    json["execute"] = to_json(request.get);
+    json["out_dir"] = request.out_dir;
+    json["execute_deadline_ms"] = request.execute_deadline_ms;
+    json["toolkit"] = request.toolkit;
+    json["toolkit_sums"] = request.toolkit_sums;
   } else {
     json["put"] = nlohmann::json::array();
     for (const HelperUpload& upload : request.put) {
@@ -213,10 +248,14 @@ HelperRequest parse_helper_request(std::string_view text)
 nlohmann::json to_json(const HelperAnswer& answer, HelperVerb verb)
 {
   nlohmann::json json = {{"bytes", answer.bytes}};
-  if (verb == HelperVerb::get) {
+  if (verb != HelperVerb::put) {
     json["outputs"] = answer.outputs;
     json["stdout"] = answer.stdout_file;
     json["stderr"] = answer.stderr_file;
+  }
+  if (verb == HelperVerb::execute) {
+    json["exit_code"] = answer.exit_code;
+    json["bytes_sent"] = answer.bytes_sent;
   }
   return json;
 }
@@ -225,10 +264,14 @@ HelperAnswer helper_answer_from_json(const nlohmann::json& json, HelperVerb verb
 {
   HelperAnswer answer;
   answer.bytes = required_as<std::int64_t>(json, "answer", "bytes", k_number);
-  if (verb == HelperVerb::get) {
+  if (verb != HelperVerb::put) {
     answer.outputs = required_as<StringMap>(json, "answer", "outputs", k_map);
     answer.stdout_file = required_as<std::string>(json, "answer", "stdout", k_text);
     answer.stderr_file = required_as<std::string>(json, "answer", "stderr", k_text);
+  }
+  if (verb == HelperVerb::execute) {
+    answer.exit_code = required_as<int>(json, "answer", "exit_code", k_number);
+    answer.bytes_sent = required_as<std::int64_t>(json, "answer", "bytes_sent", k_number);
   }
   return answer;
 }

@@ -3,7 +3,7 @@
 // through this codec. It links no gRPC, so that the launcher can use it; the helper turns an
 // ActionSpec into REAPI messages (reapi/action_builder.hpp).
 //
-//   nvfresh-remote get|put <request.json>
+//   nvfresh-remote get|put|execute <request.json>
 //
 //   request    := {"protocol_version": k_helper_protocol_version,
 //                  "remote": "grpc://host:port" | "grpcs://host:port", "instance": name,
@@ -11,23 +11,33 @@
 //                  "tls_ca": file | "", "tls_client_cert": file | "", "tls_client_key": file | "",
 //                  ( "get": action, "out_dir": dir                                        (get)
 //                  | "put": [ {"action": action, "outputs": {path: file},
-//                              "stdout": file, "stderr": file} ... ] )}                   (put)
+//                              "stdout": file, "stderr": file} ... ]                      (put)
+//                  | "execute": action, "out_dir": dir, "execute_deadline_ms": n,
+//                    "toolkit": [absolute file ...], "toolkit_sums": path )}              (execute)
 //   action     := {"salt": text, "arguments": [text ...], "environment": {name: value},
 //                  "working_directory": path, "output_paths": [path ...],
-//                  "input_files": {path: local file}, "input_blobs": {path: bytes}}
-//   answer     := {"outputs": {path: file}, "stdout": file, "stderr": file, "bytes": n}
-//                 (get: <out_dir>/result.json on a hit; put: stdout, "bytes" only)
+//                  "input_files": {path: local file}, "input_blobs": {path: bytes},
+//                  "platform": {name: value}, "do_not_cache": bool}   (the last two optional)
+//   answer     := {"outputs": {path: file}, "stdout": file, "stderr": file, "bytes": n,
+//                  "exit_code": n, "bytes_sent": n}
+//                 (get: <out_dir>/result.json on a hit; put: stdout, "bytes" only; execute:
+//                 <out_dir>/result.json, every member)
+//
+// execute: the helper adds to the input root, at "toolkit_sums", a sha256sum file of the
+// "toolkit" files (their SHA-256 as this machine has them) and appends the same lines to the salt,
+// uploads what the CAS lacks (the input files too) and runs the Action (Execution.Execute).
 //
 // The bearer token never travels in the request (a file that outlives the call): the helper gets it
 // in its environment (cache/remote_credentials.hpp).
 //
-// Exit status: 0 a hit or uploaded, 1 a miss, 2 an error, 3 a request of another protocol version
+// Exit status: 0 a hit, uploaded or executed (whatever the action's own exit code), 1 a miss, 2 an error, 3 a request of another protocol version
 // (one line on stderr each time but for 0 and 1). The launcher takes 2 and 3 as a failure of the
 // remote, never of the build.
 //
 // Version history (change the version with every change that an older peer would misread):
 //   1: the first versioned request. A request without "protocol_version" is version 0 (an nvfresh
 //      older than the helper) and is refused like any other version.
+//   2: the execute verb, and an Action's "platform" and "do_not_cache".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -42,7 +52,7 @@
 
 namespace nvfresh {
 
-inline constexpr int k_helper_protocol_version = 1;
+inline constexpr int k_helper_protocol_version = 2;
 
 // The largest output the helper fetches: more than nvfresh ever writes (the local cache keeps no
 // object larger, cache/object_cache.cpp). A result naming a larger one is refused before anything
@@ -77,6 +87,10 @@ struct ActionSpec {
   // whose content it has, or the bytes themselves.
   std::map<std::string, std::string> input_files;
   std::map<std::string, std::string> input_blobs;
+  // The Platform's properties (what a worker must offer) and Action.do_not_cache; the cache's
+  // Actions have neither.
+  std::map<std::string, std::string> platform;
+  bool do_not_cache = false;
 
   bool operator==(const ActionSpec&) const = default;
 };
@@ -95,10 +109,10 @@ struct HelperUpload {
   bool operator==(const HelperUpload&) const = default;
 };
 
-enum class HelperVerb { get, put };
+enum class HelperVerb { get, put, execute };
 
 std::string_view verb_name(HelperVerb verb);
-// "get" or "put"; nullopt for anything else.
+// "get", "put" or "execute"; nullopt for anything else.
 std::optional<HelperVerb> parse_verb(std::string_view name);
 
 struct HelperRequest {
@@ -114,8 +128,13 @@ struct HelperRequest {
   std::string tls_client_cert;
   std::string tls_client_key;
   HelperVerb verb = HelperVerb::get;
-  ActionSpec get;  // get: the Action to look up, and where its outputs go
+  ActionSpec get;  // get: the Action to look up (execute: to run), and where its outputs go
   std::string out_dir;
+  // execute: how long to wait for the result; the toolkit files whose SHA-256 the worker checks,
+  // and where their sums file goes in the input root
+  int execute_deadline_ms = 600000;
+  std::vector<std::string> toolkit;
+  std::string toolkit_sums;
   std::vector<HelperUpload> put;  // put: in order (a result before the manifest that names it)
 
   bool operator==(const HelperRequest&) const = default;
@@ -133,7 +152,9 @@ struct HelperAnswer {
   std::map<std::string, std::string> outputs;  // path in the Action -> local file
   std::string stdout_file;
   std::string stderr_file;
-  std::int64_t bytes = 0;  // get: fetched; put: sent
+  std::int64_t bytes = 0;       // get, execute: fetched; put: sent
+  int exit_code = 0;            // execute: the action's
+  std::int64_t bytes_sent = 0;  // execute: uploaded before it ran
 
   bool operator==(const HelperAnswer&) const = default;
 };

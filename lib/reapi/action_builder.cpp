@@ -97,7 +97,10 @@ BuiltAction build_action(const ActionSpec& spec, DigestCache* digests)
   BuiltAction built;
   TreeNode root;
   for (const auto& [path, file] : spec.input_files) {
-    insert(root, path, digests != nullptr ? digests->digest_of_file(file) : digest_of_file(file));
+    const BlobDigest digest =
+      digests != nullptr ? digests->digest_of_file(file) : digest_of_file(file);
+    insert(root, path, digest);
+    built.input_files.emplace(digest, file);
   }
   for (const auto& [path, bytes] : spec.input_blobs) {
     insert(root, path, add_blob(built, bytes));
@@ -120,6 +123,15 @@ BuiltAction build_action(const ActionSpec& spec, DigestCache* digests)
     command.add_output_paths(output);
   }
   command.set_working_directory(spec.working_directory);
+  v2::Platform platform;
+  for (const auto& [name, value] : spec.platform) {  // sorted by name
+    auto* property = platform.add_properties();
+    property->set_name(name);
+    property->set_value(value);
+  }
+  if (!spec.platform.empty()) {
+    *command.mutable_platform() = platform;
+  }
   std::string command_bytes;
   command.SerializeToString(&command_bytes);
   built.command_digest = add_blob(built, std::move(command_bytes));
@@ -128,6 +140,10 @@ BuiltAction build_action(const ActionSpec& spec, DigestCache* digests)
   set_digest(action.mutable_command_digest(), built.command_digest);
   set_digest(action.mutable_input_root_digest(), built.input_root_digest);
   action.set_salt(spec.salt);
+  action.set_do_not_cache(spec.do_not_cache);
+  if (!spec.platform.empty()) {
+    *action.mutable_platform() = platform;
+  }
   std::string action_bytes;
   action.SerializeToString(&action_bytes);
   built.action_digest = add_blob(built, std::move(action_bytes));

@@ -3,6 +3,7 @@
 #include <build/bazel/remote/execution/v2/remote_execution.grpc.pb.h>
 #include <fmt/format.h>
 #include <google/bytestream/bytestream.grpc.pb.h>
+#include <google/longrunning/operations.pb.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
@@ -179,6 +180,7 @@ struct RemoteClient::Stubs {
   std::unique_ptr<v2::ActionCache::Stub> action_cache;
   std::unique_ptr<v2::ContentAddressableStorage::Stub> cas;
   std::unique_ptr<bs::ByteStream::Stub> bytestream;
+  std::unique_ptr<v2::Execution::Stub> execution;
 };
 
 Endpoint parse_endpoint(const std::string& url)
@@ -217,6 +219,7 @@ RemoteClient::RemoteClient(const Endpoint& endpoint, ClientOptions options)
   m_stubs->action_cache = v2::ActionCache::NewStub(m_stubs->channel);
   m_stubs->cas = v2::ContentAddressableStorage::NewStub(m_stubs->channel);
   m_stubs->bytestream = bs::ByteStream::NewStub(m_stubs->channel);
+  m_stubs->execution = v2::Execution::NewStub(m_stubs->channel);
 }
 
 RemoteClient::~RemoteClient() = default;
@@ -288,6 +291,96 @@ std::optional<ActionResultBlobs> RemoteClient::get_action_result(const BlobDiges
   blobs.stdout_digest = from_proto(result.stdout_digest());
   blobs.stderr_digest = from_proto(result.stderr_digest());
   return blobs;
+}
+
+namespace {
+
+// The worker's result in a done operation; throws RemoteError when it ended with an error.
+ExecutedAction executed_result(const google::longrunning::Operation& operation)
+{
+  if (operation.has_error() && operation.error().code() != grpc::StatusCode::OK) {
+    throw RemoteError(fmt::format("Execute: the operation failed: {} ({})",
+                                  operation.error().message(), operation.error().code()));
+  }
+  v2::ExecuteResponse response;
+  if (!operation.response().UnpackTo(&response)) {
+    throw RemoteError("Execute: the done operation holds no ExecuteResponse");
+  }
+  if (response.status().code() != grpc::StatusCode::OK) {
+    throw RemoteError(fmt::format("Execute: the server could not run the action: {} ({})",
+                                  response.status().message(), response.status().code()));
+  }
+  if (!response.has_result()) {
+    throw RemoteError("Execute: the response holds no result");
+  }
+  const v2::ActionResult& result = response.result();
+  ExecutedAction executed;
+  executed.result.exit_code = result.exit_code();
+  auto inline_or = [&](const std::string& raw, const v2::Digest& digest) {
+    if (digest.hash().empty() || (!raw.empty() && digest.size_bytes() == 0)) {
+      BlobDigest own = digest_of(raw);
+      executed.inline_blobs.emplace(own, raw);
+      return own;
+    }
+    if (!raw.empty()) {
+      executed.inline_blobs.emplace(from_proto(digest), raw);
+    }
+    return from_proto(digest);
+  };
+  for (const auto& file : result.output_files()) {
+    executed.result.outputs.push_back({file.path(), inline_or(file.contents(), file.digest())});
+  }
+  executed.result.stdout_digest = inline_or(result.stdout_raw(), result.stdout_digest());
+  executed.result.stderr_digest = inline_or(result.stderr_raw(), result.stderr_digest());
+  return executed;
+}
+
+}  // namespace
+
+ExecutedAction RemoteClient::execute(const BlobDigest& action, std::chrono::milliseconds deadline)
+{
+  const auto until = std::chrono::system_clock::now() + deadline;
+  google::longrunning::Operation last;
+  auto follow = [&](auto&& open) {
+    grpc::ClientContext context;
+    context.set_deadline(until);
+    authorize(context);
+    auto reader = open(context);
+    google::longrunning::Operation operation;
+    while (reader->Read(&operation)) {
+      last = operation;
+      if (operation.done()) {
+        context.TryCancel();  // nothing more is wanted of this stream
+        break;
+      }
+    }
+    const grpc::Status status = reader->Finish();
+    if (!last.done() && !status.ok()) {
+      throw RemoteError(status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+                          ? fmt::format("Execute: no result within {} ms", deadline.count())
+                          : "Execute: " + describe(status));
+    }
+  };
+  follow([&](grpc::ClientContext& context) {
+    v2::ExecuteRequest request;
+    request.set_instance_name(m_options.instance);
+    request.set_skip_cache_lookup(true);
+    *request.mutable_action_digest() = to_proto(action);
+    return m_stubs->execution->Execute(&context, request);
+  });
+  // A stream may end before the operation is done (a server's own limit): wait on its name.
+  for (int waits = 0; !last.done() && !last.name().empty() && waits < 100; ++waits) {
+    const std::string name = last.name();
+    follow([&](grpc::ClientContext& context) {
+      v2::WaitExecutionRequest request;
+      request.set_name(name);
+      return m_stubs->execution->WaitExecution(&context, request);
+    });
+  }
+  if (!last.done()) {
+    throw RemoteError("Execute: the stream ended before the operation was done");
+  }
+  return executed_result(last);
 }
 
 void RemoteClient::update_action_result(const BlobDigest& action, const ActionResultBlobs& blobs)

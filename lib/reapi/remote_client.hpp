@@ -1,5 +1,6 @@
-// The gRPC client of one REAPI v2 server, cache-only: Capabilities, ActionCache and CAS, and
-// ByteStream for blobs over the server's batch limit. Every call has a deadline, and a ByteStream
+// The gRPC client of one REAPI v2 server: Capabilities, ActionCache and CAS, ByteStream for blobs
+// over the server's batch limit, and Execution (Execute, then WaitExecution while the operation is
+// not done) for remote execution (NVFRESH_REMOTE_EXEC). Every call has a deadline, and a ByteStream
 // read ends when no data came for that long, so a server that is down, slow or stalling costs at
 // most that: the caller then compiles locally. A blob is never trusted for its claimed size: one
 // over max_blob_bytes is refused before it is read, and a read that brings more is cut off.
@@ -48,6 +49,13 @@ struct ActionResultBlobs {
   BlobDigest stderr_digest;
 };
 
+// What an Execute gave: the worker's result, and the blobs the server sent inline (stdout_raw,
+// stderr_raw, an output file's contents) by their digest.
+struct ExecutedAction {
+  ActionResultBlobs result;
+  std::map<BlobDigest, std::string> inline_blobs;
+};
+
 struct ClientOptions {
   std::string instance;
   // Every call's deadline; a ByteStream read instead gives up when no data came for this long
@@ -88,6 +96,10 @@ public:
   // before reading any, when one is larger than max_blob_bytes.
   std::optional<std::map<BlobDigest, std::string>> read_blobs(
     const std::vector<BlobDigest>& digests);
+  // Runs the action on the server's workers (its blobs uploaded before), never from a cache
+  // (skip_cache_lookup), and waits for its operation to be done, at most `deadline`. Throws
+  // RemoteError when the call fails, the deadline passes or the operation ends with an error.
+  ExecutedAction execute(const BlobDigest& action, std::chrono::milliseconds deadline);
   // Uploads those the CAS does not have: small ones in batches, large ones through ByteStream.
   // Returns the bytes sent.
   std::int64_t write_blobs(const std::map<BlobDigest, std::string>& blobs);

@@ -131,7 +131,7 @@ TEST_CASE("remote protocol: a missing or mistyped member is named in the error")
   CHECK(error_of(json) == "request.put[1].stdout is missing");
   json = to_json(put);
   json["get"] = to_json(action());
-  CHECK_THROWS_WITH(helper_request_from_json(json), Catch::Contains("both"));
+  CHECK_THROWS_WITH(helper_request_from_json(json), Catch::Contains("not exactly one of"));
   CHECK_THROWS_AS(parse_helper_request("{\"protocol_version\": 1,"), ProtocolError);
   CHECK_THROWS_WITH(parse_helper_request("[]"), "the request is not a JSON object");
 }
@@ -155,4 +155,37 @@ TEST_CASE("remote protocol: the verbs by name")
   CHECK(parse_verb("put") == HelperVerb::put);
   CHECK(!parse_verb("GET"));
   CHECK(verb_name(HelperVerb::put) == "put");
+}
+
+TEST_CASE("remote protocol: an execute request survives the request file, platform and all")
+{
+  HelperRequest request = base(HelperVerb::execute);
+  request.get = action();
+  request.get.platform = {{"OSFamily", "linux"}, {"container-image", "cuda-13.0"}};
+  request.get.do_not_cache = true;
+  request.out_dir = "/tmp/nvfresh-exec-x";
+  request.execute_deadline_ms = 30000;
+  request.toolkit = {"/usr/local/cuda-13.0/nvvm/bin/cicc", "/usr/local/cuda-13.0/bin/ptxas"};
+  request.toolkit_sums = "nvfresh-step/toolkit.sha256";
+  CHECK(through_file(request) == request);
+  CHECK(to_json(request).contains("execute"));
+  // The cache's Actions have neither member, and their JSON does not spell them.
+  CHECK_FALSE(to_json(action()).contains("platform"));
+  CHECK_FALSE(to_json(action()).contains("do_not_cache"));
+  nlohmann::json missing = to_json(request);
+  missing.erase("toolkit");
+  CHECK_THROWS_WITH(helper_request_from_json(missing), "request.toolkit is missing");
+  nlohmann::json two = to_json(request);
+  two["get"] = to_json(action());
+  CHECK_THROWS_AS(helper_request_from_json(two), ProtocolError);
+}
+
+TEST_CASE("remote protocol: an execute answer carries the action's exit code and bytes sent")
+{
+  HelperAnswer ran{{{"tmp/k.cubin", "/o/output-0"}}, "/o/stdout", "/o/stderr", 900, 213, 5000};
+  CHECK(parse_helper_answer(to_json(ran, HelperVerb::execute).dump(), HelperVerb::execute) == ran);
+  CHECK_THROWS_WITH(parse_helper_answer(to_json(ran, HelperVerb::get).dump(), HelperVerb::execute),
+                    "answer.exit_code is missing");
+  CHECK(parse_verb("execute") == HelperVerb::execute);
+  CHECK(verb_name(HelperVerb::execute) == "execute");
 }

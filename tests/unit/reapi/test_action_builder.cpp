@@ -73,6 +73,26 @@ TEST_CASE("an Action names its Command and its input root, salted")
   CHECK(command.working_directory() == "build");
 }
 
+TEST_CASE("an executed Action names its platform and asks not to be cached")
+{
+  test::TempDir dir;
+  ActionSpec spec = spec_with(dir);
+  const BuiltAction plain = build_action(spec);
+  CHECK_FALSE(parse_blob<v2::Action>(plain, plain.action_digest).has_platform());
+  CHECK(plain.input_files.size() == 3);
+  spec.platform = {{"container-image", "cuda-13.0"}, {"OSFamily", "linux"}};
+  spec.do_not_cache = true;
+  const BuiltAction built = build_action(spec);
+  const auto action = parse_blob<v2::Action>(built, built.action_digest);
+  CHECK(action.do_not_cache());
+  REQUIRE(action.platform().properties_size() == 2);
+  CHECK(action.platform().properties(0).name() == "OSFamily");  // sorted by name
+  const auto command = parse_blob<v2::Command>(built, built.command_digest);
+  REQUIRE(command.platform().properties_size() == 2);
+  CHECK(command.platform().properties(1).value() == "cuda-13.0");
+  CHECK(built.action_digest != plain.action_digest);
+}
+
 TEST_CASE("the input root is a canonical Merkle tree of the inputs' SHA-256")
 {
   test::TempDir dir;
