@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
@@ -100,6 +101,59 @@ std::optional<RemoteSettings> remote_settings(const Config& config)
   settings.instance = config.remote_instance;
   settings.read_only = is_true(config.remote_read_only);
   settings.helper = helper_path();
+  return settings;
+}
+
+std::optional<std::map<std::string, std::string>> parse_platform(const std::string& text)
+{
+  std::map<std::string, std::string> platform;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    end = end == std::string::npos ? text.size() : end;
+    const std::string item = text.substr(at, end - at);
+    at = end + 1;
+    if (item.empty()) {
+      continue;
+    }
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return std::nullopt;
+    }
+    platform[item.substr(0, equals)] = item.substr(equals + 1);
+  }
+  platform.try_emplace("OSFamily", "linux");
+  return platform;
+}
+
+std::optional<RemoteSettings> remote_exec_settings(const Config& config)
+{
+  if (config.remote_exec.empty()) {
+    return std::nullopt;
+  }
+  Config as_remote = config;
+  as_remote.remote = config.remote_exec;
+  RemoteSettings settings = *remote_settings(as_remote);
+  auto platform = parse_platform(config.remote_exec_platform);
+  if (platform) {
+    settings.platform = std::move(*platform);
+  } else if (settings.refusal.empty()) {
+    settings.refusal = fmt::format("NVFRESH_REMOTE_EXEC_PLATFORM='{}' is not name=value,name=value",
+                                   config.remote_exec_platform);
+  }
+  if (!config.remote_exec_timeout.empty()) {
+    char* end = nullptr;
+    const double seconds = std::strtod(config.remote_exec_timeout.c_str(), &end);
+    if (end == nullptr || *end != '\0' || !(seconds > 0) || seconds > 86400) {
+      if (settings.refusal.empty()) {
+        settings.refusal =
+          fmt::format("NVFRESH_REMOTE_EXEC_TIMEOUT='{}' is not a number of seconds",
+                      config.remote_exec_timeout);
+      }
+    } else {
+      settings.execute_deadline_ms = std::max(1, static_cast<int>(seconds * 1000));
+    }
+  }
   return settings;
 }
 
@@ -203,7 +257,7 @@ namespace {
 std::string helper_failure(const ProcessResult& result, const std::string& err_file)
 {
   if (result.timed_out) {
-    return fmt::format("no answer within {} s", k_helper_limit_seconds);
+    return "nvfresh-remote gave no answer in time";
   }
   std::string why = try_read_file(err_file, 1 << 16).value_or("");
   while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) {
@@ -221,7 +275,8 @@ std::string helper_failure(const ProcessResult& result, const std::string& err_f
 
 }  // namespace
 
-int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir, std::string* out)
+int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
+                            double limit_seconds)
 {
   if (m_settings.helper.empty() || !is_executable_file(m_settings.helper)) {
     throw RemoteFailure(
@@ -238,7 +293,7 @@ int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir
   const std::string err_file = dir + "/helper.err";
   RedirectLimits limits;
   limits.own_process_group = true;
-  limits.timeout_seconds = k_helper_limit_seconds;
+  limits.timeout_seconds = limit_seconds > 0 ? limit_seconds : k_helper_limit_seconds;
   const ProcessResult result =
     run_redirected({m_settings.helper, std::string(verb_name(request.verb)), request_file},
                    helper_environment(current_environment(), m_settings.credentials), out_file,
@@ -376,6 +431,27 @@ std::int64_t RemoteCache::put(std::vector<HelperUpload> uploads, const std::stri
     return parse_helper_answer(out, HelperVerb::put).bytes;
   } catch (const ProtocolError&) {
     return 0;  // uploaded all the same; only the count is lost
+  }
+}
+
+HelperAnswer RemoteCache::execute(ActionSpec action, const std::vector<std::string>& toolkit,
+                                  const std::string& toolkit_sums, const std::string& dir)
+{
+  HelperRequest request = request_base(HelperVerb::execute);
+  action.platform = m_settings.platform;
+  action.do_not_cache = true;  // a failed run is never served from the server's cache
+  request.get = std::move(action);
+  request.out_dir = dir;
+  request.execute_deadline_ms = m_settings.execute_deadline_ms;
+  request.toolkit = toolkit;
+  request.toolkit_sums = toolkit_sums;
+  run_helper(request, dir, nullptr,
+             m_settings.execute_deadline_ms / 1000.0 + k_helper_limit_seconds);
+  try {
+    return parse_helper_answer(try_read_file(dir + "/result.json", 1 << 20).value_or(""),
+                               HelperVerb::execute);
+  } catch (const ProtocolError& error) {
+    throw RemoteFailure(fmt::format("nvfresh-remote's answer: {}", error.what()));
   }
 }
 

@@ -49,10 +49,21 @@ struct RemoteSettings {
   // Why the remote must not be used (remote_credentials): its first call fails with it, said once
   // per build like any failure. "" when it may.
   std::string refusal;
+  // Remote execution only (NVFRESH_REMOTE_EXEC): the platform properties the workers must offer
+  // and how long an executed step may take.
+  std::map<std::string, std::string> platform;
+  int execute_deadline_ms = 300000;
 };
 
 // The remote of a configuration, or nullopt when none is set (NVFRESH_REMOTE).
 std::optional<RemoteSettings> remote_settings(const Config& config);
+// The remote executor of a configuration (NVFRESH_REMOTE_EXEC, with the remote's instance and
+// credentials, NVFRESH_REMOTE_EXEC_PLATFORM and _TIMEOUT), or nullopt when none is set. A platform
+// or timeout that does not parse is a refusal.
+std::optional<RemoteSettings> remote_exec_settings(const Config& config);
+// "name=value,name=value" as platform properties (OSFamily=linux when it names no OSFamily);
+// nullopt when an item has no '=' or an empty name.
+std::optional<std::map<std::string, std::string>> parse_platform(const std::string& text);
 
 // The name an input has in a remote Action's input root, from its key path (tree_roots.hpp): under
 // the source root "src/a/b.h", under the build root "build/gen.h", else "abs/usr/include/stdio.h"
@@ -135,10 +146,17 @@ public:
                        const CacheEntry& entry, const ActionSpec& manifest_action,
                        const Manifest& manifest) override;
 
+  // Runs `action` on the executor's workers (settings' platform and deadline), with the sums of
+  // the `toolkit` files at `toolkit_sums` in its input root; the answer's files are under `dir`.
+  // Throws RemoteFailure when the helper or the call fails (not when the action exits non-zero).
+  HelperAnswer execute(ActionSpec action, const std::vector<std::string>& toolkit,
+                       const std::string& toolkit_sums, const std::string& dir);
+
 private:
   // Runs the helper on `request` (written to `dir`); its exit status (k_helper_hit or
   // k_helper_miss), throws RemoteFailure on an error, another protocol version or no answer.
-  int run_helper(const HelperRequest& request, const std::string& dir, std::string* out);
+  int run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
+                 double limit_seconds = 0);
   // A request of `verb` to this remote, its Actions still to be filled in.
   HelperRequest request_base(HelperVerb verb) const;
   // The helper's "put" of `uploads` (files under `dir`): the bytes it sent (0 when it did not

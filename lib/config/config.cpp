@@ -19,7 +19,7 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 19> k_string_settings = {{
+const std::array<Setting, 22> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
@@ -34,6 +34,9 @@ const std::array<Setting, 19> k_string_settings = {{
   {"NVFRESH_REMOTE", "remote", &Config::remote},
   {"NVFRESH_REMOTE_INSTANCE", "remote_instance", &Config::remote_instance},
   {"NVFRESH_REMOTE_READ_ONLY", "remote_read_only", &Config::remote_read_only},
+  {"NVFRESH_REMOTE_EXEC", "remote_exec", &Config::remote_exec},
+  {"NVFRESH_REMOTE_EXEC_PLATFORM", "remote_exec_platform", &Config::remote_exec_platform},
+  {"NVFRESH_REMOTE_EXEC_TIMEOUT", "remote_exec_timeout", &Config::remote_exec_timeout},
   {"NVFRESH_REMOTE_TOKEN_FILE", "remote_token_file", &Config::remote_token_file},
   {"NVFRESH_REMOTE_TLS_CA", "remote_tls_ca", &Config::remote_tls_ca},
   {"NVFRESH_REMOTE_TLS_CLIENT_CERT", "remote_tls_client_cert", &Config::remote_tls_client_cert},

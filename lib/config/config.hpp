@@ -33,6 +33,13 @@
 //                                       system's)
 //   NVFRESH_REMOTE_TLS_CLIENT_CERT remote_tls_client_cert  PEM client certificate (grpcs://)
 //   NVFRESH_REMOTE_TLS_CLIENT_KEY  remote_tls_client_key   its PEM private key
+//   NVFRESH_REMOTE_EXEC    remote_exec  a REAPI v2 Execution service (grpc:// or grpcs://) that runs
+//                                       cicc and ptxas steps missed by the step cache (default:
+//                                       none); the instance and credentials are the remote's above
+//   NVFRESH_REMOTE_EXEC_PLATFORM remote_exec_platform  platform properties the workers must offer,
+//                                       "name=value,name=value" (default: OSFamily=linux)
+//   NVFRESH_REMOTE_EXEC_TIMEOUT remote_exec_timeout  seconds a step may take remotely before it
+//                                       runs locally (default 300)
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -66,6 +73,9 @@ struct Config {
   std::string remote_tls_ca;
   std::string remote_tls_client_cert;
   std::string remote_tls_client_key;
+  std::string remote_exec;  // "" means none
+  std::string remote_exec_platform;
+  std::string remote_exec_timeout;
   std::string space_floor;  // "" means the default
   std::string config_file;  // the file that was read, if any
 };

@@ -32,6 +32,22 @@ void use_remote(CacheStorage& storage, const Config& config, const Environment& 
   }
 }
 
+// The remote executor (NVFRESH_REMOTE_EXEC), its SHA-256 cache in the store's dir.
+void use_executor(StepWorld* world, const Config& config, const Environment& env)
+{
+  const std::string root = env_value(env, k_step_record_root_variable);
+  auto settings = remote_exec_settings(config);
+  if (root.empty() || !settings) {
+    return;
+  }
+  if (settings->digest_cache.empty()) {
+    settings->digest_cache = world->storage->local().root() + "/sha256-cache";
+  }
+  world->executor.emplace(RemoteExecutor{RemoteCache(std::move(*settings)),
+                                         root + "/remote-exec-failed",
+                                         root + "/remote-exec-step-failed"});
+}
+
 StepPlan plan_with_key(Step* step, const Environment& env, const Config& config,
                        const CacheSettings& settings, StepWorld* world)
 {
@@ -43,6 +59,7 @@ StepPlan plan_with_key(Step* step, const Environment& env, const Config& config,
     return *plain;
   }
   use_remote(storage, config, env);
+  use_executor(world, config, env);
   const auto key = step_key(*step, *world->hasher, &world->inputs);
   if (auto plain = plan_if_no_key(key)) {
     return *plain;

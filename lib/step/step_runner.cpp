@@ -127,11 +127,40 @@ Outcome failed_outcome(const Step& step, const ProcessResult& result)
           fmt::format("{} exited with status {}", tool_name(step), result.exit_code)};
 }
 
+// The run of the remote executor, passed on as the tool's would be: the trace says what it read
+// and wrote (as a served step's, no tool ran here), its outputs are in place, its console printed,
+// its entry stored. False (nothing sent, printed or stored) when the trace cannot be sent.
+bool pass_on_remote_run(const StepPlan& plan, const StepContext& context, const ToolRun& run)
+{
+  const Step& step = context.step;
+  StepEntry shape;
+  for (const auto& path : run.accesses->reads) {
+    shape.reads.push_back({path, {}});
+  }
+  if (!context.sink.send(served_lines(step, shape, run.accesses->written, monotonic_now_ns()))) {
+    return false;
+  }
+  write_fully(STDOUT_FILENO, run.out);
+  write_fully(STDERR_FILENO, run.err);
+  Outcome outcome = *plan.outcome;
+  outcome.detail += " (run on the remote executor)";
+  context.report.add(step, outcome, run.run_ns);
+  keep_run(plan, step, run, *context.inputs, *context.storage, *context.hasher, context.report);
+  return true;
+}
+
 StepEnding run_and_keep(const StepPlan& plan, const StepContext& context, ProcessRunner& runner)
 {
   const Step& step = context.step;
   log::info("step {} {} runs: {}", step.pass, tool_name(step), plan.note);
   context.storage->local().count(plan.key, CacheCounter::step_misses);
+  if (plan.action == StepPlan::Action::run_and_store && context.executor != nullptr &&
+      executor_usable(*context.executor)) {
+    auto remote = run_remotely(step, *context.inputs, *context.executor);
+    if (remote && pass_on_remote_run(plan, context, *remote)) {
+      return {StepEnding::Kind::exit_as_run, remote->result};
+    }
+  }
   const ToolRun run = run_tool(step, context.env, runner);
   forward_trace(context.sink, step, run.trace);
   write_fully(STDOUT_FILENO, run.out);
@@ -193,7 +222,8 @@ int run_step(const std::vector<std::string>& args, const Environment& runner_env
                             sink,
                             world.storage ? &*world.storage : nullptr,
                             world.hasher ? &*world.hasher : nullptr,
-                            &world.inputs};
+                            &world.inputs,
+                            world.executor ? &*world.executor : nullptr};
   SystemProcessRunner runner;
   end_step(carry_out(plan, context, runner), step, env);
 }

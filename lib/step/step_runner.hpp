@@ -15,6 +15,10 @@
 // was not given, and lost no trace line (step_store.hpp). Anything that goes wrong before the tool
 // ran execs the tool plainly: the step cache never makes a compile fail.
 //
+// With a remote executor (NVFRESH_REMOTE_EXEC, step/remote_step.hpp), a miss to run and store runs
+// there first: what comes back is written, replayed and stored as a local run is; anything else
+// runs the tool locally.
+//
 // With a remote cache (NVFRESH_REMOTE), a local miss asks the remote for the step's entry
 // (cache/remote_cache.hpp, step_action), which is judged like a local one and stored locally; a
 // stored step is uploaded unless the remote is read-only. A remote that failed is said once per
@@ -22,6 +26,7 @@
 #pragma once
 
 #include "freshness/file_hasher.hpp"
+#include "step/remote_step.hpp"
 #include "step/step_key.hpp"
 #include "step/step_plan.hpp"
 #include "step/step_report.hpp"
@@ -55,6 +60,7 @@ struct StepContext {
   CacheStorage* storage = nullptr;
   FileHasher* hasher = nullptr;
   const KeyedInputs* inputs = nullptr;
+  RemoteExecutor* executor = nullptr;  // NVFRESH_REMOTE_EXEC: a miss runs there first
 };
 
 // How the runner's process ends once the plan was carried out.

@@ -58,7 +58,7 @@ std::optional<StepEntry> entry_of_run(const Step& step, const StepAccesses& acce
 std::optional<StepEntry> entry_of(const Step& step, const ToolRun& run, const KeyedInputs& inputs,
                                   FileHasher& hasher)
 {
-  auto accesses = step_accesses(run.trace, step, inputs.given_files);
+  auto accesses = run.accesses ? run.accesses : step_accesses(run.trace, step, inputs.given_files);
   auto entry = accesses ? entry_of_run(step, *accesses, hasher, run.started_ns) : std::nullopt;
   if (!entry) {
     return std::nullopt;

@@ -10,6 +10,7 @@
 #include "step/step_key.hpp"
 #include "step/step_plan.hpp"
 #include "step/step_report.hpp"
+#include "step/step_trace.hpp"
 #include "util/process.hpp"
 
 #include <cstdint>
@@ -21,9 +22,12 @@ namespace nvfresh {
 // One run of the tool, as the runner saw it.
 struct ToolRun {
   ProcessResult result;
-  std::string out;              // its stdout
-  std::string err;              // its stderr
-  std::string trace;            // its own trace lines
+  std::string out;    // its stdout
+  std::string err;    // its stderr
+  std::string trace;  // its own trace lines
+  // A run on the remote executor (step/remote_step.hpp) has no trace: what it wrote (the outputs
+  // that came back) instead.
+  std::optional<StepAccesses> accesses;
   std::int64_t started_ns = 0;  // CLOCK_REALTIME_COARSE before it started (a file's stamp)
   std::int64_t run_ns = 0;      // how long it ran
 };

@@ -120,6 +120,36 @@ TEST_CASE("a remote is set by NVFRESH_REMOTE, read-only by NVFRESH_REMOTE_READ_O
   CHECK(settings->read_only);
 }
 
+TEST_CASE("remote execution is set by NVFRESH_REMOTE_EXEC, with the remote's instance")
+{
+  Config config;
+  CHECK(!remote_exec_settings(config));
+  config.remote_exec = "grpc://127.0.0.1:50052";
+  config.remote_instance = "main";
+  auto settings = remote_exec_settings(config);
+  REQUIRE(settings);
+  CHECK(settings->url == "grpc://127.0.0.1:50052");
+  CHECK(settings->instance == "main");
+  CHECK(settings->platform == std::map<std::string, std::string>{{"OSFamily", "linux"}});
+  CHECK(settings->execute_deadline_ms == 300000);
+  CHECK(settings->refusal.empty());
+  config.remote_exec_platform = "container-image=docker://cuda:13.0,OSFamily=Linux";
+  config.remote_exec_timeout = "2.5";
+  settings = remote_exec_settings(config);
+  CHECK(settings->platform == std::map<std::string, std::string>{
+                                {"OSFamily", "Linux"}, {"container-image", "docker://cuda:13.0"}});
+  CHECK(settings->execute_deadline_ms == 2500);
+  config.remote_exec_timeout = "soon";
+  CHECK(remote_exec_settings(config)->refusal.find("NVFRESH_REMOTE_EXEC_TIMEOUT") !=
+        std::string::npos);
+  config.remote_exec_timeout.clear();
+  config.remote_exec_platform = "=linux";
+  CHECK(remote_exec_settings(config)->refusal.find("NVFRESH_REMOTE_EXEC_PLATFORM") !=
+        std::string::npos);
+  CHECK(!parse_platform("OSFamily"));
+  CHECK(parse_platform(",,")->size() == 1);
+}
+
 TEST_CASE("an uploaded entry leaves out what only its writer uses")
 {
   CacheEntry entry;
