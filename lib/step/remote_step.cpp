@@ -159,8 +159,8 @@ std::optional<ToolRun> run_remotely(const Step& step, const KeyedInputs& inputs,
   run.run_ns =
     std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started)
       .count();
-  log::info("step {} {} ran remotely: {} bytes sent, {} fetched", step.pass, tool_name(step),
-            answer.bytes_sent, answer.bytes);
+  log::info("step {} {} ran remotely in {} ms: {} bytes sent, {} fetched", step.pass,
+            tool_name(step), run.run_ns / 1'000'000, answer.bytes_sent, answer.bytes);
   return run;
 }
 
