@@ -14,7 +14,6 @@ that takes longer than NVFRESH_REMOTE_EXEC_TIMEOUT.
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import harness
