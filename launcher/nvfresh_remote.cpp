@@ -12,9 +12,15 @@
 // error is said in one line on stderr (gRPC's own log is kept quiet). The bearer token, a secret,
 // is never in the request (a file): it comes in the environment, as NVFRESH_REMOTE_TOKEN
 // (cache/remote_credentials.hpp), and is sent on every call.
+//
+// Signatures (reapi/result_signature.hpp): with NVFRESH_REMOTE_SIGNING_KEY (a private key's PEM file,
+// in the environment like the token) every uploaded result carries nvfresh.signature; with the
+// request's "trusted_keys" a result that no trusted key signed is refused with status 4 and one
+// line saying why. A key file that cannot be used is an error (status 2) that says what to do.
 #include "protocol/remote_protocol.hpp"
 #include "reapi/action_builder.hpp"
 #include "reapi/remote_client.hpp"
+#include "reapi/result_signature.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,6 +40,7 @@ using nvfresh::HelperVerb;
 using nvfresh::k_helper_error;
 using nvfresh::k_helper_hit;
 using nvfresh::k_helper_miss;
+using nvfresh::k_helper_untrusted;
 using nvfresh::k_helper_wrong_version;
 
 std::string read_whole(const std::string& path)
@@ -83,8 +90,31 @@ std::optional<DigestCache> digest_cache(const HelperRequest& request)
            : std::optional<DigestCache>(std::in_place, request.digest_cache);
 }
 
+// The writer's signing key, when NVFRESH_REMOTE_SIGNING_KEY names one.
+std::optional<Ed25519Key> signing_key()
+{
+  const char* file = std::getenv("NVFRESH_REMOTE_SIGNING_KEY");
+  return file == nullptr || *file == '\0' ? std::nullopt
+                                          : std::optional(Ed25519Key::private_from_file(file));
+}
+
+// Why `result` of `action` is not served to a reader trusting `trusted` ("" when it is); `blobs`
+// holds the signature's bytes.
+std::string untrusted_because(const BlobDigest& action, const ActionResultBlobs& result,
+                              const std::map<BlobDigest, std::string>& blobs,
+                              const std::vector<Ed25519Key>& trusted)
+{
+  for (const auto& output : result.outputs) {
+    if (output.path == k_signature_output) {
+      return signature_problem(blobs.at(output.digest), signed_message(action, result), trusted);
+    }
+  }
+  return "not signed";
+}
+
 int get(const HelperRequest& request)
 {
+  const std::vector<Ed25519Key> trusted = trusted_keys_from_files(request.trusted_keys);
   auto digests = digest_cache(request);
   const BuiltAction action = build_action(request.get, digests ? &*digests : nullptr);
   if (digests) {
@@ -106,6 +136,13 @@ int get(const HelperRequest& request)
   auto blobs = client.read_blobs(wanted);
   if (!blobs) {
     return k_helper_miss;
+  }
+  if (!trusted.empty()) {
+    if (std::string why = untrusted_because(action.action_digest, *result, *blobs, trusted);
+        !why.empty()) {
+      std::cerr << "nvfresh-remote: " << why << '\n';
+      return k_helper_untrusted;
+    }
   }
   HelperAnswer answer;
   auto place = [&](const BlobDigest& digest, const std::string& name) {
@@ -130,6 +167,7 @@ int put(const HelperRequest& request)
     BuiltAction action;
     ActionResultBlobs result;
   };
+  const std::optional<Ed25519Key> signer = signing_key();
   std::vector<Upload> uploads;
   std::map<BlobDigest, std::string> blobs;
   auto digests = digest_cache(request);
@@ -147,6 +185,13 @@ int put(const HelperRequest& request)
     }
     upload.result.stdout_digest = add_file(item.stdout_file);
     upload.result.stderr_digest = add_file(item.stderr_file);
+    if (signer) {
+      std::string signature =
+        signature_file(*signer, signed_message(upload.action.action_digest, upload.result));
+      const BlobDigest digest = digest_of(signature);
+      blobs.emplace(digest, std::move(signature));
+      upload.result.outputs.push_back({std::string(k_signature_output), digest});
+    }
     uploads.push_back(std::move(upload));
   }
   if (digests) {

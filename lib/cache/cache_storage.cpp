@@ -93,6 +93,9 @@ bool CacheStorage::with_remote(const Digest& key, bool upload,
   try {
     call(*m_remote);
     return true;
+  } catch (const RemoteUntrusted& error) {
+    remote_untrusted(key, error.what());
+    return false;
   } catch (const std::exception& error) {
     remote_failed(key, error.what());
     return false;
@@ -113,6 +116,26 @@ void CacheStorage::remote_failed(const Digest& key, const std::string& what)
                            "local cache, and asks the remote again in {} minutes; said once per "
                            "build)\n",
                            m_remote->settings().url, what, k_failure_marker_life_ns / k_minute_ns)
+                 .c_str(),
+               stderr);
+  }
+}
+
+void CacheStorage::remote_untrusted(const Digest& key, const std::string& why)
+{
+  m_store.count(key, CacheCounter::remote_untrusted);
+  log::info("remote: {}'s result for {} not served: {}", m_remote->settings().url, key.short_hex(),
+            why);
+  const std::string marker =
+    m_failure_marker.empty()
+      ? std::string()
+      : (std::filesystem::path(m_failure_marker).parent_path() / "remote-untrusted").string();
+  if (marker.empty() || first_time_this_build(marker)) {
+    std::fflush(stdout);
+    std::fputs(fmt::format("nvfresh: the remote cache {} has results that no trusted key signed "
+                           "(NVFRESH_REMOTE_TRUSTED_KEYS); the first: {}. They are misses, "
+                           "counted as untrusted in `nvfresh cache stats` (said once per build)\n",
+                           m_remote->settings().url, why)
                  .c_str(),
                stderr);
   }

@@ -99,6 +99,9 @@ public:
 
 private:
   void remote_failed(const Digest& key, const std::string& what);
+  // A result that no trusted key signed, on the entry `key`: counted, logged, said once per build
+  // (the "remote-untrusted" marker beside the failure marker). The remote stays in use.
+  void remote_untrusted(const Digest& key, const std::string& why);
 
   CacheSettings m_settings;
   CacheStore m_store;

@@ -53,6 +53,7 @@ enum class CacheCounter {
   remote_misses,      // lookups it had nothing for
   remote_errors,      // calls that failed (server down, slow, refusing): a local compile
   remote_refused,     // remote entries refused: not bound to the keys asked for (a miss)
+  remote_untrusted,   // remote results no trusted key signed (a miss; NVFRESH_REMOTE_TRUSTED_KEYS)
   remote_uploads,     // results uploaded
   remote_bytes_down,  // blob bytes fetched
   remote_bytes_up,    // blob bytes uploaded (those the server did not have)
@@ -81,6 +82,7 @@ inline constexpr std::array k_cache_counters = {
   CacheCounter::remote_misses,
   CacheCounter::remote_errors,
   CacheCounter::remote_refused,
+  CacheCounter::remote_untrusted,
   CacheCounter::remote_uploads,
   CacheCounter::remote_bytes_down,
   CacheCounter::remote_bytes_up,

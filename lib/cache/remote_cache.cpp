@@ -75,6 +75,21 @@ ActionSpec compile_action(const CompileIdentity& identity, const PathMap& map,
   return action;
 }
 
+// The files of a ':'-separated list, empty parts left out.
+std::vector<std::string> key_files(const std::string& list)
+{
+  std::vector<std::string> files;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find(':', begin), list.size());
+    if (end > begin) {
+      files.push_back(list.substr(begin, end - begin));
+    }
+    begin = end + 1;
+  }
+  return files;
+}
+
 std::string read_output(const HelperAnswer& result, std::string_view path)
 {
   auto found = result.outputs.find(std::string(path));
@@ -101,6 +116,7 @@ std::optional<RemoteSettings> remote_settings(const Config& config)
   settings.instance = config.remote_instance;
   settings.read_only = is_true(config.remote_read_only);
   settings.helper = helper_path();
+  settings.trusted_keys = key_files(config.remote_trusted_keys);
   return settings;
 }
 
@@ -247,6 +263,7 @@ HelperRequest RemoteCache::request_base(HelperVerb verb) const
   request.tls_ca = m_settings.credentials.tls_ca;
   request.tls_client_cert = m_settings.credentials.tls_client_cert;
   request.tls_client_key = m_settings.credentials.tls_client_key;
+  request.trusted_keys = m_settings.trusted_keys;
   request.verb = verb;
   return request;
 }
@@ -304,6 +321,9 @@ int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir
       *out = try_read_file(out_file, 1 << 20).value_or("");
     }
     return result.exit_code;
+  }
+  if (result.term_signal == 0 && !result.timed_out && result.exit_code == k_helper_untrusted) {
+    throw RemoteUntrusted(helper_failure(result, err_file));
   }
   throw RemoteFailure(helper_failure(result, err_file));
 }

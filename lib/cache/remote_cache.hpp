@@ -20,7 +20,9 @@
 // manifest, unless read-only. The REAPI client is the nvfresh-remote helper beside the launcher
 // (launcher/nvfresh_remote.cpp): the launcher links no gRPC. A failure (server down, slow,
 // refusing) is an error counted, one log line per compile, one `nvfresh:` line per build, and the
-// remote is not asked again in that build; never a failed build.
+// remote is not asked again in that build; never a failed build. With trusted keys
+// (NVFRESH_REMOTE_TRUSTED_KEYS) a result that none of them signed (reapi/result_signature.hpp) is a
+// miss, counted (remote_untrusted) and named once per build.
 #pragma once
 
 #include "cache/cache_entry.hpp"
@@ -46,6 +48,8 @@ struct RemoteSettings {
   int call_deadline_ms = 5000;
   int connect_deadline_ms = 1000;
   RemoteCredentials credentials;  // cache/remote_credentials.hpp
+  // Only results signed by one of these public keys (PEM files) are served; none: every result.
+  std::vector<std::string> trusted_keys;
   // Why the remote must not be used (remote_credentials): its first call fails with it, said once
   // per build like any failure. "" when it may.
   std::string refusal;
@@ -94,6 +98,13 @@ struct RemoteFetch {
 
 // A remote call that failed (not a miss).
 class RemoteFailure : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// A result that no trusted key signed (RemoteSettings::trusted_keys): a miss, counted and named;
+// the message says why ("not signed", "signed by key 1a2b..., which is not trusted").
+class RemoteUntrusted : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
@@ -154,7 +165,8 @@ public:
 
 private:
   // Runs the helper on `request` (written to `dir`); its exit status (k_helper_hit or
-  // k_helper_miss), throws RemoteFailure on an error, another protocol version or no answer.
+  // k_helper_miss), throws RemoteUntrusted on a result no trusted key signed, RemoteFailure on an
+  // error, another protocol version or no answer.
   int run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
                  double limit_seconds = 0);
   // A request of `verb` to this remote, its Actions still to be filled in.

@@ -104,6 +104,7 @@ RemoteCredentials remote_credentials(const Config& config, std::string* refusal)
   credentials.tls_ca = config.remote_tls_ca;
   credentials.tls_client_cert = config.remote_tls_client_cert;
   credentials.tls_client_key = config.remote_tls_client_key;
+  credentials.signing_key = config.remote_signing_key;
   return credentials;
 }
 
@@ -112,6 +113,10 @@ Environment helper_environment(Environment env, const RemoteCredentials& credent
   env.erase(k_remote_token_variable);
   if (!credentials.token.empty()) {
     env[k_remote_token_variable] = credentials.token;
+  }
+  env.erase(k_remote_signing_key_variable);
+  if (!credentials.signing_key.empty()) {
+    env[k_remote_signing_key_variable] = credentials.signing_key;
   }
   return env;
 }

@@ -17,12 +17,17 @@ namespace nvfresh {
 // The variable that hands the token to nvfresh-remote (the one a user may set: the helper reads
 // nothing else).
 inline constexpr const char* k_remote_token_variable = "NVFRESH_REMOTE_TOKEN";
+// The variable that names the signing key's file to nvfresh-remote.
+inline constexpr const char* k_remote_signing_key_variable = "NVFRESH_REMOTE_SIGNING_KEY";
 
 struct RemoteCredentials {
   std::string token;  // "" none; a secret: goes only into the helper's environment
   std::string tls_ca;
   std::string tls_client_cert;
   std::string tls_client_key;
+  // The writer's ed25519 private key (PEM file, NVFRESH_REMOTE_SIGNING_KEY): its path reaches the
+  // helper in its environment only, which signs every upload with it (reapi/result_signature.hpp).
+  std::string signing_key;
 };
 
 // `url` without its userinfo ("grpc://alice:pw@host:1" -> "grpc://host:1"); `had_userinfo` says
@@ -35,7 +40,8 @@ std::string url_without_userinfo(const std::string& url, bool* had_userinfo = nu
 // plaintext grpc:// remote, a certificate without its key.
 RemoteCredentials remote_credentials(const Config& config, std::string* refusal);
 
-// The helper's environment: `env` with the token set (or removed, when there is none).
+// The helper's environment: `env` with the token and the signing key's file set (or removed, when
+// there is none).
 Environment helper_environment(Environment env, const RemoteCredentials& credentials);
 
 }  // namespace nvfresh

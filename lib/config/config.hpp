@@ -40,6 +40,10 @@
 //                                       "name=value,name=value" (default: OSFamily=linux)
 //   NVFRESH_REMOTE_EXEC_TIMEOUT remote_exec_timeout  seconds a step may take remotely before it
 //                                       runs locally (default 300)
+//   NVFRESH_REMOTE_SIGNING_KEY remote_signing_key  the writer's ed25519 private key (PEM file):
+//                                       every upload is signed with it (CI's)
+//   NVFRESH_REMOTE_TRUSTED_KEYS remote_trusted_keys  ed25519 public keys (PEM files, ':' between):
+//                                       only results one of them signed are served (default: all)
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -76,8 +80,10 @@ struct Config {
   std::string remote_exec;  // "" means none
   std::string remote_exec_platform;
   std::string remote_exec_timeout;
-  std::string space_floor;  // "" means the default
-  std::string config_file;  // the file that was read, if any
+  std::string remote_signing_key;   // a file's path; the key never leaves it but for the helper
+  std::string remote_trusted_keys;  // paths, ':'-separated
+  std::string space_floor;          // "" means the default
+  std::string config_file;          // the file that was read, if any
 };
 
 Config load_config(const Environment& env);

@@ -202,7 +202,8 @@ nlohmann::json to_json(const HelperRequest& request)
                          {"digest_cache", request.digest_cache},
                          {"tls_ca", request.tls_ca},
                          {"tls_client_cert", request.tls_client_cert},
-                         {"tls_client_key", request.tls_client_key}};
+                         {"tls_client_key", request.tls_client_key},
+                         {"trusted_keys", request.trusted_keys}};
   if (request.verb == HelperVerb::get) {
     json["get"] = to_json(request.get);
     json["out_dir"] = request.out_dir;
@@ -236,6 +237,7 @@ HelperRequest helper_request_from_json(const nlohmann::json& json)
   request.tls_client_cert =
     optional_as<std::string>(json, "request", "tls_client_cert", k_text, {});
   request.tls_client_key = optional_as<std::string>(json, "request", "tls_client_key", k_text, {});
+  request.trusted_keys = optional_as<StringList>(json, "request", "trusted_keys", k_list, {});
   read_verb_members(json, request);
   return request;
 }

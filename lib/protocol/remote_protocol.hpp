@@ -9,6 +9,7 @@
 //                  "remote": "grpc://host:port" | "grpcs://host:port", "instance": name,
 //                  "call_deadline_ms": n, "connect_deadline_ms": n, "digest_cache": file | "",
 //                  "tls_ca": file | "", "tls_client_cert": file | "", "tls_client_key": file | "",
+//                  "trusted_keys": [file ...],
 //                  ( "get": action, "out_dir": dir                                        (get)
 //                  | "put": [ {"action": action, "outputs": {path: file},
 //                              "stdout": file, "stderr": file} ... ]                      (put)
@@ -30,14 +31,19 @@
 // The bearer token never travels in the request (a file that outlives the call): the helper gets it
 // in its environment (cache/remote_credentials.hpp).
 //
-// Exit status: 0 a hit, uploaded or executed (whatever the action's own exit code), 1 a miss, 2 an error, 3 a request of another protocol version
-// (one line on stderr each time but for 0 and 1). The launcher takes 2 and 3 as a failure of the
-// remote, never of the build.
+// The writer's signing key (reapi/result_signature.hpp) is not in the request either: the helper
+// reads its file from NVFRESH_REMOTE_SIGNING_KEY in its environment. "trusted_keys" are public.
+//
+// Exit status: 0 a hit, uploaded or executed (whatever the action's own exit code), 1 a miss, 2 an
+// error, 3 a request of another protocol version, 4 a result not signed by a trusted key (a miss
+// the launcher counts and names; only with "trusted_keys"); one line on stderr each time but for 0
+// and 1. The launcher takes 2 and 3 as a failure of the remote, never of the build.
 //
 // Version history (change the version with every change that an older peer would misread):
 //   1: the first versioned request. A request without "protocol_version" is version 0 (an nvfresh
 //      older than the helper) and is refused like any other version.
-//   2: the execute verb, and an Action's "platform" and "do_not_cache".
+//   2: the execute verb, and an Action's "platform" and "do_not_cache"; "trusted_keys" and exit
+//      status 4: a helper that ignored them would serve unsigned results.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -63,6 +69,7 @@ inline constexpr int k_helper_hit = 0;
 inline constexpr int k_helper_miss = 1;
 inline constexpr int k_helper_error = 2;
 inline constexpr int k_helper_wrong_version = 3;
+inline constexpr int k_helper_untrusted = 4;
 
 // A document that breaks the contract: the message names the member ("request.put[1].stdout").
 class ProtocolError : public std::runtime_error {
@@ -127,6 +134,8 @@ struct HelperRequest {
   std::string tls_ca;
   std::string tls_client_cert;
   std::string tls_client_key;
+  // get: the public keys (PEM files) whose signature a result must carry; none: every result
+  std::vector<std::string> trusted_keys;
   HelperVerb verb = HelperVerb::get;
   ActionSpec get;  // get: the Action to look up (execute: to run), and where its outputs go
   std::string out_dir;

@@ -13,6 +13,10 @@ fake_reapi.py). One JSON object on stdout per command:
     replace URL ACTION PATH FILE
                              FILE uploaded, and ACTION's result rewritten with its output PATH
                              naming it (the rest of the result as it was): {digest}
+    resign URL ACTION KEY    ACTION's result signed again with the ed25519 private key KEY (PEM),
+                             as a colleague with a key of their own would: its nvfresh.signature
+                             replaced (reapi/result_signature.hpp's format, written here anew
+                             from the grammar): {digest}
 """
 import hashlib
 import json
@@ -20,8 +24,12 @@ import sys
 from pathlib import Path
 
 import grpc
+from cryptography.hazmat.primitives import serialization
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
+
+
+SIGNATURE = "nvfresh.signature"
 
 
 def digest_of(text):
@@ -120,6 +128,35 @@ def replace(server, action, path, file):
     return {"digest": text_of(digest)}
 
 
+def signed_message(action, result):
+    """The bytes nvfresh signs for `result` of `action` (reapi/result_signature.hpp's grammar)."""
+    outputs = sorted((json.dumps(f.path, ensure_ascii=False), text_of(f.digest))
+                     for f in result.output_files if f.path != SIGNATURE)
+    lines = ["nvfresh-signed-result 1", f"action {text_of(action)}",
+             f"exit_code {result.exit_code}"]
+    lines += [f"output {path} {digest}" for path, digest in outputs]
+    lines += [f"stdout {text_of(result.stdout_digest)}", f"stderr {text_of(result.stderr_digest)}"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def resign(server, action, key_file):
+    result = server.result(action)
+    if result is None:
+        raise SystemExit(f"reapi_tamper: {text_of(action)} has no result")
+    key = serialization.load_pem_private_key(Path(key_file).read_bytes(), password=None)
+    raw = key.public_key().public_bytes(serialization.Encoding.Raw,
+                                        serialization.PublicFormat.Raw)
+    signature = key.sign(signed_message(action, result))
+    text = (f"nvfresh-signature 1\nkey {hashlib.sha256(raw).hexdigest()}\n"
+            f"ed25519 {signature.hex()}\n")
+    kept = [f for f in result.output_files if f.path != SIGNATURE]
+    del result.output_files[:]
+    result.output_files.extend(kept)
+    result.output_files.add(path=SIGNATURE).digest.CopyFrom(server.write(text.encode()))
+    server.set_result(action, result)
+    return {"digest": text_of(result.output_files[-1].digest)}
+
+
 def main(argv):
     command, url, *rest = argv
     server = Server(url)
@@ -136,6 +173,8 @@ def main(argv):
         answer = {}
     elif command == "replace":
         answer = replace(server, digest_of(rest[0]), rest[1], rest[2])
+    elif command == "resign":
+        answer = resign(server, digest_of(rest[0]), rest[1])
     else:
         raise SystemExit(f"reapi_tamper: unknown command {command}")
     print(json.dumps(answer))

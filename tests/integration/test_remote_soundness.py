@@ -152,12 +152,9 @@ class SoundThroughTheServer(SharedPathCase):
         self.assert_same_as_uncached(tree, "k.cu.o", env=b)
 
 
-class WrongObjectsRefused(SharedPathCase):
-    """Issue 41's attacks on the remote cache (R1-R3), made through REAPI as a client that may
-    write the server's ActionCache and CAS would (reapi_tamper.py; remote_entry_tool rewrites the
-    texts, checksums recomputed). CI builds VALUE "<case>-1" and uploads; an attacker's machine
-    builds VALUE "<case>-666"; a victim with the original sources must never get the attacker's
-    object, except from a consistent forgery that only verify-on-hit catches (doc/manual.md)."""
+class TamperingCase(SharedPathCase):
+    """What issue 41's attacks need: a client that may write the server's ActionCache and CAS,
+    through REAPI (reapi_tamper.py), and a case's sources whose VALUE names the case."""
 
     def tamper(self, *args):
         python = BGD.parent / "python"
@@ -185,7 +182,8 @@ class WrongObjectsRefused(SharedPathCase):
         for action in self.tamper("actions", self.server.dir / "cas"):
             if "NVFRESH_RESULT_KEY" not in action["environment"]:
                 continue
-            (path,) = [p for p in action["outputs"] if p != "nvfresh.entry"]
+            (path,) = [p for p in action["outputs"]
+                       if p not in ("nvfresh.entry", "nvfresh.signature")]
             blob = self.root / "blob"
             self.tamper("read", action["outputs"][path], blob)
             values = markers(blob).get("v", set())
@@ -206,6 +204,15 @@ class WrongObjectsRefused(SharedPathCase):
         self.assertEqual(built, {"k.cu.o": "compiled"})
         self.assertEqual(self.value_of(tree), {f"{self.tag}-{value}"})
         return tree
+
+
+class WrongObjectsRefused(TamperingCase):
+    """Issue 41's attacks on the remote cache (R1-R3), made through REAPI as a client that may
+    write the server's ActionCache and CAS would (reapi_tamper.py; remote_entry_tool rewrites the
+    texts, checksums recomputed). CI builds VALUE "<case>-1" and uploads; an attacker's machine
+    builds VALUE "<case>-666"; a victim with the original sources must never get the attacker's
+    object, except from a consistent forgery that only verify-on-hit (or a signature:
+    test_remote_signing) catches (doc/manual.md)."""
 
     def test_a_copied_result_is_refused(self):
         # R1: the attacker's ActionResult (its entry, its object) copied onto CI's result Action.

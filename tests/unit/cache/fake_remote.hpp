@@ -26,8 +26,9 @@ public:
     std::map<std::string, CacheEntry> entries;  // by the result Action as JSON
     std::map<std::string, std::string> steps;   // by the step Action as JSON
     bool failing = false;                       // every call throws RemoteFailure
-    int calls = 0;                              // calls made, failed ones included
-    int uploads = 0;                            // publish and publish_step calls
+    std::string untrusted;  // not "": every call throws RemoteUntrusted with it (a reader's keys)
+    int calls = 0;          // calls made, failed ones included
+    int uploads = 0;        // publish and publish_step calls
   };
 
   explicit FakeRemote(State& state) : m_state(state) {}
@@ -74,6 +75,9 @@ private:
     ++m_state.calls;
     if (m_state.failing) {
       throw RemoteFailure("the fake remote is down");
+    }
+    if (!m_state.untrusted.empty()) {
+      throw RemoteUntrusted(m_state.untrusted);
     }
   }
   template <typename T>

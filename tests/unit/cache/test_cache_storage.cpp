@@ -149,6 +149,31 @@ TEST_CASE("storage: a remote that fails is counted, marked, and not asked again 
   CHECK(storage.local().read_step(key));
 }
 
+TEST_CASE("storage: an untrusted result is a miss, counted and said once per build, and the "
+          "remote stays in use",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.untrusted = "not signed";
+  const std::string marker = dir.path("records/remote-failed");
+  std::filesystem::create_directories(dir.path("records"));
+  CacheStorage storage = storage_with(dir, "cache", remote, marker);
+  const Digest key = hash_bytes("a step");
+
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  CHECK(storage.local().counters()[CacheCounter::remote_untrusted] == 1);
+  CHECK(storage.local().counters()[CacheCounter::remote_errors] == 0);
+  CHECK_FALSE(stat_file(marker).exists);
+  CHECK(already_this_build(dir.path("records/remote-untrusted")));
+  CHECK(storage.remote_usable());
+  // The next compile of the build asks again (a signed result would be served).
+  CacheStorage next = storage_with(dir, "cache", remote, marker);
+  CHECK_FALSE(next.fetch_step(key, k_arguments));
+  CHECK(remote.calls == 2);
+  CHECK(next.local().counters()[CacheCounter::remote_untrusted] == 2);
+}
+
 TEST_CASE("storage: a remote without a failure marker is asked again after a failure", "[cache]")
 {
   test::TempDir dir;

@@ -150,6 +150,18 @@ TEST_CASE("remote execution is set by NVFRESH_REMOTE_EXEC, with the remote's ins
   CHECK(parse_platform(",,")->size() == 1);
 }
 
+TEST_CASE("trusted keys are NVFRESH_REMOTE_TRUSTED_KEYS's files, ':' between")
+{
+  Config config;
+  config.remote = "grpc://127.0.0.1:50051";
+  CHECK(remote_settings(config)->trusted_keys.empty());
+  config.remote_trusted_keys = "/keys/ci.pub:/keys/ci-next.pub:";
+  CHECK(remote_settings(config)->trusted_keys ==
+        std::vector<std::string>{"/keys/ci.pub", "/keys/ci-next.pub"});
+  config.remote_trusted_keys = "::/k.pub";
+  CHECK(remote_settings(config)->trusted_keys == std::vector<std::string>{"/k.pub"});
+}
+
 TEST_CASE("an uploaded entry leaves out what only its writer uses")
 {
   CacheEntry entry;

@@ -98,3 +98,20 @@ TEST_CASE("the token reaches the helper in its environment only", "[remote]")
   env = helper_environment({{k_remote_token_variable, "stale"}}, credentials);
   CHECK(env.count(k_remote_token_variable) == 0);
 }
+
+TEST_CASE("the signing key's file reaches the helper in its environment, from the config",
+          "[remote]")
+{
+  Config config;
+  config.remote = "grpc://cache:1";
+  config.remote_signing_key = "/keys/ci-signing.pem";
+  std::string refusal;
+  const auto credentials = remote_credentials(config, &refusal);
+  CHECK(refusal.empty());
+  Environment env = helper_environment({{"PATH", "/bin"}}, credentials);
+  CHECK(env.at(k_remote_signing_key_variable) == "/keys/ci-signing.pem");
+  // A variable the build's environment carries is replaced by the configured one, or removed.
+  env =
+    helper_environment({{k_remote_signing_key_variable, "/elsewhere.pem"}}, RemoteCredentials{});
+  CHECK(env.count(k_remote_signing_key_variable) == 0);
+}

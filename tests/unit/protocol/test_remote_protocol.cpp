@@ -68,6 +68,7 @@ TEST_CASE("remote protocol: a get request survives the request file, with its ve
   HelperRequest request = base(HelperVerb::get);
   request.get = action();
   request.out_dir = "/tmp/nvfresh-remote-x";
+  request.trusted_keys = {"/keys/ci.pub", "/keys/ci-next.pub"};
   CHECK(to_json(request).at("protocol_version") == k_helper_protocol_version);
   CHECK(through_file(request) == request);
 }
@@ -123,6 +124,12 @@ TEST_CASE("remote protocol: a missing or mistyped member is named in the error")
   json = to_json(get);
   json["call_deadline_ms"] = "soon";
   CHECK(error_of(json) == "request.call_deadline_ms is not an integer");
+  json = to_json(get);
+  json["trusted_keys"] = "/keys/ci.pub";
+  CHECK(error_of(json) == "request.trusted_keys is not an array of strings");
+  json = to_json(get);
+  json.erase("trusted_keys");  // none: every result, as before signatures
+  CHECK(helper_request_from_json(json).trusted_keys.empty());
 
   HelperRequest put = base(HelperVerb::put);
   put.put = {{action(), {}, "/t/out", "/t/err"}, {action(), {}, "/t/out", "/t/err"}};
