@@ -1,5 +1,6 @@
 // nvfresh's entry: a subcommand from the table, or a compile ("nvfresh nvcc ...").
 // Nothing escapes: an unexpected failure still runs the compiler with the original arguments.
+#include "cache/upload_job_runner.hpp"
 #include "commands/commands.hpp"
 #include "compile/compile.hpp"
 #include "step/step_runner.hpp"
@@ -70,6 +71,10 @@ int main(int argc, char** argv)
   if (args[0] == nvfresh::k_step_subcommand) {  // the step cache's runner, started by the tracer
     return nvfresh::run_step(std::vector<std::string>(args.begin() + 1, args.end()),
                              nvfresh::current_environment());
+  }
+  if (args[0] == nvfresh::k_upload_subcommand) {  // a store's upload, detached from its compile
+    return nvfresh::run_upload_job(std::vector<std::string>(args.begin() + 1, args.end()),
+                                   nvfresh::current_environment());
   }
   if (const auto* command = nvfresh::find_command(args[0])) {
     return nvfresh::run_guarded(*command, std::vector<std::string>(args.begin() + 1, args.end()));

@@ -1,5 +1,6 @@
 #include "cache/cache_storage.hpp"
 
+#include "cache/background_upload.hpp"
 #include "util/build_invocation.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -9,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+
+#include <unistd.h>
 
 namespace nvfresh {
 
@@ -58,6 +61,9 @@ void CacheStorage::use_remote(RemoteSettings settings, std::string failure_marke
   if (settings.digest_cache.empty() && m_store.refusal().empty()) {
     settings.digest_cache = m_store.root() + "/sha256-cache";
   }
+  if (m_store.refusal().empty()) {
+    m_upload_jobs = m_store.root() + "/uploads";
+  }
   use_remote(std::make_unique<RemoteCache>(std::move(settings)), std::move(failure_marker));
 }
 
@@ -72,11 +78,67 @@ void CacheStorage::set_failure_marker(std::string failure_marker)
   m_failure_marker = std::move(failure_marker);
 }
 
+void CacheStorage::upload_in_background(std::string jobs_dir)
+{
+  m_upload_jobs = std::move(jobs_dir);
+}
+
+void CacheStorage::keep_failures_for(std::string build_id)
+{
+  m_build_id = std::move(build_id);
+}
+
+std::string CacheStorage::build_id() const
+{
+  return m_build_id.empty() ? build_invocation_id() : m_build_id;
+}
+
 bool CacheStorage::remote_usable() const
 {
   return m_remote != nullptr &&
-         (m_failure_marker.empty() || !already_this_build(m_failure_marker) ||
+         (m_failure_marker.empty() || !already_this_build(m_failure_marker, build_id()) ||
           marker_expired(m_failure_marker));
+}
+
+void CacheStorage::say_left_line() const
+{
+  if (m_failure_marker.empty() || !m_build_id.empty()) {
+    return;
+  }
+  // Taken by a rename: of the compiles that find it at once, one says it.
+  const std::string left = m_failure_marker + ".line";
+  const std::string taken = fmt::format("{}.{}", left, ::getpid());
+  if (std::rename(left.c_str(), taken.c_str()) != 0) {
+    return;
+  }
+  const std::string line = try_read_file(taken, 1 << 16).value_or("");
+  std::remove(taken.c_str());
+  std::fflush(stdout);
+  std::fputs(line.c_str(), stderr);
+}
+
+void CacheStorage::upload(
+  const Digest& key, CacheCounter counter,
+  const std::function<std::int64_t(RemoteBackend&, const std::string&)>& publish)
+{
+  with_remote(key, true, [&](RemoteBackend& remote) {
+    if (m_upload_jobs.empty()) {
+      const std::int64_t sent = publish(remote, {});
+      m_store.count(key, {{counter, 1}, {CacheCounter::remote_bytes_up, sent}});
+      log::info("remote: uploaded {} ({} bytes sent)", key.short_hex(), sent);
+      return;
+    }
+    const std::string job_dir = new_upload_job_dir(m_upload_jobs);
+    try {
+      publish(remote, job_dir);
+    } catch (...) {
+      std::error_code ignored;
+      std::filesystem::remove_all(job_dir, ignored);
+      throw;
+    }
+    start_upload_job(job_dir, {key, counter, m_failure_marker, build_id()});
+    log::info("remote: uploading {} in the background ({})", key.short_hex(), job_dir);
+  });
 }
 
 bool CacheStorage::remote_writable() const
@@ -87,6 +149,9 @@ bool CacheStorage::remote_writable() const
 bool CacheStorage::with_remote(const Digest& key, bool upload,
                                const std::function<void(RemoteBackend&)>& call)
 {
+  if (m_remote != nullptr) {
+    say_left_line();
+  }
   if (upload ? !remote_writable() : !remote_usable()) {
     return false;
   }
@@ -110,14 +175,21 @@ void CacheStorage::remote_failed(const Digest& key, const std::string& what)
     std::error_code ignored;  // a marker that stays is only said and kept once more
     std::filesystem::remove(m_failure_marker, ignored);
   }
-  if (m_failure_marker.empty() || first_time_this_build(m_failure_marker)) {
+  if (m_failure_marker.empty() || first_time_this_build(m_failure_marker, build_id())) {
+    const std::string line =
+      fmt::format("nvfresh: the remote cache {} failed: {} (the build goes on with the local "
+                  "cache, and asks the remote again in {} minutes; said once per build)\n",
+                  m_remote->settings().url, what, k_failure_marker_life_ns / k_minute_ns);
+    if (!m_build_id.empty() && !m_failure_marker.empty()) {
+      try {  // no terminal here: the build's next compile says it
+        write_file_atomically(m_failure_marker + ".line", line);
+      } catch (const std::exception& error) {
+        log::info("remote: the failure's line is not kept: {}", error.what());
+      }
+      return;
+    }
     std::fflush(stdout);
-    std::fputs(fmt::format("nvfresh: the remote cache {} failed: {} (the build goes on with the "
-                           "local cache, and asks the remote again in {} minutes; said once per "
-                           "build)\n",
-                           m_remote->settings().url, what, k_failure_marker_life_ns / k_minute_ns)
-                 .c_str(),
-               stderr);
+    std::fputs(line.c_str(), stderr);
   }
 }
 
@@ -191,15 +263,13 @@ void CacheStorage::store_step(const Digest& key, const std::vector<std::string>&
                               const StepEntry& entry)
 {
   m_store.write_step(key, entry);
-  with_remote(key, true, [&](RemoteBackend& remote) {
-    StepEntry bound = entry;
-    bound.key = key;
-    const std::int64_t sent = remote.publish_step(step_action(key, arguments, k_step_key_version),
-                                                  serialize_step_entry(bound));
-    m_store.count(key,
-                  {{CacheCounter::remote_step_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
-    log::info("remote: uploaded step {} ({} bytes sent)", key.short_hex(), sent);
-  });
+  upload(key, CacheCounter::remote_step_uploads,
+         [&](RemoteBackend& remote, const std::string& job_dir) {
+           StepEntry bound = entry;
+           bound.key = key;
+           return remote.publish_step(step_action(key, arguments, k_step_key_version),
+                                      serialize_step_entry(bound), job_dir);
+         });
 }
 
 }  // namespace nvfresh

@@ -79,6 +79,20 @@ public:
   // remote_usable, and not read-only.
   bool remote_writable() const;
 
+  // A store's upload: `publish` calls the backend's publish or publish_step, with a job dir or ""
+  // to send it now, and returns the bytes sent. Sent now, counted under `counter` (and
+  // remote_bytes_up), unless uploads go to the background (upload_in_background): then the upload
+  // is written into a job dir and sent by a detached process (background_upload.hpp), which
+  // counts it. Never throws for the remote.
+  void upload(const Digest& key, CacheCounter counter,
+              const std::function<std::int64_t(RemoteBackend&, const std::string&)>& publish);
+  // Uploads from now on go to the background, their jobs under `jobs_dir` ("" sends them now).
+  void upload_in_background(std::string jobs_dir);
+  // For a process that runs on after its build (a background upload): the failure marker is kept
+  // for the build `build_id`, and a failure's line, which this process has no terminal to say, is
+  // left beside the marker for the build's next compile to say.
+  void keep_failures_for(std::string build_id);
+
   // Runs `call` on the remote when it is usable (writable, with `upload`). A throw is a failure of
   // the remote, on the entry `key`: counted, said, marked (above). Whether `call` ran and returned.
   bool with_remote(const Digest& key, bool upload, const std::function<void(RemoteBackend&)>& call);
@@ -102,11 +116,17 @@ private:
   // A result that no trusted key signed, on the entry `key`: counted, logged, said once per build
   // (the "remote-untrusted" marker beside the failure marker). The remote stays in use.
   void remote_untrusted(const Digest& key, const std::string& why);
+  std::string build_id() const;
+  // Says the line a background upload left beside the marker, once: the next compile that asks
+  // the remote, in that build or a later one, takes it.
+  void say_left_line() const;
 
   CacheSettings m_settings;
   CacheStore m_store;
   std::unique_ptr<RemoteBackend> m_remote;
   std::string m_failure_marker;
+  std::string m_upload_jobs;  // "": uploads are sent in the compile
+  std::string m_build_id;     // "": this process's build (build_invocation_id)
 };
 
 }  // namespace nvfresh

@@ -921,18 +921,17 @@ void ObjectCache::publish(const CompileIdentity& identity, const Digest& key,
       return;
     }
   }
-  m_storage.with_remote(key, true, [&](RemoteBackend& remote) {
-    auto manifest = store().read_manifest(key);
-    if (!manifest) {
-      return;
-    }
-    const std::int64_t sent =
-      remote.publish(result_action(key, entry, identity, object, map, k_key_version),
-                     object_output_path(identity, object, map), stored,
-                     manifest_action(key, identity, map, k_key_version), *manifest);
-    store().count(key, {{CacheCounter::remote_uploads, 1}, {CacheCounter::remote_bytes_up, sent}});
-    log::info("remote: uploaded entry {} ({} bytes sent)", entry.result.short_hex(), sent);
-  });
+  auto manifest = store().read_manifest(key);
+  if (!manifest) {
+    return;
+  }
+  m_storage.upload(entry.result, CacheCounter::remote_uploads,
+                   [&](RemoteBackend& remote, const std::string& job_dir) {
+                     return remote.publish(
+                       result_action(key, entry, identity, object, map, k_key_version),
+                       object_output_path(identity, object, map), stored,
+                       manifest_action(key, identity, map, k_key_version), *manifest, job_dir);
+                   });
 }
 
 std::string ObjectCache::inputs_changed(const Digest& key, const CacheEntry& entry,

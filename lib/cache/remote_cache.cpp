@@ -292,8 +292,7 @@ std::string helper_failure(const ProcessResult& result, const std::string& err_f
 
 }  // namespace
 
-int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
-                            double limit_seconds)
+void RemoteCache::check_helper() const
 {
   if (m_settings.helper.empty() || !is_executable_file(m_settings.helper)) {
     throw RemoteFailure(
@@ -304,15 +303,27 @@ int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir
   if (!m_settings.refusal.empty()) {
     throw RemoteFailure(m_settings.refusal);
   }
+}
+
+int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
+                            double limit_seconds)
+{
+  write_file_atomically(dir + "/request.json", to_json(request).dump());
+  return run_prepared(request.verb, dir, out, limit_seconds);
+}
+
+int RemoteCache::run_prepared(HelperVerb verb, const std::string& dir, std::string* out,
+                              double limit_seconds)
+{
+  check_helper();
   const std::string request_file = dir + "/request.json";
-  write_file_atomically(request_file, to_json(request).dump());
   const std::string out_file = dir + "/helper.out";
   const std::string err_file = dir + "/helper.err";
   RedirectLimits limits;
   limits.own_process_group = true;
   limits.timeout_seconds = limit_seconds > 0 ? limit_seconds : k_helper_limit_seconds;
   const ProcessResult result =
-    run_redirected({m_settings.helper, std::string(verb_name(request.verb)), request_file},
+    run_redirected({m_settings.helper, std::string(verb_name(verb)), request_file},
                    helper_environment(current_environment(), m_settings.credentials), out_file,
                    err_file, {}, limits);
   if (result.succeeded() ||
@@ -400,28 +411,31 @@ std::optional<std::string> RemoteCache::fetch_step(const ActionSpec& action,
   return read_output(*result, k_step_output);
 }
 
-std::int64_t RemoteCache::publish_step(const ActionSpec& action, const std::string& entry_text)
+std::int64_t RemoteCache::publish_step(const ActionSpec& action, const std::string& entry_text,
+                                       const std::string& job_dir)
 {
-  ScratchDir dir("nvfresh-remote-");
-  const std::string entry_file = dir.path() + "/step";
-  const std::string empty_file = dir.path() + "/empty";
+  std::optional<ScratchDir> scratch;
+  const std::string dir = job_dir.empty() ? scratch.emplace("nvfresh-remote-").path() : job_dir;
+  const std::string entry_file = dir + "/step";
+  const std::string empty_file = dir + "/empty";
   write_file_atomically(entry_file, entry_text);
   write_file_atomically(empty_file, "");
-  return put({{action, {{std::string(k_step_output), entry_file}}, empty_file, empty_file}},
-             dir.path());
+  return put({{action, {{std::string(k_step_output), entry_file}}, empty_file, empty_file}}, dir,
+             !job_dir.empty());
 }
 
 std::int64_t RemoteCache::publish(const ActionSpec& result, const std::string& object_output,
                                   const CacheEntry& entry, const ActionSpec& manifest_action,
-                                  const Manifest& manifest)
+                                  const Manifest& manifest, const std::string& job_dir)
 {
-  ScratchDir dir("nvfresh-remote-");
-  const std::string object_file = dir.path() + "/object";
-  const std::string entry_file = dir.path() + "/entry";
-  const std::string stdout_file = dir.path() + "/stdout";
-  const std::string stderr_file = dir.path() + "/stderr";
-  const std::string manifest_file = dir.path() + "/manifest";
-  const std::string empty_file = dir.path() + "/empty";
+  std::optional<ScratchDir> scratch;
+  const std::string dir = job_dir.empty() ? scratch.emplace("nvfresh-remote-").path() : job_dir;
+  const std::string object_file = dir + "/object";
+  const std::string entry_file = dir + "/entry";
+  const std::string stdout_file = dir + "/stdout";
+  const std::string stderr_file = dir + "/stderr";
+  const std::string manifest_file = dir + "/manifest";
+  const std::string empty_file = dir + "/empty";
   CacheEntry described = entry_for_readers(entry);
   described.object.clear();  // the object and the console travel as blobs of their own
   described.console_out.clear();
@@ -438,15 +452,23 @@ std::int64_t RemoteCache::publish(const ActionSpec& result, const std::string& o
       stdout_file,
       stderr_file},
      {manifest_action, {{std::string(k_manifest_output), manifest_file}}, empty_file, empty_file}},
-    dir.path());
+    dir, !job_dir.empty());
 }
 
-std::int64_t RemoteCache::put(std::vector<HelperUpload> uploads, const std::string& dir)
+std::int64_t RemoteCache::put(std::vector<HelperUpload> uploads, const std::string& dir,
+                              bool prepare_only)
 {
+  check_helper();  // said now, in the compile, rather than later in the background
   HelperRequest request = request_base(HelperVerb::put);
   request.put = std::move(uploads);
+  write_file_atomically(dir + "/request.json", to_json(request).dump());
+  return prepare_only ? 0 : send_prepared(dir);
+}
+
+std::int64_t RemoteCache::send_prepared(const std::string& dir)
+{
   std::string out;
-  run_helper(request, dir, &out);
+  run_prepared(HelperVerb::put, dir, &out);
   try {
     return parse_helper_answer(out, HelperVerb::put).bytes;
   } catch (const ProtocolError&) {

@@ -129,13 +129,18 @@ public:
   // The step entry's text of a step Action, or nullopt (a miss).
   virtual std::optional<std::string> fetch_step(const ActionSpec& action,
                                                 std::int64_t& bytes_down) = 0;
-  // Uploads a step Action with its entry's text. Returns the bytes sent.
-  virtual std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text) = 0;
+  // Uploads a step Action with its entry's text. Returns the bytes sent. With a `job_dir`, only
+  // writes the upload there (returns 0): send_prepared sends it later, from another process
+  // (cache/background_upload.hpp).
+  virtual std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text,
+                                    const std::string& job_dir = {}) = 0;
   // Uploads the result Action with the entry, then the manifest Action with the manifest. Returns
-  // the bytes sent.
+  // the bytes sent. `job_dir`: as for publish_step.
   virtual std::int64_t publish(const ActionSpec& result, const std::string& object_output,
                                const CacheEntry& entry, const ActionSpec& manifest_action,
-                               const Manifest& manifest) = 0;
+                               const Manifest& manifest, const std::string& job_dir = {}) = 0;
+  // Sends the upload a publish wrote into `job_dir`. Returns the bytes sent.
+  virtual std::int64_t send_prepared(const std::string& job_dir) = 0;
 };
 
 // The remote through the nvfresh-remote helper (one process per call). Each call throws
@@ -152,10 +157,12 @@ public:
                                         std::int64_t& bytes_down) override;
   std::optional<std::string> fetch_step(const ActionSpec& action,
                                         std::int64_t& bytes_down) override;
-  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text) override;
+  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text,
+                            const std::string& job_dir = {}) override;
   std::int64_t publish(const ActionSpec& result, const std::string& object_output,
                        const CacheEntry& entry, const ActionSpec& manifest_action,
-                       const Manifest& manifest) override;
+                       const Manifest& manifest, const std::string& job_dir = {}) override;
+  std::int64_t send_prepared(const std::string& job_dir) override;
 
   // Runs `action` on the executor's workers (settings' platform and deadline), with the sums of
   // the `toolkit` files at `toolkit_sums` in its input root; the answer's files are under `dir`.
@@ -166,14 +173,19 @@ public:
 private:
   // Runs the helper on `request` (written to `dir`); its exit status (k_helper_hit or
   // k_helper_miss), throws RemoteUntrusted on a result no trusted key signed, RemoteFailure on an
-  // error, another protocol version or no answer.
+  // error, another protocol version or no answer. `limit_seconds` 0: the helper's usual limit.
   int run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
                  double limit_seconds = 0);
+  // Throws RemoteFailure when the helper is missing or the remote refused (credentials).
+  void check_helper() const;
+  // The same on the request already written in `dir` (request.json).
+  int run_prepared(HelperVerb verb, const std::string& dir, std::string* out,
+                   double limit_seconds = 0);
   // A request of `verb` to this remote, its Actions still to be filled in.
   HelperRequest request_base(HelperVerb verb) const;
   // The helper's "put" of `uploads` (files under `dir`): the bytes it sent (0 when it did not
-  // say).
-  std::int64_t put(std::vector<HelperUpload> uploads, const std::string& dir);
+  // say). With `prepare_only`, the request is written into `dir` and not sent (returns 0).
+  std::int64_t put(std::vector<HelperUpload> uploads, const std::string& dir, bool prepare_only);
   // The helper's "get" of `action` into `dir`: its answer (the outputs' files, the bytes fetched,
   // added to bytes_down), or nullopt when the remote has no such result.
   std::optional<HelperAnswer> get_result(const ActionSpec& action, const std::string& dir,

@@ -82,7 +82,12 @@ std::string build_invocation_id()
 
 bool first_time_this_build(const std::string& marker_file)
 {
-  const std::string id = build_invocation_id() + "\n";
+  return first_time_this_build(marker_file, build_invocation_id());
+}
+
+bool first_time_this_build(const std::string& marker_file, const std::string& build_id)
+{
+  const std::string id = build_id + "\n";
   const int fd = open(marker_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return true;
@@ -102,11 +107,16 @@ bool first_time_this_build(const std::string& marker_file)
 
 bool already_this_build(const std::string& marker_file)
 {
+  return already_this_build(marker_file, build_invocation_id());
+}
+
+bool already_this_build(const std::string& marker_file, const std::string& build_id)
+{
   const int fd = open(marker_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return false;
   }
-  const std::string id = build_invocation_id() + "\n";
+  const std::string id = build_id + "\n";
   std::array<char, 256> buffer{};
   const ssize_t got = pread(fd, buffer.data(), buffer.size(), 0);
   close(fd);

@@ -15,8 +15,12 @@ std::string build_invocation_id();
 // after; every compile of one build shares the marker. Never throws (a marker that cannot be kept
 // means true: say it rather than hide it).
 bool first_time_this_build(const std::string& marker_file);
+// The same for the build `build_id` (build_invocation_id() of a process of that build): for a
+// process that runs on after its build, detached from it (a background upload).
+bool first_time_this_build(const std::string& marker_file, const std::string& build_id);
 
 // Whether first_time_this_build(marker_file) was called already in this build; changes nothing.
 bool already_this_build(const std::string& marker_file);
+bool already_this_build(const std::string& marker_file, const std::string& build_id);
 
 }  // namespace nvfresh

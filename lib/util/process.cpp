@@ -598,6 +598,31 @@ ProcessResult run_program_as(const std::string& program, const std::vector<std::
   return result;
 }
 
+void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
+                    const Environment& env)
+{
+  ExecArrays arrays = exec_arrays(argv, env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null",
+                                     fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0);
+  }
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  pid_t pid = 0;
+  const int error = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, arrays.argv.data(),
+                                  arrays.envp.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    throw SpawnError(error == ENOENT ? 127 : 126,
+                     fmt::format("{}: cannot be started: {}", program, std::strerror(error)));
+  }
+}
+
 void stop_redirected_children() noexcept
 {
   g_stopping.store(true);

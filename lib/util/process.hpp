@@ -131,6 +131,13 @@ ProcessResult run_program_as(const std::string& program, const std::vector<std::
                              const Environment& env, const std::string& stdout_path,
                              const std::string& stderr_path);
 
+// Starts `program` with `argv` (argv[0] included) and exactly `env`, detached from this process: a
+// session and process group of its own, stdin, stdout and stderr /dev/null, no other descriptor of
+// this process, not waited for (when this process ends, init reaps it). A build tool that waits for
+// its job's output or process group does not wait for it. Throws SpawnError when it cannot start.
+void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
+                    const Environment& env);
+
 // Kills (SIGKILL) the process group of every run_redirected child with its own group that runs now,
 // and of every one started from now on, until allow_redirected_children. Async-signal-safe: a SIGINT
 // handler may call it.

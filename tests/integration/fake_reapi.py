@@ -18,6 +18,9 @@ fault of the server:
                   nvfresh ever writes (the client must refuse it before reading)
     stall         a working cache whose results claim their first output is 1 GiB, and whose
                   ByteStream.Read of it sends nothing until the client gives up
+    hold          a working cache whose UpdateActionResult waits until the file
+                  PORT_FILE.release exists (the test releases it), noting each call it holds by
+                  creating PORT_FILE.held
 
 Usage: fake_reapi.py FAULT PORT_FILE
 Listens on a free port of 127.0.0.1 and writes it to PORT_FILE (renamed into place); runs until
@@ -34,7 +37,7 @@ from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_p
 from buildgrid._protos.google.bytestream import bytestream_pb2 as bs
 from buildgrid._protos.google.rpc import code_pb2
 
-FAULTS = ("exhausted", "unavailable", "slow", "dies", "full", "truncate", "huge", "stall")
+FAULTS = ("exhausted", "unavailable", "slow", "dies", "full", "truncate", "huge", "stall", "hold")
 CLAIMED_SIZES = {"huge": 5 << 30, "stall": 1 << 30}  # what the first output of a result claims
 # nvfresh's client keeps 64 KiB of a batch for framing: a limit this small leaves no room for any
 # blob in a batch, so each goes through ByteStream.
@@ -57,8 +60,9 @@ class Store:
 
 
 class FakeServer:
-    def __init__(self, fault):
+    def __init__(self, fault, port_file):
         self.fault = fault
+        self.port_file = port_file
         self.store = Store()
 
     def inject(self, context):
@@ -94,6 +98,11 @@ class FakeServer:
         return result
 
     def update_action_result(self, request, context):
+        if self.fault == "hold":
+            with open(self.port_file + ".held", "a"):
+                pass
+            while not os.path.exists(self.port_file + ".release"):  # the test's release ends it
+                time.sleep(0.05)
         with self.store.lock:
             self.store.results[request.action_digest.hash] = request.action_result
         return request.action_result
@@ -211,7 +220,7 @@ def main():
         sys.exit(f"usage: fake_reapi.py {{{','.join(FAULTS)}}} PORT_FILE")
     fault, port_file = sys.argv[1], sys.argv[2]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8),
-                         handlers=handlers(FakeServer(fault)))
+                         handlers=handlers(FakeServer(fault, port_file)))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     with open(port_file + ".tmp", "w") as out:

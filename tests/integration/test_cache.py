@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import harness
@@ -44,6 +45,15 @@ def kinds(build_dir, since=0):
 def cache_stats(env):
     result = harness.run([NVFRESH, "cache", "stats", "--json"], env=env, check=True)
     return json.loads(result.stdout)
+
+
+def wait_for_uploads(env):
+    """Waits until the background uploads of the cache dir of `env` are done (each job's dir is
+    removed when it ends, sent or not); no time limit: a job that never ends fails the test by
+    ctest's timeout."""
+    uploads = Path(env["NVFRESH_CACHE_DIR"]) / "uploads"
+    while uploads.exists() and any(p.name.startswith("job-") for p in uploads.iterdir()):
+        time.sleep(0.05)
 
 
 def components(path):
@@ -155,6 +165,9 @@ class CacheCase(project.WorkDirPerClass, harness.unittest.TestCase):
         """Builds and returns {object name: kind} of what this build did."""
         before = len(events(tree.build_dir))
         tree.build(env=env)
+        merged = tree.merged_env(env)
+        if "NVFRESH_REMOTE" in merged:
+            wait_for_uploads(merged)
         return kinds(tree.build_dir, before)
 
     def assert_same_as_uncached(self, tree, name, env=None):

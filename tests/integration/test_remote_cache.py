@@ -17,7 +17,7 @@ import harness
 import project
 from buildgrid_server import BATCH_LIMIT, BGD, BuildGridServer, free_port
 from project import Target, marked_source, markers
-from test_cache import FILE_NAMING, CacheCase, cache_stats, events
+from test_cache import FILE_NAMING, CacheCase, cache_stats, events, wait_for_uploads
 
 
 def require_buildgrid(what):
@@ -60,6 +60,7 @@ class RemoteCase(CacheCase):
     def build_output(self, tree, env):
         result = harness.run(["cmake", "--build", str(tree.build_dir), "--parallel", "2"],
                              env=tree.merged_env(env), check=True)
+        wait_for_uploads(tree.merged_env(env))
         return result.stdout.decode(errors="replace") + result.stderr.decode(errors="replace")
 
     def two_kernels(self):

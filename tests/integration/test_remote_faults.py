@@ -16,7 +16,7 @@ from pathlib import Path
 
 import harness
 from project import Target, marked_source, markers
-from test_cache import CacheCase, cache_stats, events
+from test_cache import CacheCase, cache_stats, events, wait_for_uploads
 
 PYTHON = harness.source_dir() / ".venv-buildgrid" / "bin" / "python"
 FAKE = Path(__file__).resolve().parent / "fake_reapi.py"
@@ -27,6 +27,8 @@ class FakeServer:
 
     def __init__(self, work, fault):
         port_file = Path(work) / f"fake-{fault}.port"
+        self.held = Path(f"{port_file}.held")        # hold: an upload is held
+        self.release = Path(f"{port_file}.release")  # hold: the test lets the uploads through
         self.log_path = Path(work) / f"fake-{fault}.log"
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen([str(PYTHON), str(FAKE), fault, str(port_file)],
@@ -65,11 +67,14 @@ class FaultsOfTheServer(CacheCase):
                  "b.cu": marked_source([f"// {self.id()}"], [("b", '"b1"', "host,dev")])}
         return self.project([Target("ka", "a.cu"), Target("kb", "b.cu")], files)
 
-    def build_with(self, source, name, env):
-        """Builds a fresh tree; its nvfresh: lines, after checking both TUs were compiled."""
+    def build_with(self, source, name, env, wait=True):
+        """Builds a fresh tree; its nvfresh: lines, after checking both TUs were compiled (and,
+        with `wait`, waiting for the uploads that run on after it)."""
         tree = self.tree(source, name, env=env)
         result = harness.run(["cmake", "--build", str(tree.build_dir), "--parallel", "2"],
                              env=tree.merged_env(env))
+        if wait:
+            wait_for_uploads(tree.merged_env(env))
         output = (result.stdout + result.stderr).decode(errors="replace")
         self.assertEqual(result.returncode, 0, output)
         self.assertEqual({name: kind for kind, _, name, _ in events(tree.build_dir)},
@@ -112,9 +117,53 @@ class FaultsOfTheServer(CacheCase):
             "dies", r"GetActionResult: [^()]+ \(14\)|cannot connect to 127\.0\.0\.1:")
 
     def test_a_full_cache_refusing_the_upload(self):
-        # The lookups are misses; the store's upload is refused blob by blob.
-        self.check_one_line_and_errors("full",
-                                       r"BatchUpdateBlobs: fake_reapi: the CAS is full \(8\)")
+        # The lookups are misses; the store's uploads, in the background, are refused blob by
+        # blob. Their failure has no terminal: its line is said by the tree's next compile that
+        # asks the remote, in that build (the other TU's, when the first upload failed before it
+        # asked) or the next one (here an edit of a.cu: a local miss).
+        server = self.serve("full")
+        env = {"NVFRESH_REMOTE": server.url}
+        source = self.two_kernels()
+        first = self.build_with(source, "build", env)
+        stats = cache_stats(self.env)
+        self.assertIn(stats["remote_errors"], (1, 2), stats)
+        self.assertEqual((stats["remote_hits"], stats["remote_uploads"], stats["stores"]),
+                         (0, 0, 2))
+        with open(source / "a.cu", "a") as edited:
+            edited.write("// edited\n")
+        tree = self.root / "build"
+        result = harness.run(["cmake", "--build", str(tree), "--parallel", "2"],
+                             env=dict(self.env, **env), check=True)
+        output = (result.stdout + result.stderr).decode(errors="replace")
+        second = [line for line in output.splitlines()  # "stale, will rebuild" aside
+                  if line.startswith("nvfresh: the remote cache")]
+        said = first + second
+        self.assertLessEqual(len(first), 1, first)
+        self.assertGreaterEqual(len(said), 1, said)
+        for line in said:
+            self.assertIn(f"the remote cache {server.url} failed: ", line)
+            self.assertRegex(line, r"BatchUpdateBlobs: fake_reapi: the CAS is full \(8\)")
+
+    def test_the_compile_does_not_wait_for_its_upload(self):
+        # The server holds every UpdateActionResult until the test releases it: the build returns
+        # (its output pipes closed, as ninja and make wait for) while its uploads are held.
+        server = self.serve("hold")
+        env = {"NVFRESH_REMOTE": server.url}
+        source = self.two_kernels()
+        self.assertEqual(self.build_with(source, "build", env, wait=False), [])
+        stats = cache_stats(self.env)
+        self.assertEqual((stats["stores"], stats["remote_uploads"], stats["remote_errors"]),
+                         (2, 0, 0), stats)
+        server.release.touch()
+        wait_for_uploads(self.env)
+        stats = cache_stats(self.env)
+        self.assertEqual((stats["remote_uploads"], stats["remote_errors"]), (2, 0), stats)
+        self.assertTrue(server.held.exists())
+        # What was held is on the server: another machine is served both objects.
+        other = {"NVFRESH_CACHE_DIR": str(self.root / "cache-b"), "NVFRESH_REMOTE": server.url}
+        tree = self.tree(source, "build-b", env=other)
+        self.assertEqual(self.build(tree, other), {"a.cu.o": "served", "b.cu.o": "served"})
+        self.assertEqual(cache_stats(other)["remote_hits"], 2)
 
     def test_a_truncated_bytestream_read(self):
         server = self.serve("truncate")

@@ -11,7 +11,7 @@ import shutil
 import harness
 from buildgrid_server import BuildGridServer
 from project import BuildTree, normalized
-from test_cache import cache_stats, compare
+from test_cache import cache_stats, compare, wait_for_uploads
 from test_remote_cache import machine_env, require_buildgrid
 from test_step_cache import StepCacheTree
 
@@ -58,6 +58,7 @@ class StepsThroughBuildGrid(StepCacheTree, harness.unittest.TestCase):
         self.env = self.machine("a")
         self.make_tree()
         self.assertEqual(self.steps_of_build(), {step: "runs" for step in ALL_STEPS})
+        wait_for_uploads(self.env)  # the uploads run on after the build, detached
         a = cache_stats(self.env)
         self.assertEqual((a["remote_uploads"], a["remote_step_uploads"], a["remote_step_hits"]),
                          (1, 4, 0))

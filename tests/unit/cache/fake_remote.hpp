@@ -52,7 +52,8 @@ public:
     called();
     return found(m_state.steps, action, bytes_down);
   }
-  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text) override
+  std::int64_t publish_step(const ActionSpec& action, const std::string& entry_text,
+                            const std::string& /*job_dir*/ = {}) override
   {
     called();
     ++m_state.uploads;
@@ -60,13 +61,19 @@ public:
     return static_cast<std::int64_t>(entry_text.size());
   }
   std::int64_t publish(const ActionSpec& result, const std::string&, const CacheEntry& entry,
-                       const ActionSpec& manifest_action, const Manifest& manifest) override
+                       const ActionSpec& manifest_action, const Manifest& manifest,
+                       const std::string& /*job_dir*/ = {}) override
   {
     called();
     ++m_state.uploads;
     m_state.entries[to_json(result).dump()] = entry;
     m_state.manifests[to_json(manifest_action).dump()] = manifest;
     return static_cast<std::int64_t>(entry.object.size());
+  }
+
+  std::int64_t send_prepared(const std::string& /*job_dir*/) override
+  {
+    throw RemoteFailure("the fake remote sends every upload at once");
   }
 
 private:

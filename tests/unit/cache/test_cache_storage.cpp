@@ -1,5 +1,7 @@
 #include "cache/cache_storage.hpp"
 
+#include "cache/background_upload.hpp"
+
 #include "util/build_invocation.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
@@ -278,4 +280,48 @@ TEST_CASE("storage: a failure marker expires: the remote is asked again, a failu
     CHECK_FALSE(storage.fetch_step(key, k_arguments));
     CHECK(remote.calls == 2);
   }
+}
+
+TEST_CASE("storage: a background upload's failure is marked for its build, its line left for the "
+          "next compile",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.failing = true;
+  const std::string marker = dir.path("remote-failed");
+  const Digest key = hash_bytes("step");
+  {
+    CacheStorage detached = storage_with(dir, "cache", remote, marker);
+    detached.keep_failures_for(build_invocation_id());
+    detached.store_step(key, k_arguments, step_entry(key, "cubin"));
+  }
+  CHECK(already_this_build(marker));
+  const auto line = try_read_file(marker + ".line");
+  REQUIRE(line);
+  CHECK(line->find("the remote cache") != std::string::npos);
+  CHECK(line->find("the fake remote is down") != std::string::npos);
+  // The build's next compile finds the remote off, says the line (taken: said once) and asks
+  // nothing.
+  CacheStorage compile = storage_with(dir, "cache", remote, marker);
+  const int calls = remote.calls;
+  CHECK_FALSE(compile.fetch_step(key, k_arguments));
+  CHECK(remote.calls == calls);
+  CHECK_FALSE(stat_file(marker + ".line").exists);
+}
+
+TEST_CASE("storage: an upload job round-trips and names its build", "[cache]")
+{
+  const UploadJob job{hash_bytes("entry"), CacheCounter::remote_step_uploads, "/b/remote-failed",
+                      "ninja 42 1234"};
+  CHECK(parse_upload_job(serialize_upload_job(job)) == job);
+  CHECK_FALSE(parse_upload_job("{}"));
+  CHECK_FALSE(parse_upload_job("not json"));
+  test::TempDir dir;
+  const std::string jobs = dir.path("uploads");
+  CHECK(pending_upload_jobs(jobs) == 0);
+  const std::string one = new_upload_job_dir(jobs);
+  new_upload_job_dir(jobs);
+  CHECK(pending_upload_jobs(jobs) == 2);
+  CHECK(one.rfind(jobs + "/job-", 0) == 0);
 }
