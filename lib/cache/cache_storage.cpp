@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -161,10 +162,45 @@ bool CacheStorage::with_remote(const Digest& key, bool upload,
   } catch (const RemoteUntrusted& error) {
     remote_untrusted(key, error.what());
     return false;
+  } catch (const FileWriteError& error) {
+    if (!error.disk_full()) {
+      remote_failed(key, error.what());
+      return false;
+    }
+    local_disk_full(error);
+    return false;
+  } catch (const std::filesystem::filesystem_error& error) {
+    if (error.code() != std::errc::no_space_on_device) {
+      remote_failed(key, error.what());
+      return false;
+    }
+    local_disk_full(FileWriteError(error.path1().string(), ENOSPC));
+    return false;
   } catch (const std::exception& error) {
     remote_failed(key, error.what());
     return false;
   }
+}
+
+void CacheStorage::local_disk_full(const FileWriteError& error)
+{
+  log::info("remote: not kept, the local disk is full: {}", error.what());
+  const std::string warned =
+    m_failure_marker.empty()
+      ? std::string()
+      : (std::filesystem::path(m_failure_marker).parent_path() / "remote-disk-full-warned")
+          .string();
+  if (!m_build_id.empty() || (!warned.empty() && !first_time_this_build(warned))) {
+    return;  // a background upload has no terminal; its compile said what it had to
+  }
+  std::fflush(stdout);
+  std::fputs(fmt::format("nvfresh: the local disk is full, not the remote cache: {} (what {} "
+                         "sent is not kept here; the build goes on, and the remote stays on; free "
+                         "space there, or set NVFRESH_CACHE_DIR to a disk with room; said once per "
+                         "build)\n",
+                         error.what(), m_remote->settings().url)
+               .c_str(),
+             stderr);
 }
 
 void CacheStorage::remote_failed(const Digest& key, const std::string& what)

@@ -9,7 +9,9 @@
 // build, no compile and no step of it asks the remote again, for k_failure_marker_life_ns at most.
 // The marker expires so that a "build" that is a whole login session (compiles run outside make
 // and ninja share the session's id) does not lose the remote for good after one failure: the next
-// call asks again, and a failure then is said and marked again. The build never fails for it: the
+// call asks again, and a failure then is said and marked again. A local disk found full while
+// keeping what the remote sent is not the remote's failure: one line of its own naming the file
+// (once per build), no marker, no error counted. The build never fails for it: the
 // call is a miss, the store only local. A read-only remote is asked, never uploaded to.
 #pragma once
 
@@ -18,6 +20,7 @@
 #include "cache/step_entry.hpp"
 #include "config/config.hpp"
 #include "util/environment.hpp"
+#include "util/file_io.hpp"
 #include "util/hasher.hpp"
 
 #include <cstdint>
@@ -116,6 +119,9 @@ private:
   // A result that no trusted key signed, on the entry `key`: counted, logged, said once per build
   // (the "remote-untrusted" marker beside the failure marker). The remote stays in use.
   void remote_untrusted(const Digest& key, const std::string& why);
+  // A local write that found its disk full while keeping what the remote sent: not the remote's
+  // fault (no marker, no error counted), one line naming the local file, once per build.
+  void local_disk_full(const FileWriteError& error);
   std::string build_id() const;
   // Says the line a background upload left beside the marker, once: the next compile that asks
   // the remote, in that build or a later one, takes it.

@@ -10,6 +10,7 @@ stopped by its PID. Without the venv the file is skipped, loudly; under CI=true 
 import hashlib
 import os
 import shutil
+import subprocess
 import socket
 import threading
 
@@ -17,7 +18,7 @@ import harness
 import project
 from buildgrid_server import BATCH_LIMIT, BGD, BuildGridServer, free_port
 from project import Target, marked_source, markers
-from test_cache import FILE_NAMING, CacheCase, cache_stats, events, wait_for_uploads
+from test_cache import FILE_NAMING, CacheCase, cache_stats, events, kinds, wait_for_uploads
 
 
 def require_buildgrid(what):
@@ -94,6 +95,35 @@ class SharedThroughBuildGrid(RemoteCase):
         tree = self.fresh_tree(source, dict(b, NVFRESH_REMOTE="grpc://127.0.0.1:1"))
         self.assertEqual(self.build(tree), {"a.cu.o": "served", "b.cu.o": "served"})
         self.assertEqual(cache_stats(b)["remote_errors"], 0)
+
+    def test_a_full_local_disk_is_not_the_remote_s_fault(self):
+        # Machine B's cache dir is a full tmpfs: what the server sends cannot be kept. One line
+        # names the local disk; the remote is not marked failed; the build compiles.
+        source = self.two_kernels()
+        tree = self.fresh_tree(source, self.machine("a"))
+        self.assertEqual(self.build(tree), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        full = self.root / "cache-full"
+        full.mkdir()
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", str(full)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if mounted.returncode != 0:
+            harness.fail_under_ci_else_skip(
+                f"cannot mount a tmpfs ({mounted.stdout.decode().strip()}): the full-disk case "
+                "needs root and did NOT run")
+        self.addCleanup(subprocess.run, ["umount", "-l", str(full)])
+        subprocess.run(["dd", "if=/dev/zero", f"of={full}/fill", "bs=4k"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        b = dict(self.machine("b"), NVFRESH_CACHE_DIR=str(full))
+        tree = self.fresh_tree(source, b)
+        lines = [line for line in self.build_output(tree, b).splitlines()
+                 if line.startswith("nvfresh:")]
+        self.assertEqual(kinds(tree.build_dir), {"a.cu.o": "compiled", "b.cu.o": "compiled"})
+        disk = [line for line in lines if "the local disk is full, not the remote cache" in line]
+        self.assertEqual(len(disk), 1, lines)
+        self.assertIn(str(full), disk[0])
+        self.assertFalse([line for line in lines if "failed:" in line], lines)
+        self.assertEqual(list(tree.build_dir.rglob("remote-failed")), [])
 
     def test_an_edited_header_is_not_served(self):
         source = self.two_kernels()

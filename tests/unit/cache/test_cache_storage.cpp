@@ -11,6 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+#include <filesystem>
+
 using namespace nvfresh;
 
 namespace {
@@ -324,4 +327,33 @@ TEST_CASE("storage: an upload job round-trips and names its build", "[cache]")
   new_upload_job_dir(jobs);
   CHECK(pending_upload_jobs(jobs) == 2);
   CHECK(one.rfind(jobs + "/job-", 0) == 0);
+}
+
+TEST_CASE("storage: a full local disk while keeping what the remote sent is not the remote's "
+          "failure (issue 41)",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  const std::string marker = dir.path("remote-failed");
+  CacheStorage storage = storage_with(dir, "cache", remote, marker);
+  const Digest key = hash_bytes("entry");
+  for (int i = 0; i < 2; ++i) {  // said once per build; each a miss
+    CHECK_FALSE(storage.with_remote(key, false, [&](RemoteBackend&) {
+      throw FileWriteError(dir.path("cache/some/entry"), ENOSPC);
+    }));
+  }
+  CHECK_FALSE(storage.with_remote(key, false, [&](RemoteBackend&) {
+    throw std::filesystem::filesystem_error("create_directories", dir.path("cache/shard"),
+                                            std::make_error_code(std::errc::no_space_on_device));
+  }));
+  CHECK(storage.remote_usable());
+  CHECK(storage.local().counters()[CacheCounter::remote_errors] == 0);
+  CHECK_FALSE(already_this_build(marker));
+  CHECK(already_this_build(dir.path("remote-disk-full-warned")));
+  // Another write error is the remote's call failing, as before.
+  CHECK_FALSE(storage.with_remote(key, false, [&](RemoteBackend&) {
+    throw FileWriteError(dir.path("cache/some/entry"), EACCES);
+  }));
+  CHECK_FALSE(storage.remote_usable());
 }
