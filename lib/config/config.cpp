@@ -19,7 +19,7 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 23> k_string_settings = {{
+const std::array<Setting, 24> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
