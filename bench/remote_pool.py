@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""What a pool buys: a 2-core client with its cicc and ptxas steps on a 16-job buildbox-casd.
+
+Made for the 16-core GPU machine (bench/run_remote_exec_on_gpu.sh runs it there): the build (Ninja
+and everything under it) is pinned to the first --client-cores cores, buildbox-casd with
+buildbox-run (bubblewrap) to the others with --jobs as given, on 127.0.0.1 (casd_server.py, as the
+tests start it). Per project, three builds, each in a fresh build dir, cache dir and casd:
+  local  -j2    `nvfresh nvcc`, every step run on the client's cores
+  remote -j2    the same with NVFRESH_REMOTE_EXEC: cicc and ptxas on casd, the rest on the client
+  remote -j16   the same with Ninja -j16: more compiles at once than client cores, since their
+                longest steps wait on the pool
+Projects: fmha (CUTLASS's FMHA TU, sm_80 + sm_90, bench/step_cache.py's compile), ggml (--ggml-tus of
+ggml's CUDA backend with its own flags, bench/differential.py's, for --archs), tiny (--tiny-tus small
+kernels, to check the set-up in seconds). Prints per build the wall time, the client's CPU (the
+build's processes), the pool's CPU (casd and its workers), the steps run remotely and locally, and
+the bytes the client sent and fetched (the debug log's "ran remotely ..." lines).
+
+usage: bench/remote_pool.py [--projects fmha,ggml] [--jobs 16] [--client-cores 2]
+                            [--ggml-tus softmax,norm,...] [--archs 80,90] [--keep]
+"""
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+import benchlib
+import differential
+import skip_speed
+import step_cache
+
+sys.path.insert(0, str(benchlib.REPO / "tests" / "integration"))
+import casd_server  # noqa: E402  (the tests' server helper, stdlib only)
+
+REMOTE_RE = re.compile(r"step \S+ (cicc|ptxas) ran remotely in (\d+) ms: (\d+) bytes sent, (\d+) fetched")
+RUNS_RE = re.compile(r"step \S+ (cicc|ptxas) runs: ")
+FALLBACK_RE = re.compile(r"remote execution: .*\(running it locally\)")
+GGML_TUS = "softmax,norm,getrows,rope,binbcast,convert,cpy,mmvq"
+TINY_SOURCE = """\
+__global__ void scale{n}(float* x, float a) {{ x[threadIdx.x] = a * x[threadIdx.x] + {n}; }}
+void launch{n}(float* x) {{ scale{n}<<<1, 32>>>(x, 2.0f); }}
+"""
+BUILDS = (("local -j2", 2, False), ("remote -j2", 2, True), ("remote -j16", 16, True))
+
+
+def ninja_file(edges):
+    """A build.ninja with one compile edge per (object, argv)."""
+    lines = ["rule cc", "  command = $cmd", "  description = $out", ""]
+    for obj, argv in edges:
+        lines += [f"build {obj}: cc", f"  cmd = {shlex.join(argv).replace('$', '$$')}", ""]
+    return "\n".join(lines)
+
+
+def fmha_edges(nvfresh, nvcc, root, archs):
+    tree = root / "fmha-tree"
+    tree.mkdir()
+    if skip_speed.cutlass_tu(tree) is None:
+        raise SystemExit("remote_pool: scripts/install_cutlass.sh is absent: no FMHA TU")
+    (tree / "edit.h").write_text(step_cache.FMHA_EDIT.format(host="a", sm90=1, blank=""))
+    command = step_cache.fmha_compile(nvcc, tree, archs)
+    return [("fmha.o", [nvfresh, *command])]
+
+
+def ggml_edges(nvfresh, nvcc, root, archs, tus):
+    ggml = differential.installed_sources()["ggml"]
+    edges = []
+    for stem in tus:
+        project = differential.ggml_project(stem, archs, ggml)
+        flags = [f.replace("{src}", str(ggml)) for f in project.flags]
+        edges.append((f"{stem}.o", [nvfresh, nvcc, *flags, *differential.arch_flags(archs), "-c",
+                                    str(ggml / project.tu), "-o", f"{stem}.o"]))
+    return edges
+
+
+def tiny_edges(nvfresh, nvcc, root, archs, count):
+    edges = []
+    for n in range(count):
+        source = root / f"tiny{n}.cu"
+        source.write_text(TINY_SOURCE.format(n=n))
+        edges.append((f"tiny{n}.o", [nvfresh, nvcc, *differential.arch_flags(archs), "-c",
+                                     str(source), "-o", f"tiny{n}.o"]))
+    return edges
+
+
+def process_cpu(pid):
+    """CPU seconds of a process and its waited-for children (/proc/<pid>/stat)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def core_split(client_cores):
+    """(client cores, pool cores), or (None, None) where this machine has too few to split."""
+    cores = sorted(os.sched_getaffinity(0))
+    if client_cores <= 0 or len(cores) <= client_cores:
+        return None, None
+    return set(cores[:client_cores]), set(cores[client_cores:])
+
+
+def start_casd(work, name, jobs, pool_cores, binds):
+    """casd on loopback, it and the workers it starts pinned to pool_cores (inherited at fork)."""
+    mine = os.sched_getaffinity(0)
+    if pool_cores:
+        os.sched_setaffinity(0, pool_cores)
+    try:
+        return casd_server.CasdServer(work, name=name, jobs=jobs, binds=binds)
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
+def toolkit_binds(nvcc):
+    """The toolkit's root bound at its own path where /usr (bound by casd_server) lacks it."""
+    root = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(nvcc)), ".."))
+    return [] if root.startswith("/usr/") else [(root, root)]
+
+
+def one_build(edges, root, name, jobs, server, client_cores, ninja):
+    build = benchlib.fresh_dir(root / "build")
+    (build / "build.ninja").write_text(ninja_file(edges))
+    log = root / f"{name.replace(' ', '')}.log"
+    env = {"NVFRESH_CACHE_DIR": str(benchlib.fresh_dir(root / "cache")), "NVFRESH_LOG_FILE": str(log),
+           "NVFRESH_REMOTE_EXEC": server.url if server else ""}
+    mine = os.sched_getaffinity(0)
+    if client_cores:
+        os.sched_setaffinity(0, client_cores)
+    pool_before = process_cpu(server.process.process.pid) if server else 0.0
+    try:
+        wall, cpu = benchlib.timed([ninja, "-j", str(jobs)], cwd=build, env=env, bench="remote_pool")
+    finally:
+        os.sched_setaffinity(0, mine)
+    pool = process_cpu(server.process.process.pid) - pool_before if server else 0.0
+    text = log.read_text(errors="replace") if log.exists() else ""
+    remote = REMOTE_RE.findall(text)
+    return {"wall": wall, "cpu": cpu, "pool": pool, "remote": len(remote),
+            "ran": len(RUNS_RE.findall(text)), "fallbacks": len(FALLBACK_RE.findall(text)),
+            "sent": sum(int(s) for _, _, s, _ in remote), "fetched": sum(int(f) for _, _, _, f in remote),
+            "cicc_sent": [int(s) for tool, _, s, _ in remote if tool == "cicc"],
+            "ptxas_sent": [int(s) for tool, _, s, _ in remote if tool == "ptxas"]}
+
+
+def mb(n):
+    return f"{n / 1e6:.1f} MB"
+
+
+def print_project(title, results):
+    print(f"\n{title}")
+    print(f"  {'build':<12} {'wall':>8} {'client CPU':>11} {'pool CPU':>9} {'steps ran':>9} "
+          f"{'remote':>6} {'fell back':>9} {'sent':>9} {'fetched':>9}")
+    base = results[0][1]["wall"]
+    for name, r in results:
+        print(f"  {name:<12} {r['wall']:7.1f}s {r['cpu']:10.1f}s {r['pool']:8.1f}s {r['ran']:9d} "
+              f"{r['remote']:6d} {r['fallbacks']:9d} {mb(r['sent']):>9} {mb(r['fetched']):>9}"
+              f"   {r['wall'] / base:.2f}x wall")
+    for name, r in results:
+        if r["cicc_sent"]:
+            print(f"  {name}: per cicc step sent {mb(min(r['cicc_sent']))}-{mb(max(r['cicc_sent']))}, "
+                  f"per ptxas step {min(r['ptxas_sent'] or [0])}-{max(r['ptxas_sent'] or [0])} bytes")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="fmha,ggml", help="fmha, ggml, tiny (comma-separated)")
+    parser.add_argument("--jobs", type=int, default=16, help="casd's concurrent actions")
+    parser.add_argument("--client-cores", type=int, default=2,
+                        help="cores the build is pinned to (casd gets the rest); 0: no pinning")
+    parser.add_argument("--ggml-tus", default=GGML_TUS)
+    parser.add_argument("--tiny-tus", type=int, default=2)
+    parser.add_argument("--archs", default="80,90")
+    parser.add_argument("--nvcc", default=benchlib.default_nvcc())
+    parser.add_argument("--ninja", default=shutil.which("ninja") or "ninja")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    nvfresh = benchlib.nvfresh_bin("remote_pool")
+    why = casd_server.missing()
+    if why:
+        raise SystemExit(f"remote_pool: {why}")
+    archs = args.archs.split(",")
+    client_cores, pool_cores = core_split(args.client_cores)
+    where = (f"build pinned to cores {sorted(client_cores)}, casd to {len(pool_cores)} others"
+             if client_cores else f"no pinning ({os.cpu_count()} cores)")
+    print(f"remote_pool: {benchlib.nvcc_version_line(args.nvcc)}; casd --jobs {args.jobs}; {where}; "
+          f"archs {','.join(archs)}")
+    started = time.perf_counter()
+    with benchlib.scratch("nvfresh-bench-pool-", args.keep) as root:
+        for project in args.projects.split(","):
+            work = root / project
+            work.mkdir()
+            if project == "fmha":
+                edges, title = fmha_edges(nvfresh, args.nvcc, work, archs), "CUTLASS FMHA TU"
+            elif project == "ggml":
+                tus = args.ggml_tus.split(",")
+                edges, title = ggml_edges(nvfresh, args.nvcc, work, archs, tus), f"ggml, {len(tus)} TUs"
+            elif project == "tiny":
+                edges, title = tiny_edges(nvfresh, args.nvcc, work, archs, args.tiny_tus), \
+                    f"tiny, {args.tiny_tus} TUs"
+            else:
+                raise SystemExit(f"remote_pool: no project {project}: fmha, ggml or tiny")
+            results = []
+            for name, jobs, remote in BUILDS:
+                server = start_casd(work, f"casd-{jobs}", args.jobs, pool_cores,
+                                    toolkit_binds(args.nvcc)) if remote else None
+                try:
+                    results.append((name, one_build(edges, work, name, jobs, server, client_cores,
+                                                    args.ninja)))
+                finally:
+                    if server:
+                        server.stop()
+            print_project(f"{title} (sm_{', sm_'.join(archs)})", results)
+    print(f"\nremote_pool: {time.perf_counter() - started:.0f} s in all")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
