@@ -38,7 +38,7 @@ import casd_server  # noqa: E402  (the tests' server helper, stdlib only)
 REMOTE_RE = re.compile(r"step \S+ (cicc|ptxas) ran remotely in (\d+) ms: (\d+) bytes sent, (\d+) fetched")
 RUNS_RE = re.compile(r"step \S+ (cicc|ptxas) runs: ")
 FALLBACK_RE = re.compile(r"remote execution: .*\(running it locally\)")
-GGML_TUS = "softmax,norm,getrows,rope,binbcast,convert,cpy,mmvq"
+GGML_TUS = "softmax,norm,getrows,rope,binbcast,concat,unary,cpy"
 TINY_SOURCE = """\
 __global__ void scale{n}(float* x, float a) {{ x[threadIdx.x] = a * x[threadIdx.x] + {n}; }}
 void launch{n}(float* x) {{ scale{n}<<<1, 32>>>(x, 2.0f); }}
@@ -144,19 +144,20 @@ def mb(n):
     return f"{n / 1e6:.1f} MB"
 
 
-def print_project(title, results):
+def print_header(title):
     print(f"\n{title}")
     print(f"  {'build':<12} {'wall':>8} {'client CPU':>11} {'pool CPU':>9} {'steps ran':>9} "
           f"{'remote':>6} {'fell back':>9} {'sent':>9} {'fetched':>9}")
-    base = results[0][1]["wall"]
-    for name, r in results:
-        print(f"  {name:<12} {r['wall']:7.1f}s {r['cpu']:10.1f}s {r['pool']:8.1f}s {r['ran']:9d} "
-              f"{r['remote']:6d} {r['fallbacks']:9d} {mb(r['sent']):>9} {mb(r['fetched']):>9}"
-              f"   {r['wall'] / base:.2f}x wall")
-    for name, r in results:
-        if r["cicc_sent"]:
-            print(f"  {name}: per cicc step sent {mb(min(r['cicc_sent']))}-{mb(max(r['cicc_sent']))}, "
-                  f"per ptxas step {min(r['ptxas_sent'] or [0])}-{max(r['ptxas_sent'] or [0])} bytes")
+
+
+def print_row(name, r, base):
+    """One build's line, as soon as it is done (a run cut short keeps the rows it finished)."""
+    print(f"  {name:<12} {r['wall']:7.1f}s {r['cpu']:10.1f}s {r['pool']:8.1f}s {r['ran']:9d} "
+          f"{r['remote']:6d} {r['fallbacks']:9d} {mb(r['sent']):>9} {mb(r['fetched']):>9}"
+          f"   {r['wall'] / base['wall']:.2f}x wall, {r['cpu'] / base['cpu']:.2f}x client CPU")
+    if r["cicc_sent"]:
+        print(f"  {'':<12} per cicc step sent {mb(min(r['cicc_sent']))}-{mb(max(r['cicc_sent']))}, "
+              f"per ptxas step {min(r['ptxas_sent'] or [0])}-{max(r['ptxas_sent'] or [0])} bytes")
 
 
 def main():
@@ -197,17 +198,18 @@ def main():
                     f"tiny, {args.tiny_tus} TUs"
             else:
                 raise SystemExit(f"remote_pool: no project {project}: fmha, ggml or tiny")
-            results = []
+            print_header(f"{title} (sm_{', sm_'.join(archs)})")
+            base = None
             for name, jobs, remote in BUILDS:
                 server = start_casd(work, f"casd-{jobs}", args.jobs, pool_cores,
                                     toolkit_binds(args.nvcc)) if remote else None
                 try:
-                    results.append((name, one_build(edges, work, name, jobs, server, client_cores,
-                                                    args.ninja)))
+                    result = one_build(edges, work, name, jobs, server, client_cores, args.ninja)
                 finally:
                     if server:
                         server.stop()
-            print_project(f"{title} (sm_{', sm_'.join(archs)})", results)
+                base = base or result
+                print_row(name, result, base)
     print(f"\nremote_pool: {time.perf_counter() - started:.0f} s in all")
     return 0
 
