@@ -133,6 +133,12 @@ def one_build(edges, root, name, jobs, server, client_cores, ninja):
     pool = process_cpu(server.process.process.pid) - pool_before if server else 0.0
     text = log.read_text(errors="replace") if log.exists() else ""
     remote = REMOTE_RE.findall(text)
+    fallback = FALLBACK_RE.search(text)
+    if server and (fallback or not remote):
+        reason = fallback.group(0) if fallback else "none logged"
+        print(f"  {name}: steps ran locally, first reason: {reason} (the debug log: {log}, --keep)")
+        for line in server.log_text().splitlines()[-8:]:
+            print(f"    casd: {line}")
     return {"wall": wall, "cpu": cpu, "pool": pool, "remote": len(remote),
             "ran": len(RUNS_RE.findall(text)), "fallbacks": len(FALLBACK_RE.findall(text)),
             "sent": sum(int(s) for _, _, s, _ in remote), "fetched": sum(int(f) for _, _, _, f in remote),
