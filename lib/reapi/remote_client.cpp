@@ -370,7 +370,8 @@ ExecutedAction RemoteClient::execute(const BlobDigest& action, std::chrono::mill
   });
   // A stream may end before the operation is done (a server's own limit): wait on its name.
   for (int waits = 0; !last.done() && !last.name().empty() && waits < 100; ++waits) {
-    const std::string name = last.name();
+    // A copy, not a reference: follow() overwrites `last` while the request still names it.
+    const std::string name = last.name();  // NOLINT(performance-unnecessary-copy-initialization)
     follow([&](grpc::ClientContext& context) {
       v2::WaitExecutionRequest request;
       request.set_name(name);

@@ -179,6 +179,7 @@ bool Ed25519Key::verify(std::string_view message, std::string_view signature) co
 std::vector<Ed25519Key> trusted_keys_from_files(const std::vector<std::string>& files)
 {
   std::vector<Ed25519Key> keys;
+  keys.reserve(files.size());
   for (const auto& file : files) {
     keys.push_back(Ed25519Key::public_from_file(file));
   }
