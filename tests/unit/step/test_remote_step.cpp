@@ -16,7 +16,7 @@ Step ptxas_step()
   Step step;
   step.tool = "/usr/local/cuda/bin/ptxas";
   step.tool_exe = "/usr/local/cuda-13.0/bin/ptxas";
-  step.cwd = "/work/build";
+  step.cwd = "/home/dev/proj/build";
   step.argv = {"ptxas", "-arch=sm_80",
                "-m64",  "/tmp/tmpxft_00005f7c_00000000-7_k.ptx",
                "-o",    "/tmp/tmpxft_00005f7c_00000000-9_k.sm_80.cubin"};
@@ -36,7 +36,7 @@ TEST_CASE("remote step: the Action runs the step's own words after the toolkit c
                                              k_check_script,
                                              "nvfresh-step",
                                              k_toolkit_sums_path,
-                                             "/work/build",
+                                             "/home/dev/proj/build",
                                              "/usr/local/cuda-13.0/bin/ptxas",
                                              "-arch=sm_80",
                                              "-m64",
@@ -70,10 +70,10 @@ TEST_CASE("remote step: a relative temporary name is placed by the step's workin
                "tmpxft_00005f7c_00000000-9_k.cubin"};
   step.temp = find_temp_names(step.argv);
   const RemoteStepAction built =
-    remote_step_action(step, {"/work/build/tmpxft_00005f7c_00000000-7_k.ptx"});
-  CHECK(built.action.input_files.contains("work/build/tmpxft_00005f7c_00000000-7_k.ptx"));
-  CHECK(built.outputs.at("work/build/tmpxft_00005f7c_00000000-9_k.cubin") ==
-        "/work/build/tmpxft_00005f7c_00000000-9_k.cubin");
+    remote_step_action(step, {"/home/dev/proj/build/tmpxft_00005f7c_00000000-7_k.ptx"});
+  CHECK(built.action.input_files.contains("home/dev/proj/build/tmpxft_00005f7c_00000000-7_k.ptx"));
+  CHECK(built.outputs.at("home/dev/proj/build/tmpxft_00005f7c_00000000-9_k.cubin") ==
+        "/home/dev/proj/build/tmpxft_00005f7c_00000000-9_k.cubin");
 }
 
 TEST_CASE("remote step: the toolkit files are those of the tool's own toolkit that exist")
