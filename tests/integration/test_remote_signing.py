@@ -120,19 +120,7 @@ class SignedResults(TamperingCase):
         # the signature re-made with the colleague's own key: consistent, and served to a reader
         # without CI's key; refused by one with it.
         source = self.sources()
-        self.build_value(source, "1", self.ci())
-        colleague = {"NVFRESH_CACHE_DIR": str(self.root / "m")}
-        attacker = self.build_value(source, "666", colleague)
-        forged_object = self.root / "forged.o"
-        shutil.copy(attacker.object("k.cu.o"), forged_object)
-        ci = self.result_actions()["1"]
-        entry, forged_entry = self.root / "entry", self.root / "entry.forged"
-        self.tamper("read", ci["outputs"]["nvfresh.entry"], entry)
-        harness.run([harness.tool_path("remote_entry_tool"), "forge", entry, forged_object,
-                     forged_entry], check=True)
-        self.tamper("replace", ci["action"], "nvfresh.entry", forged_entry)
-        self.tamper("replace", ci["action"], ci["object_path"], forged_object)
-        self.set_value(source, "1")
+        ci = self.forge_over_ci(source, self.ci())
 
         tree, built = self.build_at_the_shared_path(source, self.machine("trusting"))
         self.assertEqual((built, self.value_of(tree)), ({"k.cu.o": "served"}, {f"{self.tag}-666"}))

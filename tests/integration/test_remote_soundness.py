@@ -198,6 +198,25 @@ class TamperingCase(SharedPathCase):
                      and "nvfresh.manifest" in a["outputs"]]
         return action
 
+    def forge_over_ci(self, source, ci_env):
+        """R3, the consistent forgery: CI (`ci_env`) builds VALUE 1, a colleague builds 666, and
+        CI's entry is rewritten line for line with the colleague's object and its digest, every
+        checksum recomputed, and put with that object over CI's result. The sources say 1 again.
+        Returns CI's result Action as it was found."""
+        self.build_value(source, "1", ci_env)
+        attacker = self.build_value(source, "666", {"NVFRESH_CACHE_DIR": str(self.root / "m")})
+        forged_object = self.root / "forged.o"
+        shutil.copy(attacker.object("k.cu.o"), forged_object)
+        ci = self.result_actions()["1"]
+        entry, forged_entry = self.root / "entry", self.root / "entry.forged"
+        self.tamper("read", ci["outputs"]["nvfresh.entry"], entry)
+        harness.run([harness.tool_path("remote_entry_tool"), "forge", entry, forged_object,
+                     forged_entry], check=True)
+        self.tamper("replace", ci["action"], "nvfresh.entry", forged_entry)
+        self.tamper("replace", ci["action"], ci["object_path"], forged_object)
+        self.set_value(source, "1")
+        return ci
+
     def build_value(self, source, value, env):
         self.set_value(source, value)
         tree, built = self.build_at_the_shared_path(source, env)
@@ -260,18 +279,7 @@ class WrongObjectsRefused(TamperingCase):
         # R3: CI's entry line for line with the attacker's object and its digest, every checksum
         # recomputed: consistent, so only a reader that compiles and compares can tell.
         source = self.sources()
-        self.build_value(source, "1", self.machine("ci"))
-        attacker = self.build_value(source, "666", {"NVFRESH_CACHE_DIR": str(self.root / "m")})
-        forged_object = self.root / "forged.o"
-        shutil.copy(attacker.object("k.cu.o"), forged_object)
-        ci = self.result_actions()["1"]
-        entry, forged_entry = self.root / "entry", self.root / "entry.forged"
-        self.tamper("read", ci["outputs"]["nvfresh.entry"], entry)
-        harness.run([harness.tool_path("remote_entry_tool"), "forge", entry, forged_object,
-                     forged_entry], check=True)
-        self.tamper("replace", ci["action"], "nvfresh.entry", forged_entry)
-        self.tamper("replace", ci["action"], ci["object_path"], forged_object)
-        self.set_value(source, "1")
+        ci = self.forge_over_ci(source, self.machine("ci"))
 
         # A reader that does not verify is served the forgery: the boundary is who may write.
         tree, built = self.build_at_the_shared_path(source, self.machine("trusting"))
