@@ -34,9 +34,9 @@ def require_casd():
 
 
 def toolkit_file(relative):
-    """A file of the toolkit nvcc belongs to, as its real path (what the sums name)."""
-    nvcc = Path(os.path.realpath(harness.find_nvcc()))
-    return nvcc.parent.parent / relative
+    """A file of the toolkit nvcc belongs to, as its real path (what the sums name), also when nvcc
+    on PATH is a wrapper script outside the toolkit (as /usr/local/bin/nvcc is on CI machines)."""
+    return harness.nvcc_binary(harness.find_nvcc()).parent.parent / relative
 
 
 def nvfresh_lines(output):
