@@ -7,11 +7,11 @@
 #   sanitize  build-sanitize/ (g++, ASan + UBSan): every unit test and the integration tests of
 #             k_sanitize_tests; any sanitizer report, also from a process whose failure a test
 #             expected, fails the stage
-#   fuzz      build-fuzz/ (clang): every libFuzzer target of tests/fuzz for 30 s, two at a time
+#   fuzz      build-fuzz/ (clang): every libFuzzer target of tests/fuzz for 20 s, two at a time
 # Every stage runs even when an earlier one failed; the summary names the stages that failed, and
 # the exit status is 1 then.
 #   NVFRESH_TEST_STAGES="suite fuzz"  runs only those stages (in the order above)
-#   NVFRESH_FUZZ_SECONDS=N            seconds per fuzz target (default 30)
+#   NVFRESH_FUZZ_SECONDS=N            seconds per fuzz target (default 20)
 #   NVFRESH_TIDY_CACHE=off|DIR        the tidy stage without its cache, or with it in DIR
 #                                     (default ~/.cache/nvfresh-tidy; scripts/check_tidy.sh)
 #   NVFRESH_SANITIZE_TESTS=REGEX      the sanitize stage's ctest -R (default k_sanitize_tests; '.'
@@ -99,7 +99,7 @@ stage_sanitize() {
 
 stage_fuzz() {
   "$repo/scripts/build.sh" fuzz
-  "$repo/tests/fuzz/run_fuzzers.sh" "$repo/build-fuzz" "${NVFRESH_FUZZ_SECONDS:-30}"
+  "$repo/tests/fuzz/run_fuzzers.sh" "$repo/build-fuzz" "${NVFRESH_FUZZ_SECONDS:-20}"
 }
 
 elapsed() {
