@@ -1,24 +1,29 @@
 """Remote execution of cicc and ptxas (NVFRESH_REMOTE_EXEC): a real buildbox-casd serving REAPI
 Execution on 127.0.0.1 with buildbox-run (bubblewrap) as its worker (casd_server.py), real nvcc,
-CMake and Ninja.
+CMake with Ninja and with Unix Makefiles, and real project code (ggml). One casd per class.
 
 A two-arch (80;90), -rdc=true TU with ptxas -v (so that its steps print) is built with every step
-missed by the step cache run on casd: the object equals a local compile's (the bytes, nvcc's tmpxft
-stem aside, and `nvfresh compare`), its record lists the same inputs, the console the same lines,
-and the steps are stored as local runs are (a host-only edit is then served from the step cache).
+missed by the step cache run on casd (RemoteExecution: Ninja; RemoteExecutionMakefiles: make):
+the object equals a local compile's (the bytes, nvcc's tmpxft stem aside, and `nvfresh compare`),
+its record lists the same inputs, the console the same lines, and the steps are stored as local
+runs are (a host-only edit is then served from the step cache).
 Each way remote execution can fail runs the steps locally, with one `nvfresh:` line for the build:
 the server down, a worker whose toolkit differs (casd binding a patched nvcc.profile over this
 machine's), a worker on which the tool fails (a broken libm bound over the real one), and a step
-that takes longer than NVFRESH_REMOTE_EXEC_TIMEOUT.
+that takes longer than NVFRESH_REMOTE_EXEC_TIMEOUT. RemoteExecutionOfGgml compiles one TU of
+ggml's CUDA backend with its own flags through casd and locally: equal objects (its docstring says
+which TU and why; CUTLASS's FMHA TU is checked by bench/remote_exec.py on the GPU machine).
 """
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import harness
 from buildgrid_server import free_port
 from casd_server import CasdServer, missing
+import project
 from project import normalized
 from test_step_cache import NVFRESH, StepCacheTree
 
@@ -51,8 +56,11 @@ def ptxas_lines(output):
                   if not line.startswith("[") and not line.startswith("nvfresh: "))
 
 
-class RemoteExecution(StepCacheTree, harness.unittest.TestCase):
+class RemoteExecutionTree(StepCacheTree):
+    """Mixed into a unittest.TestCase: the tiny project of StepCacheTree built with TOOL, one casd
+    for the class, and the check that a build with remote steps equals a local compile."""
     maxDiff = None
+
     @classmethod
     def setUpClass(cls):
         require_casd()
@@ -66,6 +74,13 @@ class RemoteExecution(StepCacheTree, harness.unittest.TestCase):
         cls.server.stop()
         super().tearDownClass()
 
+    def build_console(self, env):
+        """What one build printed, stdout and stderr: Ninja prints a compile's stderr on its
+        stdout, make passes it through on its own stderr."""
+        result = harness.run(["cmake", "--build", str(self.tree.build_dir), "--parallel", "2"],
+                             env=self.tree.merged_env(env), check=True)
+        return result.stdout.decode(errors="replace") + result.stderr.decode(errors="replace")
+
     def remote_steps(self, before):
         return {(p, t) for p, t in REMOTE_RE.findall(self.log.read_text()[len(before):])}
 
@@ -73,7 +88,7 @@ class RemoteExecution(StepCacheTree, harness.unittest.TestCase):
         """One build with remote execution at `url`: (its output, the steps that ran remotely)."""
         self.env.update({"NVFRESH_REMOTE_EXEC": url, **extra})
         before = self.log.read_text() if self.log.exists() else ""
-        output = self.tree.build(env=self.env).output
+        output = self.build_console(self.env)
         return output, self.remote_steps(before)
 
     def local_reference(self):
@@ -83,7 +98,7 @@ class RemoteExecution(StepCacheTree, harness.unittest.TestCase):
         shutil.copy(served, kept)
         inputs = self.record_inputs()
         served.unlink()
-        output = self.tree.build(env={"NVFRESH_CACHE": "0", "NVFRESH_REMOTE_EXEC": ""}).output
+        output = self.build_console({"NVFRESH_CACHE": "0", "NVFRESH_REMOTE_EXEC": ""})
         self.assertEqual(nvfresh_lines(output), [])
         return kept, inputs, output
 
@@ -111,6 +126,10 @@ class RemoteExecution(StepCacheTree, harness.unittest.TestCase):
         self.env["NVFRESH_CACHE"] = "1"
         self.set_values(HOST_TEXT='"host-2"')
         self.assertEqual(self.steps_of_build(env=self.env), {s: "served" for s in ALL_STEPS})
+
+
+class RemoteExecution(RemoteExecutionTree, harness.unittest.TestCase):
+    """Ninja: the equality test and every failure path."""
 
     def check_falls_back(self, url, expected_line, server_text=None, **extra):
         """A build whose steps all run locally after the executor at `url` failed them, with one
@@ -154,6 +173,78 @@ class RemoteExecution(StepCacheTree, harness.unittest.TestCase):
             self.check_falls_back(worker.url, "a step failed on the remote executor")
         finally:
             worker.stop()
+
+
+class RemoteExecutionMakefiles(RemoteExecutionTree, harness.unittest.TestCase):
+    """The equality test with CMake's "Unix Makefiles" generator (make runs nvfresh through the
+    launcher; its progress lines are not the compile's console)."""
+    TOOL = project.MAKE
+
+
+class RemoteExecutionOfGgml(harness.unittest.TestCase):
+    """Real project code: ggml's clamp.cu (its CUDA backend, from the llama-cpp-python sdist that
+    scripts/install_difftest_sources.sh installs) with ggml's own flags (bench/differential.py's,
+    read from its CMake files) for sm_80, -Xptxas=-v added so that the consoles say something,
+    compiled by `nvfresh nvcc` with its steps on casd and again locally without any cache: the
+    objects are equal (bytes apart from the tmpxft stem, and `nvfresh compare`), and so are the
+    consoles. clamp.cu is the cheapest of ggml's TUs with real device code that were measured (two
+    kernels, about 4.3 s of CPU per compile for one arch; arange, fill, set, softcap: 4.4 to
+    5.5 s). The heavy TUs are checked by bench/remote_exec.py --cutlass (CUTLASS's FMHA TU, sm_80 +
+    sm_90) and bench/remote_pool.py (8 ggml TUs) on the GPU machine; they are too slow for CI."""
+    TU = "clamp"
+    ARCH = "80"
+
+    @classmethod
+    def setUpClass(cls):
+        require_casd()
+        cls.nvcc = harness.require_nvcc()
+        installed = harness.run([str(harness.source_dir() / "scripts" / "install_difftest_sources.sh")])
+        if installed.returncode != 0:
+            harness.fail_under_ci_else_skip(
+                "ggml's sources could not be fetched; the remote execution test of ggml did NOT "
+                "run\n" + installed.stderr.decode(errors="replace"))
+        found = dict(line.split(" ", 1) for line in installed.stdout.decode().splitlines() if " " in line)
+        cls.ggml = Path(found["ggml"])
+        cls.work = harness.make_workdir("nvfresh-remote-exec-ggml-")
+        cls.server = CasdServer(cls.work)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        if not os.environ.get("NVFRESH_KEEP_TEST_DIRS"):
+            shutil.rmtree(cls.work.parent, ignore_errors=True)
+
+    def compile(self, name, env):
+        """(the object, the console, the debug log) of one compile in a build tree of its own."""
+        sys.path.insert(0, str(harness.source_dir() / "bench"))
+        import differential  # ggml's compile line, one place for it
+        build = self.work / name
+        build.mkdir()
+        (build / "build.ninja").write_text("")  # a build tree: the record's root
+        flags = [f.replace("{src}", str(self.ggml))
+                 for f in differential.ggml_project(self.TU, [self.ARCH], self.ggml).flags]
+        log = build / "nvfresh.log"
+        result = harness.run(
+            [NVFRESH, self.nvcc, *flags, *differential.arch_flags([self.ARCH]), "-Xptxas=-v", "-c",
+             str(self.ggml / "src" / "ggml-cuda" / f"{self.TU}.cu"), "-o", f"{self.TU}.o"],
+            cwd=build, env={"NVFRESH_CACHE_DIR": str(build / "cache"), "NVFRESH_LOG_FILE": str(log),
+                            **env})
+        console = result.stdout.decode(errors="replace") + result.stderr.decode(errors="replace")
+        self.assertEqual(result.returncode, 0, console)
+        return build / f"{self.TU}.o", console, log.read_text() if log.exists() else ""
+
+    def test_object_equals_a_local_build(self):
+        remote, remote_console, log = self.compile("remote", {"NVFRESH_REMOTE_EXEC": self.server.url})
+        self.assertEqual(nvfresh_lines(remote_console), [])
+        self.assertEqual(set(REMOTE_RE.findall(log)),
+                         {(f"compute_{self.ARCH}", "cicc"), (f"sm_{self.ARCH}", "ptxas")})
+        local, local_console, _ = self.compile("local", {"NVFRESH_CACHE": "0", "NVFRESH_REMOTE_EXEC": ""})
+        self.assertIn("Compiling entry function", local_console)
+        self.assertEqual(normalized(remote.read_bytes()), normalized(local.read_bytes()),
+                         "ggml's object with remotely executed steps differs from a local compile")
+        compared = harness.run([NVFRESH, "compare", str(remote), str(local)])
+        self.assertEqual(compared.returncode, 0, compared.stdout.decode())
+        self.assertEqual(ptxas_lines(remote_console), ptxas_lines(local_console))
 
 
 if __name__ == "__main__":
