@@ -12,11 +12,15 @@ tests start it). Per project, three builds, each in a fresh build dir, cache dir
 Projects: fmha (CUTLASS's FMHA TU, sm_80 + sm_90, bench/step_cache.py's compile), ggml (--ggml-tus of
 ggml's CUDA backend with its own flags, bench/differential.py's, for --archs), tiny (--tiny-tus small
 kernels, to check the set-up in seconds). Prints per build the wall time, the client's CPU (the
-build's processes), the pool's CPU (casd and its workers), the steps run remotely and locally, and
-the bytes the client sent and fetched (the debug log's "ran remotely ..." lines).
+build's processes), the pool's CPU (casd and everything it starts, the tools in bubblewrap's
+sandbox included: PoolCpu, whose method is printed first), the steps run remotely and locally, the
+bytes the client sent and fetched (the debug log's "ran remotely ..." lines), and for remote builds
+the client CPU they saved, which the pool's CPU should exceed.
 
 usage: bench/remote_pool.py [--projects fmha,ggml] [--jobs 16] [--client-cores 2]
                             [--ggml-tus softmax,norm,...] [--archs 80,90] [--keep]
+A check of the set-up and of the pool's CPU on any machine, in about 10 s:
+       bench/remote_pool.py --projects tiny --tiny-tus 1 --archs 80 --client-cores 0 --jobs 2
 """
 import argparse
 import os
@@ -85,10 +89,87 @@ def tiny_edges(nvfresh, nvcc, root, archs, count):
     return edges
 
 
-def process_cpu(pid):
-    """CPU seconds of a process and its waited-for children (/proc/<pid>/stat)."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+# (the hierarchy's root, a file only that kind of root has, the kind): a v2-only machine, then
+# v1's cpuacct, then the v2 hierarchy a hybrid machine mounts beside v1.
+CGROUP_ROOTS = (("/sys/fs/cgroup", "cgroup.controllers", "cgroup v2"),
+                ("/sys/fs/cgroup/cpuacct", "cpuacct.usage", "cgroup v1 cpuacct"),
+                ("/sys/fs/cgroup/unified", "cgroup.controllers", "cgroup v2"))
+
+
+def busy_seconds(cores=None):
+    """CPU seconds spent busy (not idle or waiting on I/O) on `cores` (all of them: None), from
+    /proc/stat."""
+    busy = 0
+    for line in open("/proc/stat"):
+        name, *values = line.split()
+        if (name == "cpu") if cores is None else (name[3:].isdigit() and int(name[3:]) in cores):
+            user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in values[:8])
+            busy += user + nice + system + irq + softirq + steal
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+class PoolCpu:
+    """The CPU of a casd and of everything it starts: buildbox-run, bubblewrap and the cicc and
+    ptxas inside its sandbox, which casd never waits for itself (its own rusage misses them).
+
+    casd is moved into a cgroup of its own right after it started, before any action: the
+    processes it forks are born in it, and the cgroup's counter (cgroup v2 cpu.stat usage_usec,
+    or v1 cpuacct.usage) sums them all, whoever reaps them. Where no cgroup can be made (a
+    container with /sys/fs/cgroup read-only): the busy time of /proc/stat over the build, of the
+    pool's cores where casd is pinned to its own, else of the whole machine less the build's own
+    CPU; that counts any other process on those cores too. `method` says which."""
+
+    def __init__(self, pid, name, pool_cores):
+        self.path, self.pool_cores = None, pool_cores
+        for root, marker, kind in CGROUP_ROOTS:
+            if not os.path.exists(os.path.join(root, marker)):
+                continue
+            path = os.path.join(root, f"nvfresh-bench-{name}-{os.getpid()}")
+            try:
+                os.mkdir(path)
+                with open(os.path.join(path, "cgroup.procs"), "w") as procs:
+                    procs.write(str(pid))
+            except OSError:
+                if os.path.isdir(path):
+                    os.rmdir(path)
+                continue
+            self.path, self.kind = path, kind
+            self.method = f"{kind} counter of casd's process tree (one cgroup per casd)"
+            return
+        self.method = ("/proc/stat busy time of casd's cores" if pool_cores else
+                       "/proc/stat busy time of the machine less the build's own CPU") + \
+            " (no cgroup could be made: counts other processes too)"
+
+    def seconds(self):
+        """The counter now (cgroup) or the busy time now (/proc/stat)."""
+        if self.path is None:
+            return busy_seconds(self.pool_cores)
+        if self.kind == "cgroup v2":
+            for line in open(os.path.join(self.path, "cpu.stat")):
+                key, value = line.split()
+                if key == "usage_usec":
+                    return int(value) / 1e6
+            raise SystemExit(f"remote_pool: no usage_usec in {self.path}/cpu.stat")
+        return int(open(os.path.join(self.path, "cpuacct.usage")).read()) / 1e9
+
+    def during(self, before, client_cpu):
+        """The pool's CPU since `before` (seconds()), the build's `client_cpu` taken out where the
+        busy time of the whole machine stands in."""
+        spent = self.seconds() - before
+        return spent - client_cpu if self.path is None and not self.pool_cores else spent
+
+    def close(self):
+        """Removes the cgroup once casd's processes have left it (casd stopped; its sandboxes'
+        processes end with it), or says where it stays."""
+        for _ in range(50):
+            if not self.path:
+                return
+            try:
+                os.rmdir(self.path)
+                return
+            except OSError:
+                time.sleep(0.1)
+        print(f"  remote_pool: {self.path} still holds processes; remove it with rmdir later")
 
 
 def core_split(client_cores):
@@ -116,7 +197,7 @@ def toolkit_binds(nvcc):
     return [] if root.startswith("/usr/") else [(root, root)]
 
 
-def one_build(edges, root, name, jobs, server, client_cores, ninja):
+def one_build(edges, root, name, jobs, server, meter, client_cores, ninja):
     build = benchlib.fresh_dir(root / "build")
     (build / "build.ninja").write_text(ninja_file(edges))
     log = root / f"{name.replace(' ', '')}.log"
@@ -125,12 +206,12 @@ def one_build(edges, root, name, jobs, server, client_cores, ninja):
     mine = os.sched_getaffinity(0)
     if client_cores:
         os.sched_setaffinity(0, client_cores)
-    pool_before = process_cpu(server.process.process.pid) if server else 0.0
+    pool_before = meter.seconds() if meter else 0.0
     try:
         wall, cpu = benchlib.timed([ninja, "-j", str(jobs)], cwd=build, env=env, bench="remote_pool")
     finally:
         os.sched_setaffinity(0, mine)
-    pool = process_cpu(server.process.process.pid) - pool_before if server else 0.0
+    pool = meter.during(pool_before, cpu) if meter else 0.0
     text = log.read_text(errors="replace") if log.exists() else ""
     remote = REMOTE_RE.findall(text)
     fallback = FALLBACK_RE.search(text)
@@ -161,6 +242,9 @@ def print_row(name, r, base):
     print(f"  {name:<12} {r['wall']:7.1f}s {r['cpu']:10.1f}s {r['pool']:8.1f}s {r['ran']:9d} "
           f"{r['remote']:6d} {r['fallbacks']:9d} {mb(r['sent']):>9} {mb(r['fetched']):>9}"
           f"   {r['wall'] / base['wall']:.2f}x wall, {r['cpu'] / base['cpu']:.2f}x client CPU")
+    if r["remote"]:
+        print(f"  {'':<12} client CPU saved against local -j2: {base['cpu'] - r['cpu']:.1f}s (the "
+              f"steps' CPU less the cost of shipping them: the pool's CPU should exceed it)")
     if r["cicc_sent"]:
         print(f"  {'':<12} per cicc step sent {mb(min(r['cicc_sent']))}-{mb(max(r['cicc_sent']))}, "
               f"per ptxas step {min(r['ptxas_sent'] or [0])}-{max(r['ptxas_sent'] or [0])} bytes")
@@ -190,6 +274,7 @@ def main():
     print(f"remote_pool: {benchlib.nvcc_version_line(args.nvcc)}; casd --jobs {args.jobs}; {where}; "
           f"archs {','.join(archs)}")
     started = time.perf_counter()
+    methods = []
     with benchlib.scratch("nvfresh-bench-pool-", args.keep) as root:
         for project in args.projects.split(","):
             work = root / project
@@ -209,11 +294,19 @@ def main():
             for name, jobs, remote in BUILDS:
                 server = start_casd(work, f"casd-{jobs}", args.jobs, pool_cores,
                                     toolkit_binds(args.nvcc)) if remote else None
+                meter = PoolCpu(server.process.process.pid, f"{project}-{jobs}", pool_cores) \
+                    if server else None
+                if meter and meter.method not in methods:
+                    methods.append(meter.method)
+                    print(f"  pool CPU: {meter.method}")
                 try:
-                    result = one_build(edges, work, name, jobs, server, client_cores, args.ninja)
+                    result = one_build(edges, work, name, jobs, server, meter, client_cores,
+                                       args.ninja)
                 finally:
                     if server:
                         server.stop()
+                    if meter:
+                        meter.close()
                 base = base or result
                 print_row(name, result, base)
     print(f"\nremote_pool: {time.perf_counter() - started:.0f} s in all")
