@@ -6,7 +6,8 @@ A two-arch (80;90), -rdc=true TU with ptxas -v (so that its steps print) is buil
 missed by the step cache run on casd (RemoteExecution: Ninja; RemoteExecutionMakefiles: make):
 the object equals a local compile's (the bytes, nvcc's tmpxft stem aside, and `nvfresh compare`),
 its record lists the same inputs, the console the same lines, and the steps are stored as local
-runs are (a host-only edit is then served from the step cache).
+runs are (a host-only edit is then served from the step cache); with nvcc's --threads=2 both
+arches' steps go out at once and the object is the same.
 Each way remote execution can fail runs the steps locally, with one `nvfresh:` line for the build:
 the server down, a worker whose toolkit differs (casd binding a patched nvcc.profile over this
 machine's), a worker on which the tool fails (a broken libm bound over the real one), and a step
@@ -130,6 +131,16 @@ class RemoteExecutionTree(StepCacheTree):
 
 class RemoteExecution(RemoteExecutionTree, harness.unittest.TestCase):
     """Ninja: the equality test and every failure path."""
+
+    def test_arches_at_once_with_nvcc_threads(self):
+        """nvcc's own --threads 2 starts both arches' steps at once, each its own step runner:
+        all four run on the executor and the object equals a local compile's (also with
+        --threads 2: the option is not part of the object's key)."""
+        self.make_tree(options=["--threads=2"])
+        output, remote = self.build_executing(self.server.url)
+        self.assertEqual(nvfresh_lines(output), [])
+        self.assertEqual(remote, ALL_STEPS)
+        self.assert_like_local_compile(output)
 
     def check_falls_back(self, url, expected_line, server_text=None, **extra):
         """A build whose steps all run locally after the executor at `url` failed them, with one
