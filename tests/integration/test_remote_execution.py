@@ -198,9 +198,9 @@ class RemoteExecutionOfGgml(harness.unittest.TestCase):
     read from its CMake files) for sm_80, -Xptxas=-v added so that the consoles say something,
     compiled by `nvfresh nvcc` with its steps on casd and again locally without any cache: the
     objects are equal (bytes apart from the tmpxft stem, and `nvfresh compare`), and so are the
-    consoles. clamp.cu is the cheapest of ggml's TUs with real device code that were measured (two
-    kernels, about 4.3 s of CPU per compile for one arch; arange, fill, set, softcap: 4.4 to
-    5.5 s). The heavy TUs are checked by bench/remote_exec.py --cutlass (CUTLASS's FMHA TU, sm_80 +
+    consoles. clamp.cu (two kernels) was the cheapest to compile of the small ggml TUs with device
+    code that were measured for one arch (bench/README.md, "ggml TUs for the remote execution
+    test"). The heavy TUs are checked by bench/remote_exec.py --cutlass (CUTLASS's FMHA TU, sm_80 +
     sm_90) and bench/remote_pool.py (8 ggml TUs) on the GPU machine; they are too slow for CI."""
     TU = "clamp"
     ARCH = "80"
@@ -216,6 +216,11 @@ class RemoteExecutionOfGgml(harness.unittest.TestCase):
                 "run\n" + installed.stderr.decode(errors="replace"))
         found = dict(line.split(" ", 1) for line in installed.stdout.decode().splitlines() if " " in line)
         cls.ggml = Path(found["ggml"])
+        sys.path.insert(0, str(harness.source_dir() / "bench"))
+        import differential  # ggml's compile line: one place for it
+        cls.flags = [f.replace("{src}", str(cls.ggml))
+                     for f in differential.ggml_project(cls.TU, [cls.ARCH], cls.ggml).flags]
+        cls.flags += differential.arch_flags([cls.ARCH])
         cls.work = harness.make_workdir("nvfresh-remote-exec-ggml-")
         cls.server = CasdServer(cls.work)
 
@@ -227,16 +232,12 @@ class RemoteExecutionOfGgml(harness.unittest.TestCase):
 
     def compile(self, name, env):
         """(the object, the console, the debug log) of one compile in a build tree of its own."""
-        sys.path.insert(0, str(harness.source_dir() / "bench"))
-        import differential  # ggml's compile line, one place for it
         build = self.work / name
         build.mkdir()
         (build / "build.ninja").write_text("")  # a build tree: the record's root
-        flags = [f.replace("{src}", str(self.ggml))
-                 for f in differential.ggml_project(self.TU, [self.ARCH], self.ggml).flags]
         log = build / "nvfresh.log"
         result = harness.run(
-            [NVFRESH, self.nvcc, *flags, *differential.arch_flags([self.ARCH]), "-Xptxas=-v", "-c",
+            [NVFRESH, self.nvcc, *self.flags, "-Xptxas=-v", "-c",
              str(self.ggml / "src" / "ggml-cuda" / f"{self.TU}.cu"), "-o", f"{self.TU}.o"],
             cwd=build, env={"NVFRESH_CACHE_DIR": str(build / "cache"), "NVFRESH_LOG_FILE": str(log),
                             **env})
