@@ -75,6 +75,10 @@ RemoteClient connect(const HelperRequest& request)
   options.instance = request.instance;
   options.call_deadline = std::chrono::milliseconds(request.call_deadline_ms);
   options.connect_deadline = std::chrono::milliseconds(request.connect_deadline_ms);
+  if (request.budget_deadline_ns > 0) {
+    options.budget_end =
+      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(request.budget_deadline_ns));
+  }
   const char* token = std::getenv("NVFRESH_REMOTE_TOKEN");
   options.bearer_token = token == nullptr ? "" : token;
   options.tls_root_certs = pem_file(request.tls_ca);
@@ -287,6 +291,34 @@ HelperRequest read_request(HelperVerb verb, const std::string& file)
   return request;
 }
 
+// get, with the compile's budget: a call that failed once the budget was spent (its deadline cut
+// short by it, or not started) is status 5, not an error of the remote.
+int get_within_budget(const HelperRequest& request)
+{
+  if (request.budget_deadline_ns <= 0) {
+    return get(request);
+  }
+  ClientOptions budget;
+  budget.budget_end =
+    std::chrono::steady_clock::time_point(std::chrono::nanoseconds(request.budget_deadline_ns));
+  try {
+    if (budget_spent(budget)) {
+      throw RemoteError("the compile's budget for the remote is spent");
+    }
+    return get(request);
+  } catch (const RemoteError& error) {
+    // A call cut short by the budget may end a moment before it by this clock (gRPC's deadline is
+    // on the system clock).
+    budget.budget_end -= std::chrono::milliseconds(100);
+    if (!budget_spent(budget)) {
+      throw;
+    }
+    std::cerr << "nvfresh-remote: the compile's budget for the remote ran out: " << error.what()
+              << '\n';
+    return nvfresh::k_helper_over_budget;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -301,7 +333,7 @@ int main(int argc, char** argv)
   try {
     const HelperRequest request = read_request(*verb, argv[2]);
     switch (*verb) {
-    case HelperVerb::get: return get(request);
+    case HelperVerb::get: return get_within_budget(request);
     case HelperVerb::put: return put(request);
     case HelperVerb::execute: return execute(request);
     }

@@ -1,6 +1,7 @@
 #include "cache/cache_storage.hpp"
 
 #include "cache/background_upload.hpp"
+#include "cache/remote_budget.hpp"
 #include "util/build_invocation.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -77,6 +78,13 @@ void CacheStorage::use_remote(std::unique_ptr<RemoteBackend> backend, std::strin
 void CacheStorage::set_failure_marker(std::string failure_marker)
 {
   m_failure_marker = std::move(failure_marker);
+}
+
+void CacheStorage::set_budget_ledger(std::string file)
+{
+  if (m_remote != nullptr) {
+    m_remote->set_budget_ledger(std::move(file));
+  }
 }
 
 void CacheStorage::upload_in_background(std::string jobs_dir)
@@ -162,6 +170,9 @@ bool CacheStorage::with_remote(const Digest& key, bool upload,
   } catch (const RemoteUntrusted& error) {
     remote_untrusted(key, error.what());
     return false;
+  } catch (const RemoteOverBudget& error) {
+    remote_over_budget(key, error);
+    return false;
   } catch (const FileWriteError& error) {
     if (!error.disk_full()) {
       remote_failed(key, error.what());
@@ -226,6 +237,60 @@ void CacheStorage::remote_failed(const Digest& key, const std::string& what)
     }
     std::fflush(stdout);
     std::fputs(line.c_str(), stderr);
+  }
+}
+
+std::string CacheStorage::beside_marker(const char* name) const
+{
+  return m_failure_marker.empty()
+           ? std::string()
+           : (std::filesystem::path(m_failure_marker).parent_path() / name).string();
+}
+
+void CacheStorage::remote_over_budget(const Digest& key, const RemoteOverBudget& error)
+{
+  const RemoteSettings& settings = m_remote->settings();
+  log::info("remote: {}: {} (compiling locally)", settings.url, error.what());
+  if (!error.newly_over()) {
+    return;  // the compile was counted and said when it went over
+  }
+  m_store.count(key, CacheCounter::remote_over_budget);
+  const std::string warned = beside_marker("remote-slow-warned");
+  if (warned.empty() || first_time_this_build(warned, build_id())) {
+    std::fflush(stdout);
+    std::fputs(
+      fmt::format("nvfresh: the remote cache {} is slow: a compile's lookups took their "
+                  "whole budget of {} and it went on locally; the build goes on with the "
+                  "remote (a far server may need more: NVFRESH_REMOTE_COMPILE_BUDGET; said "
+                  "once per build)\n",
+                  settings.url, budget_text(settings.compile_budget_ns))
+        .c_str(),
+      stderr);
+  }
+  if (m_failure_marker.empty()) {
+    return;  // no build to sum over
+  }
+  const BuildSum sum = add_to_build_sum_file(beside_marker("remote-over-budget"), build_id(),
+                                             error.spent_ns(), settings.build_budget_ns);
+  if (sum.total_ns < settings.build_budget_ns) {
+    return;
+  }
+  if (marker_expired(m_failure_marker)) {
+    std::error_code ignored;
+    std::filesystem::remove(m_failure_marker, ignored);
+  }
+  first_time_this_build(m_failure_marker, build_id());  // off for the rest of the build
+  log::info("remote: {} is off for the rest of this build: its slow compiles lost {}", settings.url,
+            budget_text(sum.total_ns));
+  if (sum.crossed) {
+    std::fflush(stdout);
+    std::fputs(
+      fmt::format("nvfresh: the remote cache {} is slow: compiles of this build lost {} "
+                  "to it, the build's budget of {} (NVFRESH_REMOTE_BUILD_BUDGET); the rest "
+                  "of this build compiles without it (said once per build)\n",
+                  settings.url, budget_text(sum.total_ns), budget_text(settings.build_budget_ns))
+        .c_str(),
+      stderr);
   }
 }
 

@@ -11,7 +11,10 @@
 // and ninja share the session's id) does not lose the remote for good after one failure: the next
 // call asks again, and a failure then is said and marked again. A local disk found full while
 // keeping what the remote sent is not the remote's failure: one line of its own naming the file
-// (once per build), no marker, no error counted. The build never fails for it: the
+// (once per build), no marker, no error counted. A slow remote is held to budgets
+// (cache/remote_budget.hpp): a compile over its budget goes on locally, said once per build, and a
+// build whose compiles lost its budget in all writes the failure marker for the rest of the build.
+// The build never fails for it: the
 // call is a miss, the store only local. A read-only remote is asked, never uploaded to.
 #pragma once
 
@@ -76,6 +79,8 @@ public:
   // The same with any backend (a unit test's fake).
   void use_remote(std::unique_ptr<RemoteBackend> backend, std::string failure_marker);
   void set_failure_marker(std::string failure_marker);
+  // The compile's ledger of remote time (cache/remote_budget.hpp); "" none.
+  void set_budget_ledger(std::string file);
 
   // Whether there is a remote and it has not failed in this build.
   bool remote_usable() const;
@@ -116,6 +121,13 @@ public:
 
 private:
   void remote_failed(const Digest& key, const std::string& what);
+  // A lookup over the compile's budget (a miss). The first of a compile is counted, said once per
+  // build, and adds the compile's remote time to the build's sum; the one that takes the sum to
+  // the build budget turns the remote off for the rest of the build (the failure marker) and says
+  // so, once.
+  void remote_over_budget(const Digest& key, const RemoteOverBudget& error);
+  // `name` beside the failure marker ("" without one).
+  std::string beside_marker(const char* name) const;
   // A result that no trusted key signed, on the entry `key`: counted, logged, said once per build
   // (the "remote-untrusted" marker beside the failure marker). The remote stays in use.
   void remote_untrusted(const Digest& key, const std::string& why);

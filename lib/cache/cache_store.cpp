@@ -85,6 +85,7 @@ constexpr CounterName k_counter_names[] = {
   {CacheCounter::remote_errors, "remote_errors"},
   {CacheCounter::remote_refused, "remote_refused"},
   {CacheCounter::remote_untrusted, "remote_untrusted"},
+  {CacheCounter::remote_over_budget, "remote_over_budget"},
   {CacheCounter::remote_uploads, "remote_uploads"},
   {CacheCounter::remote_bytes_down, "remote_bytes_down"},
   {CacheCounter::remote_bytes_up, "remote_bytes_up"},

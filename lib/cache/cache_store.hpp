@@ -39,25 +39,26 @@ enum class CacheCounter {
   hits,
   misses,
   stores,
-  evictions,          // files evicted
-  saved_bytes,        // object bytes served instead of compiled
-  saved_ns,           // nvcc time the hits saved
-  not_stored_full,    // stores left out: the file system was below its free-space floor
-  verified,           // hits recompiled to verify them, and the same
-  verify_mismatches,  // hits recompiled whose codegen differed from the entry
-  step_hits,          // cicc/ptxas runs served from step entries
-  step_misses,        // cicc/ptxas runs looked up and run
-  step_stores,        // step entries stored
-  step_saved_ns,      // tool time the step hits saved
-  remote_hits,        // lookups the remote cache served (cache/remote_cache.hpp)
-  remote_misses,      // lookups it had nothing for
-  remote_errors,      // calls that failed (server down, slow, refusing): a local compile
-  remote_refused,     // remote entries refused: not bound to the keys asked for (a miss)
-  remote_untrusted,   // remote results no trusted key signed (a miss; NVFRESH_REMOTE_TRUSTED_KEYS)
-  remote_uploads,     // results uploaded
-  remote_bytes_down,  // blob bytes fetched
-  remote_bytes_up,    // blob bytes uploaded (those the server did not have)
-  remote_step_hits,   // step lookups the remote served (compile/step_run.hpp)
+  evictions,           // files evicted
+  saved_bytes,         // object bytes served instead of compiled
+  saved_ns,            // nvcc time the hits saved
+  not_stored_full,     // stores left out: the file system was below its free-space floor
+  verified,            // hits recompiled to verify them, and the same
+  verify_mismatches,   // hits recompiled whose codegen differed from the entry
+  step_hits,           // cicc/ptxas runs served from step entries
+  step_misses,         // cicc/ptxas runs looked up and run
+  step_stores,         // step entries stored
+  step_saved_ns,       // tool time the step hits saved
+  remote_hits,         // lookups the remote cache served (cache/remote_cache.hpp)
+  remote_misses,       // lookups it had nothing for
+  remote_errors,       // calls that failed (server down, slow, refusing): a local compile
+  remote_refused,      // remote entries refused: not bound to the keys asked for (a miss)
+  remote_untrusted,    // remote results no trusted key signed (a miss; NVFRESH_REMOTE_TRUSTED_KEYS)
+  remote_over_budget,  // compiles whose lookups ran out of their budget (cache/remote_budget.hpp)
+  remote_uploads,      // results uploaded
+  remote_bytes_down,   // blob bytes fetched
+  remote_bytes_up,     // blob bytes uploaded (those the server did not have)
+  remote_step_hits,    // step lookups the remote served (compile/step_run.hpp)
   remote_step_misses,
   remote_step_uploads,
 };
@@ -83,6 +84,7 @@ inline constexpr std::array k_cache_counters = {
   CacheCounter::remote_errors,
   CacheCounter::remote_refused,
   CacheCounter::remote_untrusted,
+  CacheCounter::remote_over_budget,
   CacheCounter::remote_uploads,
   CacheCounter::remote_bytes_down,
   CacheCounter::remote_bytes_up,

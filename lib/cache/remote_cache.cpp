@@ -2,6 +2,7 @@
 
 #include "cache/compile_identity.hpp"
 #include "record/signature.hpp"
+#include "util/clock.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 #include <unistd.h>
 
 namespace nvfresh {
@@ -21,6 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double k_helper_limit_seconds = 120;  // beyond every call's own deadline
+// Beyond the budget's end: the helper's start and exit, for a helper that keeps the budget itself
+constexpr double k_helper_grace_seconds = 1;
 constexpr std::string_view k_manifest_output = "nvfresh.manifest";
 constexpr std::string_view k_entry_output = "nvfresh.entry";
 constexpr std::string_view k_step_output = "nvfresh.step";
@@ -103,6 +107,24 @@ std::string read_output(const HelperAnswer& result, std::string_view path)
   return *bytes;
 }
 
+// The budgets of NVFRESH_REMOTE_COMPILE_BUDGET and _BUILD_BUDGET; one that does not parse is a
+// refusal (said once per build, like any).
+void read_budgets(const Config& config, RemoteSettings& settings)
+{
+  for (const auto& [text, name, budget, fallback] :
+       {std::tuple{&config.remote_compile_budget, "NVFRESH_REMOTE_COMPILE_BUDGET",
+                   &settings.compile_budget_ns, k_default_compile_budget_ns},
+        std::tuple{&config.remote_build_budget, "NVFRESH_REMOTE_BUILD_BUDGET",
+                   &settings.build_budget_ns, k_default_build_budget_ns}}) {
+    if (auto parsed = parse_budget_ns(*text, fallback)) {
+      *budget = *parsed;
+    } else if (settings.refusal.empty()) {
+      settings.refusal =
+        fmt::format("{}='{}' is not a number of seconds (0 to 86400)", name, *text);
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<RemoteSettings> remote_settings(const Config& config)
@@ -117,6 +139,7 @@ std::optional<RemoteSettings> remote_settings(const Config& config)
   settings.read_only = is_true(config.remote_read_only);
   settings.helper = helper_path();
   settings.trusted_keys = key_files(config.remote_trusted_keys);
+  read_budgets(config, settings);
   return settings;
 }
 
@@ -336,6 +359,9 @@ int RemoteCache::run_prepared(HelperVerb verb, const std::string& dir, std::stri
   if (result.term_signal == 0 && !result.timed_out && result.exit_code == k_helper_untrusted) {
     throw RemoteUntrusted(helper_failure(result, err_file));
   }
+  if (result.term_signal == 0 && !result.timed_out && result.exit_code == k_helper_over_budget) {
+    throw RemoteOverBudget(helper_failure(result, err_file), false, 0);
+  }
   throw RemoteFailure(helper_failure(result, err_file));
 }
 
@@ -346,7 +372,7 @@ std::optional<HelperAnswer> RemoteCache::get_result(const ActionSpec& action,
   HelperRequest request = request_base(HelperVerb::get);
   request.get = action;
   request.out_dir = dir;
-  if (run_helper(request, dir, nullptr) == k_helper_miss) {
+  if (run_within_budget(request, dir) == k_helper_miss) {
     return std::nullopt;
   }
   try {
@@ -357,6 +383,52 @@ std::optional<HelperAnswer> RemoteCache::get_result(const ActionSpec& action,
   } catch (const ProtocolError& error) {
     throw RemoteFailure(fmt::format("nvfresh-remote's answer: {}", error.what()));
   }
+}
+
+int RemoteCache::run_within_budget(HelperRequest& request, const std::string& dir)
+{
+  const std::string& ledger = m_settings.budget_ledger;
+  if (ledger.empty()) {
+    return run_helper(request, dir, nullptr);
+  }
+  const std::int64_t budget = m_settings.compile_budget_ns;
+  const std::int64_t left = budget_left_ns(budget, read_ledger(ledger));
+  bool newly_over = false;
+  if (left <= 0) {
+    const LedgerState state = record_lookup(ledger, 0, true, budget, &newly_over);
+    throw RemoteOverBudget("the compile's budget for the remote is spent: not asked", newly_over,
+                           state.spent_ns);
+  }
+  const std::int64_t start = monotonic_now_ns();
+  request.budget_deadline_ns = start + left;
+  int status = k_helper_error;
+  bool ran_out = false;
+  std::string why;
+  try {
+    // The helper keeps the budget itself; this limit only ends one that does not.
+    status =
+      run_helper(request, dir, nullptr, static_cast<double>(left) / 1e9 + k_helper_grace_seconds);
+  } catch (const RemoteOverBudget&) {
+    ran_out = true;
+  } catch (const RemoteFailure& error) {
+    ran_out = monotonic_now_ns() >= request.budget_deadline_ns;  // its time limit, at the budget
+    why = error.what();
+    if (!ran_out) {
+      record_lookup(ledger, monotonic_now_ns() - start, false, budget, &newly_over);
+      throw;
+    }
+  } catch (...) {  // untrusted, or the scratch files: the time is spent all the same
+    record_lookup(ledger, monotonic_now_ns() - start, false, budget, &newly_over);
+    throw;
+  }
+  const LedgerState state =
+    record_lookup(ledger, monotonic_now_ns() - start, ran_out, budget, &newly_over);
+  if (ran_out) {
+    throw RemoteOverBudget(
+      fmt::format("the compile's budget for the remote ran out{}", why.empty() ? "" : ": " + why),
+      newly_over, state.spent_ns);
+  }
+  return status;
 }
 
 std::optional<Manifest> RemoteCache::fetch_manifest(const ActionSpec& action,

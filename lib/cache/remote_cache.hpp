@@ -28,6 +28,7 @@
 #include "cache/cache_entry.hpp"
 #include "cache/compile_identity.hpp"
 #include "cache/manifest.hpp"
+#include "cache/remote_budget.hpp"
 #include "cache/remote_credentials.hpp"
 #include "cache/tree_roots.hpp"
 #include "config/config.hpp"
@@ -57,6 +58,11 @@ struct RemoteSettings {
   // and how long an executed step may take.
   std::map<std::string, std::string> platform;
   int execute_deadline_ms = 300000;
+  // The budgets for lookups (cache/remote_budget.hpp), and the compile's ledger ("" none: each
+  // call has its own deadline only).
+  std::int64_t compile_budget_ns = k_default_compile_budget_ns;
+  std::int64_t build_budget_ns = k_default_build_budget_ns;
+  std::string budget_ledger;
 };
 
 // The remote of a configuration, or nullopt when none is set (NVFRESH_REMOTE).
@@ -109,6 +115,23 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// A lookup not made or cut short because the compile's budget for the remote is spent
+// (cache/remote_budget.hpp): a miss; the compile goes on locally.
+class RemoteOverBudget : public std::runtime_error {
+public:
+  RemoteOverBudget(const std::string& what, bool newly_over, std::int64_t spent_ns)
+    : std::runtime_error(what), m_newly_over(newly_over), m_spent_ns(spent_ns)
+  {}
+  // Whether this lookup turned the compile over its budget (said and counted once per compile).
+  bool newly_over() const { return m_newly_over; }
+  // The compile's remote time so far.
+  std::int64_t spent_ns() const { return m_spent_ns; }
+
+private:
+  bool m_newly_over;
+  std::int64_t m_spent_ns;
+};
+
 // What the cache storage (cache/cache_storage.hpp) asks of a remote: the calls of the two object
 // steps and of a cicc or ptxas step, each on the Action a builder above spells. RemoteCache (the
 // nvfresh-remote helper) is the one a build uses; a unit test's fake stands in for it. A call that
@@ -118,6 +141,8 @@ public:
   virtual ~RemoteBackend() = default;
 
   virtual const RemoteSettings& settings() const = 0;
+  // Lookups from now on share the compile's ledger `file` (cache/remote_budget.hpp).
+  virtual void set_budget_ledger(std::string file) = 0;
 
   // The remote manifest, or nullopt (a miss, or a manifest that does not parse).
   virtual std::optional<Manifest> fetch_manifest(const ActionSpec& action,
@@ -150,6 +175,7 @@ public:
   explicit RemoteCache(RemoteSettings settings);
 
   const RemoteSettings& settings() const override { return m_settings; }
+  void set_budget_ledger(std::string file) override { m_settings.budget_ledger = std::move(file); }
 
   std::optional<Manifest> fetch_manifest(const ActionSpec& action,
                                          std::int64_t& bytes_down) override;
@@ -176,6 +202,9 @@ private:
   // error, another protocol version or no answer. `limit_seconds` 0: the helper's usual limit.
   int run_helper(const HelperRequest& request, const std::string& dir, std::string* out,
                  double limit_seconds = 0);
+  // run_helper on a get `request`, within what is left of the compile's budget (its ledger, when
+  // the settings name one): throws RemoteOverBudget when none is left or the helper ran out of it.
+  int run_within_budget(HelperRequest& request, const std::string& dir);
   // Throws RemoteFailure when the helper is missing or the remote refused (credentials).
   void check_helper() const;
   // The same on the request already written in `dir` (request.json).

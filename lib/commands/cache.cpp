@@ -105,18 +105,20 @@ void print_stats(const ObjectCache& cache, const CacheCounters& counters, size_t
   const std::int64_t remote_lookups = counter(counters, CacheCounter::remote_hits) +
                                       counter(counters, CacheCounter::remote_misses) +
                                       counter(counters, CacheCounter::remote_errors) +
-                                      counter(counters, CacheCounter::remote_untrusted);
+                                      counter(counters, CacheCounter::remote_untrusted) +
+                                      counter(counters, CacheCounter::remote_over_budget);
   const std::int64_t remote_steps = counter(counters, CacheCounter::remote_step_hits) +
                                     counter(counters, CacheCounter::remote_step_misses) +
                                     counter(counters, CacheCounter::remote_step_uploads);
   if (remote_lookups + counter(counters, CacheCounter::remote_uploads) + remote_steps != 0) {
     fmt::print(
-      "  remote       hits {}, misses {}, errors {}, refused {}, untrusted {}, uploads {}; {} "
-      "fetched, {} sent\n",
+      "  remote       hits {}, misses {}, errors {}, refused {}, untrusted {}, over budget {}, "
+      "uploads {}; {} fetched, {} sent\n",
       counter(counters, CacheCounter::remote_hits), counter(counters, CacheCounter::remote_misses),
       counter(counters, CacheCounter::remote_errors),
       counter(counters, CacheCounter::remote_refused),
       counter(counters, CacheCounter::remote_untrusted),
+      counter(counters, CacheCounter::remote_over_budget),
       counter(counters, CacheCounter::remote_uploads),
       format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::remote_bytes_down))),
       format_size(static_cast<std::uint64_t>(counter(counters, CacheCounter::remote_bytes_up))));

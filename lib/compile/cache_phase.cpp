@@ -39,6 +39,13 @@ CachePhase::CachePhase(const Config& config, const Environment& env) : m_env(env
   }
 }
 
+CachePhase::~CachePhase()
+{
+  if (!m_budget_ledger.empty()) {
+    std::remove(m_budget_ledger.c_str());
+  }
+}
+
 bool CachePhase::usable(const std::string& record_root) const
 {
   if (m_refusal.empty() || !first_time_this_build(record_root + "/cache-refused-warned")) {
@@ -82,6 +89,8 @@ std::optional<ServedCompile> CachePhase::serve(const ServeRequest& serve, FileHa
     return std::nullopt;
   }
   m_cache->storage().set_failure_marker(serve.plan.record_root + "/remote-failed");
+  m_budget_ledger = serve.plan.remote_ledger;
+  m_cache->storage().set_budget_ledger(m_budget_ledger);
   try {
     auto hit = m_cache->lookup(compile_identity(serve.request, serve.plan), hasher, m_env);
     if (!hit) {

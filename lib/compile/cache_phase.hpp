@@ -29,6 +29,10 @@ struct ServedCompile {
 class CachePhase {
 public:
   CachePhase(const Config& config, const Environment& env);
+  // Removes the compile's ledger of remote time (cache/remote_budget.hpp), if it made one.
+  ~CachePhase();
+  CachePhase(const CachePhase&) = delete;
+  CachePhase& operator=(const CachePhase&) = delete;
 
   // Whether a cache is set: also when its dir is refused (then serve() says why, once per build).
   bool enabled() const { return m_cache.has_value() || !m_refusal.empty(); }
@@ -69,6 +73,7 @@ private:
   std::string m_refused_dir;
   Environment m_env;
   std::optional<CacheHit> m_verifying;
+  std::string m_budget_ledger;  // the compile's, once a lookup may have made it
 };
 
 }  // namespace nvfresh

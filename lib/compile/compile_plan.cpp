@@ -2,6 +2,7 @@
 
 #include "cache/cache_store.hpp"
 #include "cache/object_cache.hpp"
+#include "cache/remote_budget.hpp"
 #include "step/step_runner.hpp"
 
 #include "nvcc/output_names.hpp"
@@ -124,6 +125,12 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
   for (const char* name : {k_step_runner_variable, k_step_record_root_variable,
                            k_step_object_variable, k_step_run_variable}) {
     plan.child_env.erase(name);
+  }
+  plan.child_env.erase(k_remote_ledger_variable);
+  if (cache_usable && !config.remote.empty()) {
+    plan.remote_ledger =
+      fmt::format("{}/remote-time/{}-{}", plan.record_root, monotonic_now_ns(), ::getpid());
+    plan.child_env[k_remote_ledger_variable] = plan.remote_ledger;
   }
   if (cache_usable && !is_false(config.step_cache)) {
     if (std::string self = this_executable(); !self.empty()) {

@@ -21,6 +21,9 @@ constexpr const char* k_nested_marker = "NVFRESH_ACTIVE";
 struct CompilePlan {
   std::string working_dir;
   std::string record_root;
+  // The compile's ledger of remote time (cache/remote_budget.hpp), NVFRESH_REMOTE_LEDGER in
+  // child_env; "" when no remote is set
+  std::string remote_ledger;
   std::string record_file;
   std::string hash_cache;         // the tree's stat-keyed hash cache (freshness/file_hasher.hpp)
   std::string shared_hash_cache;  // the object cache's, for every tree ("" with the cache off)

@@ -19,7 +19,7 @@ struct Setting {
   std::string Config::*field;
 };
 
-const std::array<Setting, 24> k_string_settings = {{
+const std::array<Setting, 26> k_string_settings = {{
   {"NVFRESH_RECORD_DIR", "record_dir", &Config::record_dir},
   {"NVFRESH_LOG_FILE", "log_file", &Config::log_file},
   {"NVFRESH_TRACE_LIB", "trace_lib", &Config::trace_lib},
@@ -43,6 +43,8 @@ const std::array<Setting, 24> k_string_settings = {{
   {"NVFRESH_REMOTE_TLS_CLIENT_KEY", "remote_tls_client_key", &Config::remote_tls_client_key},
   {"NVFRESH_REMOTE_SIGNING_KEY", "remote_signing_key", &Config::remote_signing_key},
   {"NVFRESH_REMOTE_TRUSTED_KEYS", "remote_trusted_keys", &Config::remote_trusted_keys},
+  {"NVFRESH_REMOTE_COMPILE_BUDGET", "remote_compile_budget", &Config::remote_compile_budget},
+  {"NVFRESH_REMOTE_BUILD_BUDGET", "remote_build_budget", &Config::remote_build_budget},
   {"NVFRESH_SPACE_FLOOR", "space_floor", &Config::space_floor},
 }};
 

@@ -44,6 +44,11 @@
 //                                       every upload is signed with it (CI's)
 //   NVFRESH_REMOTE_TRUSTED_KEYS remote_trusted_keys  ed25519 public keys (PEM files, ':' between):
 //                                       only results one of them signed are served (default: all)
+//   NVFRESH_REMOTE_COMPILE_BUDGET remote_compile_budget  seconds one compile's remote lookups may
+//                                       take in all before it goes on locally (default 10)
+//   NVFRESH_REMOTE_BUILD_BUDGET remote_build_budget  seconds that compiles over their budget may
+//                                       lose in one build before the remote is off for the rest of
+//                                       it (default 30; cache/remote_budget.hpp)
 //   NVFRESH_SPACE_FLOOR    space_floor  sync warns when the build tree's file system has less free
 //                                       (default "2GiB,2%"; grammar in space/full_disk.cpp)
 #pragma once
@@ -80,10 +85,12 @@ struct Config {
   std::string remote_exec;  // "" means none
   std::string remote_exec_platform;
   std::string remote_exec_timeout;
-  std::string remote_signing_key;   // a file's path; the key never leaves it but for the helper
-  std::string remote_trusted_keys;  // paths, ':'-separated
-  std::string space_floor;          // "" means the default
-  std::string config_file;          // the file that was read, if any
+  std::string remote_signing_key;     // a file's path; the key never leaves it but for the helper
+  std::string remote_trusted_keys;    // paths, ':'-separated
+  std::string remote_compile_budget;  // seconds; "" means the default
+  std::string remote_build_budget;    // seconds; "" means the default
+  std::string space_floor;            // "" means the default
+  std::string config_file;            // the file that was read, if any
 };
 
 Config load_config(const Environment& env);

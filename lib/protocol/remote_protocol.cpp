@@ -203,7 +203,8 @@ nlohmann::json to_json(const HelperRequest& request)
                          {"tls_ca", request.tls_ca},
                          {"tls_client_cert", request.tls_client_cert},
                          {"tls_client_key", request.tls_client_key},
-                         {"trusted_keys", request.trusted_keys}};
+                         {"trusted_keys", request.trusted_keys},
+                         {"budget_deadline_ns", request.budget_deadline_ns}};
   if (request.verb == HelperVerb::get) {
     json["get"] = to_json(request.get);
     json["out_dir"] = request.out_dir;
@@ -238,6 +239,8 @@ HelperRequest helper_request_from_json(const nlohmann::json& json)
     optional_as<std::string>(json, "request", "tls_client_cert", k_text, {});
   request.tls_client_key = optional_as<std::string>(json, "request", "tls_client_key", k_text, {});
   request.trusted_keys = optional_as<StringList>(json, "request", "trusted_keys", k_list, {});
+  request.budget_deadline_ns =
+    optional_as<std::int64_t>(json, "request", "budget_deadline_ns", k_number, 0);
   read_verb_members(json, request);
   return request;
 }

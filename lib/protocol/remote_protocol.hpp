@@ -9,7 +9,7 @@
 //                  "remote": "grpc://host:port" | "grpcs://host:port", "instance": name,
 //                  "call_deadline_ms": n, "connect_deadline_ms": n, "digest_cache": file | "",
 //                  "tls_ca": file | "", "tls_client_cert": file | "", "tls_client_key": file | "",
-//                  "trusted_keys": [file ...],
+//                  "trusted_keys": [file ...], "budget_deadline_ns": n,
 //                  ( "get": action, "out_dir": dir                                        (get)
 //                  | "put": [ {"action": action, "outputs": {path: file},
 //                              "stdout": file, "stderr": file} ... ]                      (put)
@@ -34,16 +34,23 @@
 // The writer's signing key (reapi/result_signature.hpp) is not in the request either: the helper
 // reads its file from NVFRESH_REMOTE_SIGNING_KEY in its environment. "trusted_keys" are public.
 //
+// "budget_deadline_ns" (get; 0 or absent: none) is the end of the compile's budget for the remote
+// (cache/remote_budget.hpp), in CLOCK_MONOTONIC nanoseconds (one clock for every process of the
+// machine): every call's deadline is the sooner of its own and this, and no call starts after it.
+//
 // Exit status: 0 a hit, uploaded or executed (whatever the action's own exit code), 1 a miss, 2 an
 // error, 3 a request of another protocol version, 4 a result not signed by a trusted key (a miss
-// the launcher counts and names; only with "trusted_keys"); one line on stderr each time but for 0
-// and 1. The launcher takes 2 and 3 as a failure of the remote, never of the build.
+// the launcher counts and names; only with "trusted_keys"), 5 the compile's budget ran out before
+// the answer (only with "budget_deadline_ns"); one line on stderr each time but for 0 and 1. The
+// launcher takes 2 and 3 as a failure of the remote, never of the build; 5 as a slow remote.
 //
 // Version history (change the version with every change that an older peer would misread):
 //   1: the first versioned request. A request without "protocol_version" is version 0 (an nvfresh
 //      older than the helper) and is refused like any other version.
 //   2: the execute verb, and an Action's "platform" and "do_not_cache"; "trusted_keys" and exit
 //      status 4: a helper that ignored them would serve unsigned results.
+//   3: "budget_deadline_ns" and exit status 5: a helper that ignored it would wait past the
+//      compile's budget.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -58,7 +65,7 @@
 
 namespace nvfresh {
 
-inline constexpr int k_helper_protocol_version = 2;
+inline constexpr int k_helper_protocol_version = 3;
 
 // The largest output the helper fetches: more than nvfresh ever writes (the local cache keeps no
 // object larger, cache/object_cache.cpp). A result naming a larger one is refused before anything
@@ -70,6 +77,7 @@ inline constexpr int k_helper_miss = 1;
 inline constexpr int k_helper_error = 2;
 inline constexpr int k_helper_wrong_version = 3;
 inline constexpr int k_helper_untrusted = 4;
+inline constexpr int k_helper_over_budget = 5;
 
 // A document that breaks the contract: the message names the member ("request.put[1].stdout").
 class ProtocolError : public std::runtime_error {
@@ -136,6 +144,8 @@ struct HelperRequest {
   std::string tls_client_key;
   // get: the public keys (PEM files) whose signature a result must carry; none: every result
   std::vector<std::string> trusted_keys;
+  // get: when the compile's budget for the remote ends (CLOCK_MONOTONIC ns); 0: no budget
+  std::int64_t budget_deadline_ns = 0;
   HelperVerb verb = HelperVerb::get;
   ActionSpec get;  // get: the Action to look up (execute: to run), and where its outputs go
   std::string out_dir;

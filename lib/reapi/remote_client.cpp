@@ -212,7 +212,7 @@ RemoteClient::RemoteClient(const Endpoint& endpoint, ClientOptions options)
   m_stubs->channel =
     grpc::CreateCustomChannel(endpoint.target, channel_credentials(endpoint, m_options), arguments);
   if (!m_stubs->channel->WaitForConnected(std::chrono::system_clock::now() +
-                                          m_options.connect_deadline)) {
+                                          within_budget(m_options.connect_deadline))) {
     throw RemoteError(connect_failure(endpoint, m_options));
   }
   m_stubs->capabilities = v2::Capabilities::NewStub(m_stubs->channel);
@@ -242,9 +242,28 @@ void RemoteClient::authorize(grpc::ClientContext& context) const
   }
 }
 
+bool budget_spent(const ClientOptions& options)
+{
+  return options.budget_end != std::chrono::steady_clock::time_point{} &&
+         std::chrono::steady_clock::now() >= options.budget_end;
+}
+
+std::chrono::milliseconds RemoteClient::within_budget(std::chrono::milliseconds deadline) const
+{
+  if (m_options.budget_end == std::chrono::steady_clock::time_point{}) {
+    return deadline;
+  }
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(m_options.budget_end -
+                                                                 std::chrono::steady_clock::now());
+  if (left.count() <= 0) {
+    throw RemoteError("the compile's budget for the remote is spent");
+  }
+  return std::min(deadline, left);
+}
+
 void RemoteClient::prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const
 {
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  context.set_deadline(std::chrono::system_clock::now() + within_budget(deadline));
   authorize(context);
 }
 
@@ -523,8 +542,11 @@ std::int64_t RemoteClient::write_blobs(const std::map<BlobDigest, std::string>& 
 
 std::optional<std::string> RemoteClient::read_large(const BlobDigest& digest)
 {
-  grpc::ClientContext context;  // no deadline of its own: the guard's, per chunk
+  grpc::ClientContext context;  // no deadline of its own: the guard's, per chunk, and the budget's
   authorize(context);
+  if (m_options.budget_end != std::chrono::steady_clock::time_point{}) {
+    context.set_deadline(std::chrono::system_clock::now() + within_budget(std::chrono::hours(24)));
+  }
   bs::ReadRequest request;
   const std::string prefix = m_options.instance.empty() ? "" : m_options.instance + "/";
   request.set_resource_name(fmt::format("{}blobs/{}/{}", prefix, digest.hash, digest.size));

@@ -69,7 +69,14 @@ struct ClientOptions {
   // A blob larger than this is refused before anything of it is read (k_max_output_bytes: more
   // than nvfresh ever writes).
   std::int64_t max_blob_bytes = k_max_output_bytes;
+  // The end of the compile's budget for the remote (protocol/remote_protocol.hpp's
+  // budget_deadline_ns): every call's deadline is the sooner of its own and this one, and a call
+  // after it fails at once. The clock's epoch: no budget.
+  std::chrono::steady_clock::time_point budget_end{};
 };
+
+// Whether `options` has a budget and it is spent.
+bool budget_spent(const ClientOptions& options);
 
 // Sends gRPC's own log lines (a failed TLS handshake's, over two lines) nowhere: a failure is said
 // once, in nvfresh's words, with the last error gRPC logged (last_grpc_error). Call before any
@@ -111,8 +118,10 @@ private:
                           const std::map<BlobDigest, std::string>& blobs);
   std::vector<const std::pair<const BlobDigest, std::string>*> find_missing(
     const std::map<BlobDigest, std::string>& blobs);
-  // The deadline and the credentials of one call.
+  // The deadline and the credentials of one call: `deadline`, or less where the budget ends sooner.
   void prepare(grpc::ClientContext& context, std::chrono::milliseconds deadline) const;
+  // `deadline`, or what is left of the budget when that is less. Throws RemoteError when none is.
+  std::chrono::milliseconds within_budget(std::chrono::milliseconds deadline) const;
   // The credentials alone (the bearer token), for a call whose deadline is kept another way.
   void authorize(grpc::ClientContext& context) const;
 

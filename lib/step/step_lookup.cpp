@@ -1,5 +1,6 @@
 #include "step/step_lookup.hpp"
 
+#include "cache/remote_budget.hpp"
 #include "config/config.hpp"
 #include "step/step_report.hpp"
 #include "util/file_io.hpp"
@@ -29,6 +30,7 @@ void use_remote(CacheStorage& storage, const Config& config, const Environment& 
   }
   if (auto remote = remote_settings(config)) {
     storage.use_remote(std::move(*remote), root + "/remote-failed");
+    storage.set_budget_ledger(env_value(env, k_remote_ledger_variable));
   }
 }
 

@@ -21,6 +21,11 @@ fault of the server:
     hold          a working cache whose UpdateActionResult waits until the file
                   PORT_FILE.release exists (the test releases it), noting each call it holds by
                   creating PORT_FILE.held
+    delay         a working cache that answers every call right, but DELAY_SECONDS after it came:
+                  slow, yet within every call's deadline (5 s)
+
+Every call is noted as it comes, one line with its method's name ("GetActionResult"), in
+PORT_FILE.calls.
 
 Usage: fake_reapi.py FAULT PORT_FILE
 Listens on a free port of 127.0.0.1 and writes it to PORT_FILE (renamed into place); runs until
@@ -37,7 +42,9 @@ from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_p
 from buildgrid._protos.google.bytestream import bytestream_pb2 as bs
 from buildgrid._protos.google.rpc import code_pb2
 
-FAULTS = ("exhausted", "unavailable", "slow", "dies", "full", "truncate", "huge", "stall", "hold")
+FAULTS = ("exhausted", "unavailable", "slow", "dies", "full", "truncate", "huge", "stall", "hold",
+          "delay")
+DELAY_SECONDS = 1.5
 CLAIMED_SIZES = {"huge": 5 << 30, "stall": 1 << 30}  # what the first output of a result claims
 # nvfresh's client keeps 64 KiB of a batch for framing: a limit this small leaves no room for any
 # blob in a batch, so each goes through ByteStream.
@@ -64,6 +71,11 @@ class FakeServer:
         self.fault = fault
         self.port_file = port_file
         self.store = Store()
+        self.calls_lock = threading.Lock()
+
+    def note(self, method):
+        with self.calls_lock, open(self.port_file + ".calls", "a") as calls:
+            calls.write(f"{method}\n")
 
     def inject(self, context):
         if self.fault == "exhausted":
@@ -75,6 +87,8 @@ class FakeServer:
         if self.fault == "slow":
             while context.is_active():  # the client's deadline ends it
                 time.sleep(0.05)
+        if self.fault == "delay":
+            time.sleep(DELAY_SECONDS)
 
     # Capabilities
     def get_capabilities(self, request, context):
@@ -170,8 +184,12 @@ class FakeServer:
 
 def handlers(server):
     """The generic handlers of every service, each call going through the fault first."""
+    def method_name(method):
+        return "".join(word.capitalize() for word in method.__name__.split("_"))
+
     def guarded(method):
         def call(request, context):
+            server.note(method_name(method))
             server.inject(context)
             return method(request, context)
         return call
@@ -183,6 +201,7 @@ def handlers(server):
 
     def guarded_stream(method):
         def call(request, context):
+            server.note(method_name(method))
             server.inject(context)
             yield from method(request, context)
         return call

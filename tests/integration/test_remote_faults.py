@@ -29,6 +29,7 @@ class FakeServer:
         port_file = Path(work) / f"fake-{fault}.port"
         self.held = Path(f"{port_file}.held")        # hold: an upload is held
         self.release = Path(f"{port_file}.release")  # hold: the test lets the uploads through
+        self.calls = Path(f"{port_file}.calls")      # every call's method, as it came
         self.log_path = Path(work) / f"fake-{fault}.log"
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen([str(PYTHON), str(FAKE), fault, str(port_file)],
@@ -48,7 +49,7 @@ class FakeServer:
         self.log.close()
 
 
-class FaultsOfTheServer(CacheCase):
+class FakeServerCase(CacheCase):
     @classmethod
     def setUpClass(cls):
         if not PYTHON.exists():
@@ -62,6 +63,8 @@ class FaultsOfTheServer(CacheCase):
         self.addCleanup(server.stop)
         return server
 
+
+class FaultsOfTheServer(FakeServerCase):
     def two_kernels(self):
         files = {"a.cu": marked_source([f"// {self.id()}"], [("a", '"a1"', "host,dev")]),
                  "b.cu": marked_source([f"// {self.id()}"], [("b", '"b1"', "host,dev")])}
@@ -181,6 +184,89 @@ class FaultsOfTheServer(CacheCase):
         self.assertIn(stats["remote_errors"], (1, 2), stats)
         self.assertEqual((stats["remote_hits"], stats["remote_uploads"], stats["stores"]),
                          (0, 0, 2))
+
+
+class BudgetsForASlowServer(FakeServerCase):
+    """The "delay" server answers every call right, 1.5 s late (within every call's 5 s deadline):
+    the compile's and the build's budgets (NVFRESH_REMOTE_COMPILE_BUDGET, _BUILD_BUDGET) hold
+    it. Asserted on the lines, the counters and the calls the server noted, never on time."""
+
+    SLOW = "is slow: a compile's lookups took their whole budget of 2 s"
+    OFF = "the rest of this build compiles without it"
+
+    def kernels(self, count):
+        names = "abcdefgh"[:count]
+        files = {f"{n}.cu": marked_source([f"// {self.id()}"], [(n, f'"{n}1"', "host,dev")])
+                 for n in names}
+        return names, self.project([Target(f"k{n}", f"{n}.cu") for n in names], files)
+
+    def build_all(self, names, source, name, env, parallel):
+        """One build of a fresh tree: its nvfresh: lines, after checking every TU was compiled
+        with the right object."""
+        tree = self.tree(source, name, env=env)
+        result = harness.run(["cmake", "--build", str(tree.build_dir), "--parallel", str(parallel)],
+                             env=tree.merged_env(env))
+        wait_for_uploads(tree.merged_env(env))
+        output = (result.stdout + result.stderr).decode(errors="replace")
+        self.assertEqual(result.returncode, 0, output)
+        self.assertEqual({name: kind for kind, _, name, _ in events(tree.build_dir)},
+                         {f"{n}.cu.o": "compiled" for n in names})
+        for n in names:
+            self.assertEqual(markers(tree.object(f"{n}.cu.o"))[n], {f"{n}1"})
+        return [line for line in output.splitlines() if line.startswith("nvfresh:")]
+
+    @staticmethod
+    def lookups(server):
+        calls = server.calls.read_text().splitlines() if server.calls.exists() else []
+        return calls.count("GetActionResult")
+
+    def test_a_compile_over_its_budget_goes_on_locally(self):
+        # Each TU's manifest lookup takes 1.5 s of its 2 s; its cicc step's lookup is cut short at
+        # the budget's end, and its ptxas step's is not made.
+        server = self.serve("delay")
+        env = {"NVFRESH_REMOTE": server.url, "NVFRESH_REMOTE_COMPILE_BUDGET": "2"}
+        names, source = self.kernels(2)
+        lines = self.build_all(names, source, "build", env, parallel=2)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(f"the remote cache {server.url} {self.SLOW}", lines[0])
+        self.assertIn("NVFRESH_REMOTE_COMPILE_BUDGET", lines[0])
+        stats = cache_stats(self.env)
+        self.assertEqual((stats["remote_over_budget"], stats["remote_errors"], stats["stores"]),
+                         (2, 0, 2), stats)
+        # Two lookups a TU at most: the ptxas step's was never sent.
+        self.assertIn(self.lookups(server), range(2, 5))
+
+    def test_a_build_over_its_budget_turns_the_remote_off(self):
+        # One TU at a time: the first loses 2 s, under the build's 3.5 s; the second takes the sum
+        # past it, and the last two never ask (had they asked, they would be over budget too).
+        server = self.serve("delay")
+        env = {"NVFRESH_REMOTE": server.url, "NVFRESH_REMOTE_COMPILE_BUDGET": "2",
+               "NVFRESH_REMOTE_BUILD_BUDGET": "3.5"}
+        names, source = self.kernels(4)
+        lines = self.build_all(names, source, "build", env, parallel=1)
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn(self.SLOW, lines[0])
+        self.assertIn(f"the remote cache {server.url} is slow: compiles of this build lost ",
+                      lines[1])
+        self.assertIn("the build's budget of 3.5 s (NVFRESH_REMOTE_BUILD_BUDGET); " + self.OFF,
+                      lines[1])
+        stats = cache_stats(self.env)
+        self.assertEqual((stats["remote_over_budget"], stats["remote_errors"], stats["stores"]),
+                         (2, 0, 4), stats)
+        self.assertIn(self.lookups(server), range(2, 5))
+
+    def test_a_budget_large_enough_is_served_by_the_slow_server(self):
+        server = self.serve("delay")
+        env = {"NVFRESH_REMOTE": server.url, "NVFRESH_REMOTE_COMPILE_BUDGET": "60"}
+        names, source = self.kernels(1)
+        self.assertEqual(self.build_all(names, source, "build-a", env, parallel=1), [])
+        self.assertEqual(cache_stats(self.env)["remote_uploads"], 1)
+        other = dict(env, NVFRESH_CACHE_DIR=str(self.root / "cache-b"))
+        tree = self.tree(source, "build-b", env=other)
+        self.assertEqual(self.build(tree, other), {"a.cu.o": "served"})
+        stats = cache_stats(other)
+        self.assertEqual((stats["remote_hits"], stats["remote_over_budget"],
+                          stats["remote_errors"]), (1, 0, 0), stats)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,16 @@ public:
     std::map<std::string, std::string> steps;   // by the step Action as JSON
     bool failing = false;                       // every call throws RemoteFailure
     std::string untrusted;  // not "": every call throws RemoteUntrusted with it (a reader's keys)
-    int calls = 0;          // calls made, failed ones included
-    int uploads = 0;        // publish and publish_step calls
+    // >= 0: every call throws RemoteOverBudget, the first of them newly over, with this much spent
+    std::int64_t over_budget_ns = -1;
+    int calls = 0;    // calls made, failed ones included
+    int uploads = 0;  // publish and publish_step calls
   };
 
   explicit FakeRemote(State& state) : m_state(state) {}
 
   const RemoteSettings& settings() const override { return m_state.settings; }
+  void set_budget_ledger(std::string file) override { m_state.settings.budget_ledger = file; }
 
   std::optional<Manifest> fetch_manifest(const ActionSpec& action,
                                          std::int64_t& bytes_down) override
@@ -86,6 +89,11 @@ private:
     if (!m_state.untrusted.empty()) {
       throw RemoteUntrusted(m_state.untrusted);
     }
+    if (m_state.over_budget_ns >= 0) {
+      const bool newly_over = !m_over;
+      m_over = true;
+      throw RemoteOverBudget("the fake remote is slow", newly_over, m_state.over_budget_ns);
+    }
   }
   template <typename T>
   static std::optional<T> found(const std::map<std::string, T>& held, const ActionSpec& action,
@@ -100,6 +108,7 @@ private:
   }
 
   State& m_state;
+  bool m_over = false;  // a call of this compile went over its budget
 };
 
 }  // namespace nvfresh::test

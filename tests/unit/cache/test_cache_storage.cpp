@@ -357,3 +357,53 @@ TEST_CASE("storage: a full local disk while keeping what the remote sent is not 
   }));
   CHECK_FALSE(storage.remote_usable());
 }
+
+TEST_CASE("storage: a compile over its remote budget is a miss, counted once, the remote kept",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.settings.build_budget_ns = 10'000'000'000;
+  remote.over_budget_ns = 2'000'000'000;
+  const std::string marker = dir.path("records/remote-failed");
+  std::filesystem::create_directories(dir.path("records"));
+  CacheStorage storage = storage_with(dir, "cache", remote, marker);
+  const Digest key = hash_bytes("a step");
+
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  CHECK(storage.local().counters()[CacheCounter::remote_over_budget] == 1);
+  CHECK(storage.local().counters()[CacheCounter::remote_errors] == 0);
+  // Not a failure: the next compile asks the remote again.
+  CHECK_FALSE(already_this_build(marker));
+  CacheStorage next = storage_with(dir, "cache", remote, marker);
+  CHECK(next.remote_usable());
+}
+
+TEST_CASE("storage: compiles over budget that lose the build's budget turn the remote off for "
+          "the build",
+          "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  remote.settings.build_budget_ns = 5'000'000'000;
+  remote.over_budget_ns = 2'000'000'000;
+  const std::string marker = dir.path("records/remote-failed");
+  std::filesystem::create_directories(dir.path("records"));
+  const Digest key = hash_bytes("a step");
+  for (int compile = 0; compile < 2; ++compile) {  // 4 s lost: under the build's 5 s
+    CacheStorage storage = storage_with(dir, "cache", remote, marker);
+    CHECK(storage.remote_usable());
+    CHECK_FALSE(storage.fetch_step(key, k_arguments));
+  }
+  CHECK_FALSE(already_this_build(marker));
+  CacheStorage third = storage_with(dir, "cache", remote, marker);
+  CHECK_FALSE(third.fetch_step(key, k_arguments));  // 6 s: over
+  CHECK(already_this_build(marker));
+  CHECK_FALSE(third.remote_usable());
+  const int calls = remote.calls;
+  CacheStorage fourth = storage_with(dir, "cache", remote, marker);
+  CHECK_FALSE(fourth.fetch_step(key, k_arguments));
+  CHECK(remote.calls == calls);
+  CHECK(third.local().counters()[CacheCounter::remote_over_budget] == 3);
+}

@@ -120,6 +120,22 @@ TEST_CASE("a remote is set by NVFRESH_REMOTE, read-only by NVFRESH_REMOTE_READ_O
   CHECK(settings->read_only);
 }
 
+TEST_CASE("the remote's budgets are NVFRESH_REMOTE_COMPILE_BUDGET and _BUILD_BUDGET, in seconds")
+{
+  Config config;
+  config.remote = "grpc://127.0.0.1:50051";
+  CHECK(remote_settings(config)->compile_budget_ns == k_default_compile_budget_ns);
+  CHECK(remote_settings(config)->build_budget_ns == k_default_build_budget_ns);
+  config.remote_compile_budget = "2";
+  config.remote_build_budget = "0.5";
+  CHECK(remote_settings(config)->compile_budget_ns == 2'000'000'000);
+  CHECK(remote_settings(config)->build_budget_ns == 500'000'000);
+  CHECK(remote_settings(config)->refusal.empty());
+  config.remote_build_budget = "half a minute";
+  CHECK(remote_settings(config)->refusal.find("NVFRESH_REMOTE_BUILD_BUDGET='half a minute'") !=
+        std::string::npos);
+}
+
 TEST_CASE("remote execution is set by NVFRESH_REMOTE_EXEC, with the remote's instance")
 {
   Config config;

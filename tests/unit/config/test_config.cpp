@@ -78,3 +78,15 @@ TEST_CASE("a team cache dir is declared by NVFRESH_CACHE_SHARED or cache_shared"
   REQUIRE_FALSE(
     is_true(load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_CACHE_SHARED", "0"}}).cache_shared));
 }
+
+TEST_CASE("the remote's budgets come from the environment or the config file", "[config]")
+{
+  test::TempDir dir;
+  auto file = dir.write("nvfresh.conf", "remote_compile_budget = 3\nremote_build_budget = 60\n");
+  const Config from_file = load_config({{"NVFRESH_CONFIG", file}});
+  CHECK(from_file.remote_compile_budget == "3");
+  CHECK(from_file.remote_build_budget == "60");
+  const Config env_wins =
+    load_config({{"NVFRESH_CONFIG", file}, {"NVFRESH_REMOTE_COMPILE_BUDGET", "1.5"}});
+  CHECK(env_wins.remote_compile_budget == "1.5");
+}
