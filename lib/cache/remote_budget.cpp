@@ -90,8 +90,7 @@ std::int64_t budget_left_ns(std::int64_t budget_ns, const LedgerState& state)
   return state.over ? 0 : std::max<std::int64_t>(budget_ns - state.spent_ns, 0);
 }
 
-LedgerState after_lookup(LedgerState state, std::int64_t took_ns, bool ran_out,
-                         std::int64_t budget_ns)
+LedgerState after_lookup(LedgerState state, std::int64_t took_ns, bool ran_out)
 {
   state.spent_ns += std::max<std::int64_t>(took_ns, 0);
   state.over = state.over || ran_out;
@@ -110,11 +109,11 @@ LedgerState read_ledger(const std::string& file)
 }
 
 LedgerState record_lookup(const std::string& file, std::int64_t took_ns, bool ran_out,
-                          std::int64_t budget_ns, bool* newly_over)
+                          bool* newly_over)
 {
   const int fd = open_locked(file);
   const LedgerState before = fd < 0 ? LedgerState{} : parse_ledger(read_all(fd));
-  const LedgerState after = after_lookup(before, took_ns, ran_out, budget_ns);
+  const LedgerState after = after_lookup(before, took_ns, ran_out);
   if (fd >= 0) {
     replace_all(fd, format_ledger(after));
     close(fd);

@@ -52,15 +52,14 @@ std::int64_t budget_left_ns(std::int64_t budget_ns, const LedgerState& state);
 // `state` after a lookup that took `took_ns`: over when the lookup ran out of the budget (one that
 // took the rest and got its answer is not: the next lookup finds nothing left, and is the one that
 // goes over, counted and said).
-LedgerState after_lookup(LedgerState state, std::int64_t took_ns, bool ran_out,
-                         std::int64_t budget_ns);
+LedgerState after_lookup(LedgerState state, std::int64_t took_ns, bool ran_out);
 
 // The ledger file `file` (missing or unreadable: nothing spent).
 LedgerState read_ledger(const std::string& file);
 // Records a lookup in `file` under a lock (concurrent steps of one compile share it). Returns the
 // state after it, and `newly_over` true for the one lookup that turned it over.
 LedgerState record_lookup(const std::string& file, std::int64_t took_ns, bool ran_out,
-                          std::int64_t budget_ns, bool* newly_over);
+                          bool* newly_over);
 
 // The time over-budget compiles of one build lost, after one more lost `lost_ns`.
 struct BuildSum {

@@ -395,7 +395,7 @@ int RemoteCache::run_within_budget(HelperRequest& request, const std::string& di
   const std::int64_t left = budget_left_ns(budget, read_ledger(ledger));
   bool newly_over = false;
   if (left <= 0) {
-    const LedgerState state = record_lookup(ledger, 0, true, budget, &newly_over);
+    const LedgerState state = record_lookup(ledger, 0, true, &newly_over);
     throw RemoteOverBudget("the compile's budget for the remote is spent: not asked", newly_over,
                            state.spent_ns);
   }
@@ -414,15 +414,14 @@ int RemoteCache::run_within_budget(HelperRequest& request, const std::string& di
     ran_out = monotonic_now_ns() >= request.budget_deadline_ns;  // its time limit, at the budget
     why = error.what();
     if (!ran_out) {
-      record_lookup(ledger, monotonic_now_ns() - start, false, budget, &newly_over);
+      record_lookup(ledger, monotonic_now_ns() - start, false, &newly_over);
       throw;
     }
   } catch (...) {  // untrusted, or the scratch files: the time is spent all the same
-    record_lookup(ledger, monotonic_now_ns() - start, false, budget, &newly_over);
+    record_lookup(ledger, monotonic_now_ns() - start, false, &newly_over);
     throw;
   }
-  const LedgerState state =
-    record_lookup(ledger, monotonic_now_ns() - start, ran_out, budget, &newly_over);
+  const LedgerState state = record_lookup(ledger, monotonic_now_ns() - start, ran_out, &newly_over);
   if (ran_out) {
     throw RemoteOverBudget(
       fmt::format("the compile's budget for the remote ran out{}", why.empty() ? "" : ": " + why),

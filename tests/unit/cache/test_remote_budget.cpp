@@ -25,20 +25,20 @@ TEST_CASE("remote budget: a compile's ledger leaves what its lookups did not tak
   constexpr std::int64_t budget = 5'000'000'000;
   LedgerState state;
   CHECK(budget_left_ns(budget, state) == budget);
-  state = after_lookup(state, 1'500'000'000, false, budget);
+  state = after_lookup(state, 1'500'000'000, false);
   CHECK(budget_left_ns(budget, state) == 3'500'000'000);
   CHECK_FALSE(state.over);
-  state = after_lookup(state, 3'000'000'000, false, budget);
+  state = after_lookup(state, 3'000'000'000, false);
   CHECK(budget_left_ns(budget, state) == 500'000'000);
   // A lookup that ran out is over, whatever the clock said it took.
-  LedgerState ran_out = after_lookup(state, 100'000'000, true, budget);
+  LedgerState ran_out = after_lookup(state, 100'000'000, true);
   CHECK(ran_out.over);
   CHECK(budget_left_ns(budget, ran_out) == 0);
   // One that took the rest and got its answer leaves nothing: the next is the one over.
-  CHECK_FALSE(after_lookup(state, 500'000'000, false, budget).over);
-  CHECK(budget_left_ns(budget, after_lookup(state, 900'000'000, false, budget)) == 0);
+  CHECK_FALSE(after_lookup(state, 500'000'000, false).over);
+  CHECK(budget_left_ns(budget, after_lookup(state, 900'000'000, false)) == 0);
   // A clock that went back adds nothing.
-  CHECK(after_lookup(state, -5, false, budget).spent_ns == state.spent_ns);
+  CHECK(after_lookup(state, -5, false).spent_ns == state.spent_ns);
   // A zero budget leaves nothing.
   CHECK(budget_left_ns(0, LedgerState{}) == 0);
 }
@@ -62,14 +62,14 @@ TEST_CASE("remote budget: lookups of one compile add up in its ledger file, over
   constexpr std::int64_t budget = 2'000'000'000;
   CHECK(read_ledger(ledger).spent_ns == 0);
   bool newly_over = true;
-  record_lookup(ledger, 1'200'000'000, false, budget, &newly_over);
+  record_lookup(ledger, 1'200'000'000, false, &newly_over);
   CHECK_FALSE(newly_over);
   CHECK(read_ledger(ledger).spent_ns == 1'200'000'000);
   // Another process of the compile (a step) reads the same file.
   CHECK(budget_left_ns(budget, read_ledger(ledger)) == 800'000'000);
-  record_lookup(ledger, 800'000'000, true, budget, &newly_over);
+  record_lookup(ledger, 800'000'000, true, &newly_over);
   CHECK(newly_over);
-  record_lookup(ledger, 0, true, budget, &newly_over);
+  record_lookup(ledger, 0, true, &newly_over);
   CHECK_FALSE(newly_over);
   CHECK(read_ledger(ledger).over);
   CHECK(read_ledger(ledger).spent_ns == 2'000'000'000);
