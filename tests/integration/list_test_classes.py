@@ -10,7 +10,8 @@ installed then), and a file that cannot be imported here: one entry for the whol
 empty class field.
 Labels (ctest -L / -LE select by them):
     real_nvcc  the file runs the real nvcc (names it)
-    cmake      the file configures or builds CMake projects (project.py, or cmake -S/--build)
+    cmake      the file configures or builds CMake projects (project.py, cmake_detection.py, or
+               cmake -S/--build)
     slow       the file's name ends in _slow
 A class may add labels with a class attribute `ctest_labels = ("slow", ...)`.
 """
@@ -28,7 +29,7 @@ def file_labels(path, text):
     labels = []
     if "nvcc" in text:
         labels.append("real_nvcc")
-    if re.search(r'^import project|^from project|"cmake", "-S"|"cmake", "--build"', text, re.M):
+    if re.search(r'^import (?:project|cmake_detection)|^from project|"cmake", "-S"|"cmake", "--build"', text, re.M):
         labels.append("cmake")
     if path.stem.endswith("_slow"):
         labels.append("slow")

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cmake_detection
 import harness
 
 TWO_DAYS_NS = 2 * 24 * 3600 * 1_000_000_000
@@ -175,8 +176,9 @@ class BuildResult:
 class BuildTree:
     """One configured build tree of a project; build() reports which CUDA objects it compiled."""
 
-    def __init__(self, source_dir, build_dir, tool, cache_args=(), env=None):
+    def __init__(self, source_dir, build_dir, tool, cache_args=(), env=None, detect_fresh=False):
         self.source_dir = Path(source_dir)
+        self.detect_fresh = detect_fresh  # True: CMake detects the compiler anew (cmake_detection.py)
         self.build_dir = Path(build_dir)
         self.tool = tool
         self.cache_args = list(cache_args)
@@ -192,12 +194,14 @@ class BuildTree:
 
     def configure(self):
         nvfresh_cmake = harness.nvfresh_cmake()
-        args = ["cmake", "-S", str(self.source_dir), "-B", str(self.build_dir), "-G", self.tool.generator,
+        args = ["-S", str(self.source_dir), "-B", str(self.build_dir), "-G", self.tool.generator,
                 f"-DCMAKE_MAKE_PROGRAM={self.tool.make_program}",
                 f"-DCMAKE_PROJECT_INCLUDE={nvfresh_cmake}",
                 f"-DNVFRESH_EXECUTABLE={harness.nvfresh_bin()}",
                 "-DCMAKE_CUDA_ARCHITECTURES=80"] + self.cache_args
-        harness.run(args, env=self.env, check=True)
+        if self.detect_fresh:
+            return harness.run(["cmake", *args], env=self.env, check=True)
+        return cmake_detection.seeded_configure(self.source_dir, self.build_dir, args, env=self.env)
 
     def merged_env(self, env):
         merged = dict(self.env)

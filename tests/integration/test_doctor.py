@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 
+import cmake_detection
 import harness
 import project
 
@@ -35,13 +36,13 @@ CHECKS = ["compiles", "launcher", "last-build", "sync", "tracer", "records", "ca
 
 def configure(work, name, tool, extra=(), source=EXAMPLE, module=True, executable=None):
     build = work / name
-    args = ["cmake", "-S", str(source), "-B", str(build), "-G", tool.generator,
+    args = ["-S", str(source), "-B", str(build), "-G", tool.generator,
             f"-DCMAKE_MAKE_PROGRAM={tool.make_program}", "-DCMAKE_CUDA_ARCHITECTURES=80",
             *extra]
     if module:
         args += [f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
                  f"-DNVFRESH_EXECUTABLE={executable or harness.nvfresh_bin()}"]
-    harness.run(args, check=True)
+    cmake_detection.seeded_configure(source, build, args)
     return build
 
 

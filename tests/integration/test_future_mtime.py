@@ -13,6 +13,7 @@ import os
 import time
 import unittest
 
+import cmake_detection
 import harness
 
 CMAKE_LISTS = """\
@@ -33,10 +34,11 @@ class FutureMtime(unittest.TestCase):
         future = time.time_ns() + 3600 * 1_000_000_000
         os.utime(header, ns=(future, future))
         build = work / "build"
-        harness.run(["cmake", "-S", str(work), "-B", str(build), "-G", "Ninja",
-                     f"-DCMAKE_CUDA_COMPILER={nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=80",
-                     f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
-                     f"-DNVFRESH_EXECUTABLE={nvfresh}"], check=True)
+        cmake_detection.seeded_configure(work, build, [
+            "-S", str(work), "-B", str(build), "-G", "Ninja",
+            f"-DCMAKE_CUDA_COMPILER={nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=80",
+            f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
+            f"-DNVFRESH_EXECUTABLE={nvfresh}"])
         first = harness.run(["cmake", "--build", str(build)], check=True).stdout.decode()
         self.assertIn("a.cu.o", first)
         for _ in range(2):

@@ -8,6 +8,7 @@ for real in ReasonKinds (plain nvfresh nvcc compiles, and one CMake build for re
 import json
 from pathlib import Path
 
+import cmake_detection
 import harness
 
 NVCC = harness.require_nvcc()
@@ -53,10 +54,11 @@ class ProviderBuild:
             harness.write(self.src / name, text)
         harness.write(self.src / "CMakeLists.txt", CMAKELISTS)
         self.build = self.root / "build"
-        harness.run(["cmake", "-S", str(self.src), "-B", str(self.build), "-G", generator,
-                     "-DCMAKE_CUDA_ARCHITECTURES=80", f"-DCMAKE_CUDA_COMPILER={NVCC}",
-                     f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
-                     f"-DNVFRESH_EXECUTABLE={NVFRESH}"], check=True)
+        cmake_detection.seeded_configure(self.src, self.build, [
+            "-S", str(self.src), "-B", str(self.build), "-G", generator,
+            "-DCMAKE_CUDA_ARCHITECTURES=80", f"-DCMAKE_CUDA_COMPILER={NVCC}",
+            f"-DCMAKE_PROJECT_INCLUDE={SOURCE_DIR}/cmake/nvfresh.cmake",
+            f"-DNVFRESH_EXECUTABLE={NVFRESH}"])
 
     def cmake_build(self, *args):
         return harness.run(["cmake", "--build", str(self.build), "-j2", *args], check=True)

@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+import cmake_detection
 import harness
 
 # These tests judge the skip and the record (compiled vs skipped); the object cache would serve
@@ -717,9 +718,10 @@ class CMakeLevel(harness.unittest.TestCase):
 
     def configure(self, generator):
         build = self.root / ("build-" + generator.split()[0].lower())
-        harness.run(["cmake", "-S", str(self.src), "-B", str(build), "-G", generator,
-                     f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
-                     f"-DNVFRESH_EXECUTABLE={NVFRESH}", f"-DCMAKE_CUDA_COMPILER={NVCC}"], check=True)
+        cmake_detection.seeded_configure(self.src, build, [
+            "-S", str(self.src), "-B", str(build), "-G", generator,
+            f"-DCMAKE_PROJECT_INCLUDE={harness.nvfresh_cmake()}",
+            f"-DNVFRESH_EXECUTABLE={NVFRESH}", f"-DCMAKE_CUDA_COMPILER={NVCC}"])
         return build
 
     def build(self, build):
