@@ -5,6 +5,7 @@ Launchers set at configure time and changed compiler wrappers never reuse a dete
 """
 import os
 import re
+import shutil
 
 import cmake_detection
 import harness
@@ -56,12 +57,10 @@ def cache_entries(tree):
     return sorted(line for line in text.splitlines() if line and not line.startswith(("#", "//")))
 
 
-class SeededLikeDetected:
-    TOOL = None
-
+class SeededLikeDetected(project.WorkDirPerClass):
     @classmethod
     def setUpClass(cls):
-        cls.work = harness.make_workdir("nvfresh-cmake-detection-")
+        cls.make_work_dir("nvfresh-cmake-detection-")
         cls.source = project.write_project(cls.work / "src", [], FILES)
         harness.write(cls.source / "CMakeLists.txt", CMAKE_LISTS)
         os.environ["NVFRESH_TEST_CMAKE_DETECTION_DIR"] = str(cls.work / "kept")
@@ -73,6 +72,7 @@ class SeededLikeDetected:
     @classmethod
     def tearDownClass(cls):
         os.environ.pop("NVFRESH_TEST_CMAKE_DETECTION_DIR", None)
+        super().tearDownClass()
 
     def test_the_first_tree_detects_and_the_second_skips_the_probes(self):
         for line in PROBE_LINES:
@@ -105,6 +105,7 @@ class NeverReused(harness.unittest.TestCase):
 
     def test_a_rewritten_host_compiler_wrapper_is_another_detection(self):
         work = harness.make_workdir("nvfresh-cmake-detection-key-")
+        self.addCleanup(shutil.rmtree, work.parent, ignore_errors=True)
         source = project.write_project(work / "src", [Target("plain", "plain.cu")], FILES)
         wrapper = project.write_script(work / "g++-wrapper", "#!/bin/sh\nexec g++ \"$@\"\n")
         args = [f"-DCMAKE_CUDA_HOST_COMPILER={wrapper}"]
