@@ -10,7 +10,8 @@ a miss) and a fresh build dir:
   local    `nvfresh nvcc`: the steps run here and are stored
   remote   `nvfresh nvcc` with NVFRESH_REMOTE_EXEC: the steps run on casd's worker and are stored;
            the first remote run uploads the inputs, later ones find most blobs there
-Prints medians of wall time and of the CPU time of this machine's processes (casd and its worker
+Each run's local and remote objects must equal the plain one (`nvfresh compare`: the bytes, nvcc's
+tmpxft stem aside), or the script stops with the comparison's report. Prints medians of wall time and of the CPU time of this machine's processes (casd and its worker
 excluded: they are the "remote"), and per remote step (the debug log's "ran remotely in N ms: B
 bytes sent, F fetched"): the time from asking to having the outputs, and the bytes sent and fetched.
 On one machine the worker shares the cores: this measures the overhead of shipping a step, not
@@ -21,6 +22,7 @@ usage: bench/remote_exec.py [--runs 3] [--jobs 4] [--cutlass] [--keep]
 import argparse
 import re
 import statistics
+import subprocess
 import sys
 
 import benchlib
@@ -39,6 +41,19 @@ def compile_command(nvcc, root, cutlass):
     if cutlass:
         return step_cache.fmha_compile(nvcc, root, ["80", "90"])
     return [nvcc, *ARCHS, "-I", str(root), "-c", str(root / "k.cu"), "-o", "k.o"]
+
+
+def object_name(cutlass):
+    return "fmha.o" if cutlass else "k.o"
+
+
+def check_equal(nvfresh, plain, built, name):
+    """Stops the bench when `built` (nvfresh's object, `name` run) is not the plain nvcc's."""
+    compared = subprocess.run([nvfresh, "compare", str(built), str(plain)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, check=False)
+    if compared.returncode != 0:
+        raise SystemExit(f"remote_exec: the {name} object differs from plain nvcc's:\n"
+                         + compared.stdout.decode(errors="replace"))
 
 
 def prepare(root, cutlass):
@@ -82,6 +97,12 @@ def main():
                         env["NVFRESH_REMOTE_EXEC"] = server.url
                     cmd = command if name == "plain" else [nvfresh, *command]
                     times[name].append(benchlib.timed(cmd, cwd=build, env=env, bench="remote_exec"))
+                    built = build / object_name(args.cutlass)
+                    if name == "plain":
+                        plain = root / f"plain-{run}.o"
+                        plain.write_bytes(built.read_bytes())
+                    else:
+                        check_equal(nvfresh, plain, built, name)
                     if name == "remote":
                         found = REMOTE_RE.findall(log.read_text(errors="replace"))
                         if len(found) != 4:
@@ -90,6 +111,7 @@ def main():
                         steps.append((run, found))
         finally:
             server.stop()
+    print(f"  every local and remote object equals plain nvcc's ({args.runs} runs)")
     for name, values in times.items():
         walls, cpus = [w for w, _ in values], [c for _, c in values]
         print(f"  {name:<7} wall median {statistics.median(walls):6.2f} s "
