@@ -12,7 +12,8 @@ packages=(cmake ninja-build g++
           libboost1.81-dev libboost-filesystem1.81-dev libfmt-dev libxxhash-dev
           libcli11-dev nlohmann-json3-dev libzstd-dev liblz4-dev
           # the remote cache's client (nvfresh-remote): gRPC, protobuf, the REAPI .proto files
-          # (bazel-bootstrap-source), SHA-256 (OpenSSL's libcrypto)
+          # (bazel-bootstrap-source), SHA-256 (OpenSSL's libcrypto); pkg-config for gRPC's CMake
+          # package, which finds re2 through it
           libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
           bazel-bootstrap-source libssl-dev pkg-config)
 "$repo/scripts/install_apt_packages.sh" --no-install-recommends install_deps "${packages[@]}"
