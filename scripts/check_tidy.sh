@@ -49,7 +49,10 @@
 # exited 0 for it and printed nothing but "N warnings generated." (run-clang-tidy calls a small
 # wrapper that keeps each file's exit status and output), (2) its key, taken again after the run,
 # is the same, and (3) no file in its key changed (mtime or ctime) since 1 s before the keys were
-# started (the kernel's file clock is coarse).
+# started (the kernel's file clock is coarse). compile_commands.json is held by its commands, which
+# are in the key, taken before and after, not by its mtime: every configure rewrites it, and
+# test.sh's tidy stage configures (scripts/build.sh) just before the keys are taken, so holding its
+# mtime kept the cache from ever storing a verdict there.
 # Left out, knowingly: a file that __has_include() finds but that is not included (-M does not
 # list it); the text of __FILE__, which differs between clones (no enabled check reads it); a
 # header created and removed again while clang-tidy runs; the CUDA installation clang's driver
@@ -299,7 +302,7 @@ class Keyer:
             key.add("dep", paths(dep))
             key.add("header filter", "1" if filter_regex and filter_regex.search(dep) else "0")
             key.add("bytes", self.files.digest(dep))
-        return key.hexdigest(), [self.s["database"], *configs, *deps]
+        return key.hexdigest(), [*configs, *deps]
 
 
 def marker_path(cache, key):
@@ -309,7 +312,6 @@ def marker_path(cache, key):
 def settings_from_env(state_dir):
     env = os.environ
     return {"repo": env["NVFRESH_TIDY_REPO"], "build": env["NVFRESH_TIDY_BUILD"],
-            "database": os.path.join(env["NVFRESH_TIDY_BUILD"], "compile_commands.json"),
             "cache": os.path.join(env["NVFRESH_TIDY_CACHE_DIR"], "v1"),
             "version": env["NVFRESH_TIDY_VERSION"], "clang_tidy": env["NVFRESH_TIDY_BINARY"],
             "clang": env["NVFRESH_TIDY_CLANG"], "runner": env["NVFRESH_TIDY_RUNNER"],

@@ -148,6 +148,17 @@ class TidyCache(unittest.TestCase):
             script.write("# an edit to the script itself\n")
         self.assertEqual(counts(tree.check()[1]), (0, 3))
 
+    def test_a_configure_just_before_still_stores(self):
+        # test.sh's tidy stage configures (scripts/build.sh) right before the keys are taken, and
+        # a configure rewrites compile_commands.json with the same commands: the verdicts are
+        # still stored, since the commands, not the file's mtime, are in the key.
+        tree = self.tree("nvfresh")
+        time.sleep(SETTLE_S)
+        tree.write_database()
+        self.assertEqual(counts(tree.check()[1]), (0, 3))
+        tree.write_database()
+        self.assertEqual(counts(tree.check()[1]), (3, 0))
+
     def test_a_new_header_that_shadows_another_reruns_its_file(self):
         # c.cpp includes "gen/generated.hpp" from build/ (the second -I); the same bytes in lib/
         # (the first -I) are now what the compiler reads: no manifest of old names may serve it.
