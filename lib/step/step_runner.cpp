@@ -180,6 +180,14 @@ StepEnding run_and_keep(const StepPlan& plan, const StepContext& context, Proces
 
 StepEnding carry_out(const StepPlan& plan, const StepContext& context, ProcessRunner& runner)
 {
+  if (plan.action != StepPlan::Action::run_plainly &&
+      (context.storage == nullptr || context.hasher == nullptr || context.inputs == nullptr)) {
+    // gather_and_plan gives a plan that serves or stores only with the storage it needs; a
+    // caller that breaks this gets the tool run plainly, never a null dereference
+    log::info("step {} runs plainly: its plan came without the step cache's storage",
+              context.step.tool);
+    return {StepEnding::Kind::exec_tool, {}};
+  }
   try {
     switch (plan.action) {
     case StepPlan::Action::run_plainly: return run_plainly(plan, context);

@@ -98,6 +98,23 @@ TEST_CASE("step_runner: a hit whose trace cannot be sent runs the tool plainly",
   CHECK_FALSE(try_read_file(bench.output));  // nothing written: the real tool writes it
 }
 
+TEST_CASE("step_runner: a hit or a miss without the cache's storage execs the tool", "[step]")
+{
+  Bench bench;
+  StepLookup lookup;
+  lookup.local = bench.entry("served ptx");
+  lookup.local_holds = true;
+  for (const StepPlan& plan : {plan_step(k_key, lookup, bench.inputs, {}), miss()}) {
+    const StepEnding ending = carry_out(
+      plan,
+      {bench.step, bench.env, bench.report, bench.sink, nullptr, &bench.hasher, &bench.inputs},
+      bench.runner);
+    CHECK(ending.kind == StepEnding::Kind::exec_tool);
+    CHECK(bench.runner.program_runs == 0);  // exec'd by end_step, not run here
+  }
+  CHECK_FALSE(try_read_file(bench.output));
+}
+
 TEST_CASE("step_runner: a miss runs the tool and stores its run", "[step]")
 {
   Bench bench;
