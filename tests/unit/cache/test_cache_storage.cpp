@@ -59,6 +59,22 @@ bool always(const StepEntry&)
   return true;
 }
 
+// A remote each of whose lookups runs a compile over its budget, losing 2 s, under `build_budget_ns`.
+test::FakeRemote::State over_budget_remote(std::int64_t build_budget_ns)
+{
+  test::FakeRemote::State remote;
+  remote.settings.build_budget_ns = build_budget_ns;
+  remote.over_budget_ns = 2'000'000'000;
+  return remote;
+}
+
+// The build's failure marker in the records dir of `dir`.
+std::string records_marker(const test::TempDir& dir)
+{
+  std::filesystem::create_directories(dir.path("records"));
+  return dir.path("records/remote-failed");
+}
+
 }  // namespace
 
 TEST_CASE("storage: a local hit never asks the remote", "[cache]")
@@ -362,11 +378,8 @@ TEST_CASE("storage: a compile over its remote budget is a miss, counted once, th
           "[cache]")
 {
   test::TempDir dir;
-  test::FakeRemote::State remote;
-  remote.settings.build_budget_ns = 10'000'000'000;
-  remote.over_budget_ns = 2'000'000'000;
-  const std::string marker = dir.path("records/remote-failed");
-  std::filesystem::create_directories(dir.path("records"));
+  test::FakeRemote::State remote = over_budget_remote(10'000'000'000);
+  const std::string marker = records_marker(dir);
   CacheStorage storage = storage_with(dir, "cache", remote, marker);
   const Digest key = hash_bytes("a step");
 
@@ -385,11 +398,8 @@ TEST_CASE("storage: compiles over budget that lose the build's budget turn the r
           "[cache]")
 {
   test::TempDir dir;
-  test::FakeRemote::State remote;
-  remote.settings.build_budget_ns = 5'000'000'000;
-  remote.over_budget_ns = 2'000'000'000;
-  const std::string marker = dir.path("records/remote-failed");
-  std::filesystem::create_directories(dir.path("records"));
+  test::FakeRemote::State remote = over_budget_remote(5'000'000'000);
+  const std::string marker = records_marker(dir);
   const Digest key = hash_bytes("a step");
   for (int compile = 0; compile < 2; ++compile) {  // 4 s lost: under the build's 5 s
     CacheStorage storage = storage_with(dir, "cache", remote, marker);
