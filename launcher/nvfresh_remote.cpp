@@ -69,16 +69,21 @@ std::string pem_file(const std::string& file)
   return file.empty() ? std::string() : read_whole(file);
 }
 
+// The compile's budget end the request names, as the client keeps it (none: the epoch, no budget).
+std::chrono::steady_clock::time_point budget_end(const HelperRequest& request)
+{
+  return request.budget_deadline_ns > 0 ? std::chrono::steady_clock::time_point(
+                                            std::chrono::nanoseconds(request.budget_deadline_ns))
+                                        : std::chrono::steady_clock::time_point{};
+}
+
 RemoteClient connect(const HelperRequest& request)
 {
   ClientOptions options;
   options.instance = request.instance;
   options.call_deadline = std::chrono::milliseconds(request.call_deadline_ms);
   options.connect_deadline = std::chrono::milliseconds(request.connect_deadline_ms);
-  if (request.budget_deadline_ns > 0) {
-    options.budget_end =
-      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(request.budget_deadline_ns));
-  }
+  options.budget_end = budget_end(request);
   const char* token = std::getenv("NVFRESH_REMOTE_TOKEN");
   options.bearer_token = token == nullptr ? "" : token;
   options.tls_root_certs = pem_file(request.tls_ca);
@@ -299,8 +304,7 @@ int get_within_budget(const HelperRequest& request)
     return get(request);
   }
   ClientOptions budget;
-  budget.budget_end =
-    std::chrono::steady_clock::time_point(std::chrono::nanoseconds(request.budget_deadline_ns));
+  budget.budget_end = budget_end(request);
   try {
     if (budget_spent(budget)) {
       throw RemoteError("the compile's budget for the remote is spent");

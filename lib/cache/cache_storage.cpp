@@ -29,6 +29,13 @@ bool marker_expired(const std::string& marker)
   return stat.exists && now_ns() - stat.mtime_ns > CacheStorage::k_failure_marker_life_ns;
 }
 
+// One line of nvfresh's on the build's terminal, after whatever the compile printed on stdout.
+void say_to_terminal(const std::string& line)
+{
+  std::fflush(stdout);
+  std::fputs(line.c_str(), stderr);
+}
+
 std::string default_cache_dir(const Environment& env)
 {
   const std::string base = xdg_base_dir(env, "XDG_CACHE_HOME", ".cache");
@@ -122,8 +129,7 @@ void CacheStorage::say_left_line() const
   }
   const std::string line = try_read_file(taken, 1 << 16).value_or("");
   std::remove(taken.c_str());
-  std::fflush(stdout);
-  std::fputs(line.c_str(), stderr);
+  say_to_terminal(line);
 }
 
 void CacheStorage::upload(
@@ -196,22 +202,16 @@ bool CacheStorage::with_remote(const Digest& key, bool upload,
 void CacheStorage::local_disk_full(const FileWriteError& error)
 {
   log::info("remote: not kept, the local disk is full: {}", error.what());
-  const std::string warned =
-    m_failure_marker.empty()
-      ? std::string()
-      : (std::filesystem::path(m_failure_marker).parent_path() / "remote-disk-full-warned")
-          .string();
+  const std::string warned = beside_marker("remote-disk-full-warned");
   if (!m_build_id.empty() || (!warned.empty() && !first_time_this_build(warned))) {
     return;  // a background upload has no terminal; its compile said what it had to
   }
-  std::fflush(stdout);
-  std::fputs(fmt::format("nvfresh: the local disk is full, not the remote cache: {} (what {} "
-                         "sent is not kept here; the build goes on, and the remote stays on; free "
-                         "space there, or set NVFRESH_CACHE_DIR to a disk with room; said once per "
-                         "build)\n",
-                         error.what(), m_remote->settings().url)
-               .c_str(),
-             stderr);
+  say_to_terminal(
+    fmt::format("nvfresh: the local disk is full, not the remote cache: {} (what {} "
+                "sent is not kept here; the build goes on, and the remote stays on; free "
+                "space there, or set NVFRESH_CACHE_DIR to a disk with room; said once per "
+                "build)\n",
+                error.what(), m_remote->settings().url));
 }
 
 void CacheStorage::remote_failed(const Digest& key, const std::string& what)
@@ -235,8 +235,7 @@ void CacheStorage::remote_failed(const Digest& key, const std::string& what)
       }
       return;
     }
-    std::fflush(stdout);
-    std::fputs(line.c_str(), stderr);
+    say_to_terminal(line);
   }
 }
 
@@ -257,15 +256,12 @@ void CacheStorage::remote_over_budget(const Digest& key, const RemoteOverBudget&
   m_store.count(key, CacheCounter::remote_over_budget);
   const std::string warned = beside_marker("remote-slow-warned");
   if (warned.empty() || first_time_this_build(warned, build_id())) {
-    std::fflush(stdout);
-    std::fputs(
+    say_to_terminal(
       fmt::format("nvfresh: the remote cache {} is slow: a compile's lookups took their "
                   "whole budget of {} and it went on locally; the build goes on with the "
                   "remote (a far server may need more: NVFRESH_REMOTE_COMPILE_BUDGET; said "
                   "once per build)\n",
-                  settings.url, budget_text(settings.compile_budget_ns))
-        .c_str(),
-      stderr);
+                  settings.url, budget_text(settings.compile_budget_ns)));
   }
   if (m_failure_marker.empty()) {
     return;  // no build to sum over
@@ -283,14 +279,11 @@ void CacheStorage::remote_over_budget(const Digest& key, const RemoteOverBudget&
   log::info("remote: {} is off for the rest of this build: its slow compiles lost {}", settings.url,
             budget_text(sum.total_ns));
   if (sum.crossed) {
-    std::fflush(stdout);
-    std::fputs(
+    say_to_terminal(
       fmt::format("nvfresh: the remote cache {} is slow: compiles of this build lost {} "
                   "to it, the build's budget of {} (NVFRESH_REMOTE_BUILD_BUDGET); the rest "
                   "of this build compiles without it (said once per build)\n",
-                  settings.url, budget_text(sum.total_ns), budget_text(settings.build_budget_ns))
-        .c_str(),
-      stderr);
+                  settings.url, budget_text(sum.total_ns), budget_text(settings.build_budget_ns)));
   }
 }
 
@@ -299,18 +292,13 @@ void CacheStorage::remote_untrusted(const Digest& key, const std::string& why)
   m_store.count(key, CacheCounter::remote_untrusted);
   log::info("remote: {}'s result for {} not served: {}", m_remote->settings().url, key.short_hex(),
             why);
-  const std::string marker =
-    m_failure_marker.empty()
-      ? std::string()
-      : (std::filesystem::path(m_failure_marker).parent_path() / "remote-untrusted").string();
+  const std::string marker = beside_marker("remote-untrusted");
   if (marker.empty() || first_time_this_build(marker)) {
-    std::fflush(stdout);
-    std::fputs(fmt::format("nvfresh: the remote cache {} has results that no trusted key signed "
-                           "(NVFRESH_REMOTE_TRUSTED_KEYS); the first: {}. They are misses, "
-                           "counted as untrusted in `nvfresh cache stats` (said once per build)\n",
-                           m_remote->settings().url, why)
-                 .c_str(),
-               stderr);
+    say_to_terminal(
+      fmt::format("nvfresh: the remote cache {} has results that no trusted key signed "
+                  "(NVFRESH_REMOTE_TRUSTED_KEYS); the first: {}. They are misses, "
+                  "counted as untrusted in `nvfresh cache stats` (said once per build)\n",
+                  m_remote->settings().url, why));
   }
 }
 
