@@ -12,14 +12,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 import nvfresh.repro  # noqa: E402
 
 
-def probe_address():
+# One size per kind of free list: small bins, the unsorted bin and blocks near the mmap threshold. A single
+# size could land on the same freed block after every perturbation under some allocators and heap starts.
+PROBE_SIZES = (40, 600, 4096, 30000, 120000)
+
+
+def probe_addresses():
+    """Where the heap puts the next blocks of several sizes, held together and then freed."""
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
-    address = libc.malloc(4096)
-    libc.free(address)
-    return address
+    addresses = tuple(libc.malloc(size) for size in PROBE_SIZES)
+    for address in addresses:
+        libc.free(address)
+    return addresses
 
 
 class RepeatHelper(unittest.TestCase):
@@ -72,7 +79,7 @@ class RepeatHelper(unittest.TestCase):
         addresses = set()
         for _ in range(8):
             noise.perturb()
-            addresses.add(probe_address())
+            addresses.add(probe_addresses())
         self.assertGreater(len(noise.kept), 8 * 25 - 1)
         self.assertGreater(len(addresses), 1, "the heap's layout moves from one repeat to the next")
         same = nvfresh.repro.HeapNoise(seed=12345)
