@@ -61,9 +61,12 @@ stage_suite() {
   ctest -j2 --output-on-failure "${ctest_args[@]}"
 }
 
+# The tidy stage's last line (files from the tidy cache, files run) goes into the summary: CI's log
+# shows its tail, and whether the cache held tells what the stage's time means.
 stage_tidy() {
   "$repo/scripts/build.sh"
-  "$repo/scripts/check_tidy.sh" "$repo/build"
+  "$repo/scripts/check_tidy.sh" "$repo/build" | tee "$notes_dir/tidy.log"
+  grep -E '^check_tidy: [0-9]+ files of' "$notes_dir/tidy.log" | tail -1 >"$notes_dir/tidy" || true
 }
 
 # What the sanitize stage's tests run: the unit tests, the launcher, the tracer and the tools that
@@ -110,7 +113,17 @@ elapsed() {
 # time tells what it costs on an idle machine, where the wall time on shared cores does not.
 # Called as `child_cpu_seconds var`: `times` must run in this shell, not in a $(...) subshell.
 times_file=$(mktemp)
-trap 'rm -f "$times_file"' EXIT
+notes_dir=$(mktemp -d)  # a stage's note for the summary: $notes_dir/<stage>, one line
+trap 'rm -rf "$times_file" "$notes_dir"' EXIT
+
+# ccache's counts of hits and misses so far ("" without ccache): the summary says how many of the
+# test command's compiles were served, which tells a warm run from a cold one.
+ccache_counts() {
+  command -v ccache >/dev/null 2>&1 || return 0
+  ccache --print-stats 2>/dev/null |
+    awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hits += $2 } $1 == "cache_miss" { misses += $2 }
+         END { print hits + 0, misses + 0 }'
+}
 child_cpu_seconds() {
   local user sys
   times >"$times_file"
@@ -124,6 +137,7 @@ child_cpu_seconds() {
 summary=()
 failed=()
 started=$(date +%s)
+ccache_before=$(ccache_counts)
 for stage in "${k_all_stages[@]}"; do
   [[ " ${wanted[*]} " == *" $stage "* ]] || continue
   echo "=== test.sh: stage $stage ==="
@@ -140,6 +154,9 @@ for stage in "${k_all_stages[@]}"; do
   child_cpu_seconds cpu_end
   cpu=$((cpu_end - cpu_begin))
   times_text="$(elapsed $seconds) wall, $(elapsed $cpu) CPU"
+  if [ -s "$notes_dir/$stage" ]; then
+    times_text+=" ($(head -1 "$notes_dir/$stage"))"
+  fi
   if ((status == 0)); then
     summary+=("$(printf 'test.sh: %-9s ok      %s' "$stage" "$times_text")")
   else
@@ -151,6 +168,13 @@ done
 echo "=== test.sh: summary ==="
 printf '%s\n' "${summary[@]}"
 echo "test.sh: total $(elapsed $(($(date +%s) - started)))"
+ccache_after=$(ccache_counts)
+if [ -n "$ccache_before" ] && [ -n "$ccache_after" ]; then
+  read -r hits_before misses_before <<<"$ccache_before"
+  read -r hits_after misses_after <<<"$ccache_after"
+  echo "test.sh: ccache served $((hits_after - hits_before)) of the builds' compiles," \
+    "$((misses_after - misses_before)) compiled"
+fi
 if ((${#failed[@]})); then
   echo "test.sh: FAILED stages: ${failed[*]}" >&2
   exit 1
