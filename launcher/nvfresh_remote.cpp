@@ -6,6 +6,8 @@
 //   nvfresh-remote execute <request.json>  runs one Action on the remote's workers
 //                                          (NVFRESH_REMOTE_EXEC): uploads its inputs and the
 //                                          toolkit's sums, waits for the result, fetches it
+//   nvfresh-remote serve                   the same calls for one compile, over the socket the
+//                                          launcher listens on (protocol/helper_socket.hpp)
 //
 // The request, the answer and the exit statuses are protocol/remote_protocol.hpp's (one codec for
 // both sides): a request of another protocol version is refused with one line and status 3. Any
@@ -17,6 +19,7 @@
 // in the environment like the token) every uploaded result carries nvfresh.signature; with the
 // request's "trusted_keys" a result that no trusted key signed is refused with status 4 and one
 // line saying why. A key file that cannot be used is an error (status 2) that says what to do.
+#include "protocol/helper_socket.hpp"
 #include "protocol/remote_protocol.hpp"
 #include "reapi/action_builder.hpp"
 #include "reapi/remote_client.hpp"
@@ -25,11 +28,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <thread>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace {
 
@@ -121,7 +130,7 @@ std::string untrusted_because(const BlobDigest& action, const ActionResultBlobs&
   return "not signed";
 }
 
-int get(const HelperRequest& request)
+int get(const HelperRequest& request, std::ostream& err)
 {
   const std::vector<Ed25519Key> trusted = trusted_keys_from_files(request.trusted_keys);
   auto digests = digest_cache(request);
@@ -149,7 +158,7 @@ int get(const HelperRequest& request)
   if (!trusted.empty()) {
     if (std::string why = untrusted_because(action.action_digest, *result, *blobs, trusted);
         !why.empty()) {
-      std::cerr << "nvfresh-remote: " << why << '\n';
+      err << "nvfresh-remote: " << why << '\n';
       return k_helper_untrusted;
     }
   }
@@ -170,7 +179,7 @@ int get(const HelperRequest& request)
   return k_helper_hit;
 }
 
-int put(const HelperRequest& request)
+int put(const HelperRequest& request, std::ostream& out)
 {
   struct Upload {
     BuiltAction action;
@@ -213,7 +222,7 @@ int put(const HelperRequest& request)
   }
   HelperAnswer answer;
   answer.bytes = sent;
-  std::cout << to_json(answer, HelperVerb::put).dump() << '\n';
+  out << to_json(answer, HelperVerb::put).dump() << '\n';
   return k_helper_hit;
 }
 
@@ -298,10 +307,10 @@ HelperRequest read_request(HelperVerb verb, const std::string& file)
 
 // get, with the compile's budget: a call that failed once the budget was spent (its deadline cut
 // short by it, or not started) is status 5, not an error of the remote.
-int get_within_budget(const HelperRequest& request)
+int get_within_budget(const HelperRequest& request, std::ostream& err)
 {
   if (request.budget_deadline_ns <= 0) {
-    return get(request);
+    return get(request, err);
   }
   ClientOptions budget;
   budget.budget_end = budget_end(request);
@@ -309,7 +318,7 @@ int get_within_budget(const HelperRequest& request)
     if (budget_spent(budget)) {
       throw RemoteError("the compile's budget for the remote is spent");
     }
-    return get(request);
+    return get(request, err);
   } catch (const RemoteError& error) {
     // A call cut short by the budget may end a moment before it by this clock (gRPC's deadline is
     // on the system clock).
@@ -317,9 +326,75 @@ int get_within_budget(const HelperRequest& request)
     if (!budget_spent(budget)) {
       throw;
     }
-    std::cerr << "nvfresh-remote: the compile's budget for the remote ran out: " << error.what()
-              << '\n';
+    err << "nvfresh-remote: the compile's budget for the remote ran out: " << error.what() << '\n';
     return nvfresh::k_helper_over_budget;
+  }
+}
+
+// One call: its exit status; its answer and its one line of error to `out` and `err`.
+int run_call(HelperVerb verb, const std::string& request_file, std::ostream& out, std::ostream& err)
+{
+  try {
+    const HelperRequest request = read_request(verb, request_file);
+    switch (verb) {
+    case HelperVerb::get: return get_within_budget(request, err);
+    case HelperVerb::put: return put(request, out);
+    case HelperVerb::execute: return execute(request);
+    }
+    return k_helper_error;
+  } catch (const nvfresh::ProtocolVersionError& error) {
+    err << "nvfresh-remote: " << error.what() << '\n';
+    return k_helper_wrong_version;
+  } catch (const std::exception& error) {
+    err << "nvfresh-remote: " << error.what() << '\n';
+    return k_helper_error;
+  }
+}
+
+// One connection of `serve`: a call from this user, run, its status answered.
+void answer_call(int fd)
+{
+  if (nvfresh::peer_is_this_user(fd)) {
+    if (auto line = nvfresh::read_socket_line(fd, 1 << 16, -1)) {
+      int status = k_helper_error;
+      try {
+        const nvfresh::HelperCall call = nvfresh::parse_helper_call_line(*line);
+        std::ofstream out(call.stdout_file, std::ios::binary | std::ios::trunc);
+        std::ofstream err(call.stderr_file, std::ios::binary | std::ios::trunc);
+        status = run_call(call.verb, call.request_file, out, err);
+      } catch (const std::exception&) {  // a call that breaks the contract: status 2
+      }
+      nvfresh::write_socket(fd, fmt::format("{}\n", status));
+    }
+  }
+  ::close(fd);
+}
+
+// `nvfresh-remote serve`: answers calls on descriptor 3 until stdin ends (each on a thread of its
+// own: a compile's steps may ask at once); status 2 when descriptor 3 is no listening socket.
+int serve()
+{
+  pollfd watched[2] = {{nvfresh::k_serve_listen_fd, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+  for (;;) {
+    if (::poll(watched, 2, -1) < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return k_helper_error;
+    }
+    if (watched[1].revents != 0) {
+      std::_Exit(0);  // the compile ended; a call still running was given up by its client
+    }
+    if ((watched[0].revents & (POLLNVAL | POLLERR)) != 0) {
+      std::cerr << "nvfresh-remote: serve: descriptor 3 is not the launcher's listening socket\n";
+      return k_helper_error;
+    }
+    if ((watched[0].revents & POLLIN) != 0) {
+      const int fd = ::accept4(nvfresh::k_serve_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        std::thread(answer_call, fd).detach();
+      }
+    }
   }
 }
 
@@ -327,26 +402,16 @@ int get_within_budget(const HelperRequest& request)
 
 int main(int argc, char** argv)
 {
+  if (argc == 2 && std::string_view(argv[1]) == "serve") {
+    quiet_grpc_log();
+    return serve();
+  }
   const auto verb = argc == 3 ? nvfresh::parse_verb(argv[1]) : std::nullopt;
   if (!verb) {
-    std::cerr << "usage: nvfresh-remote get|put|execute <request.json> (run by nvfresh when "
-                 "NVFRESH_REMOTE or NVFRESH_REMOTE_EXEC is set)\n";
+    std::cerr << "usage: nvfresh-remote get|put|execute <request.json>, or nvfresh-remote serve "
+                 "(run by nvfresh when NVFRESH_REMOTE or NVFRESH_REMOTE_EXEC is set)\n";
     return k_helper_error;
   }
   quiet_grpc_log();
-  try {
-    const HelperRequest request = read_request(*verb, argv[2]);
-    switch (*verb) {
-    case HelperVerb::get: return get_within_budget(request);
-    case HelperVerb::put: return put(request);
-    case HelperVerb::execute: return execute(request);
-    }
-    return k_helper_error;
-  } catch (const nvfresh::ProtocolVersionError& error) {
-    std::cerr << "nvfresh-remote: " << error.what() << '\n';
-    return k_helper_wrong_version;
-  } catch (const std::exception& error) {
-    std::cerr << "nvfresh-remote: " << error.what() << '\n';
-    return k_helper_error;
-  }
+  return run_call(*verb, argv[2], std::cout, std::cerr);
 }

@@ -94,6 +94,13 @@ void CacheStorage::set_budget_ledger(std::string file)
   }
 }
 
+void CacheStorage::set_helper_socket(std::string name)
+{
+  if (m_remote != nullptr) {
+    m_remote->set_helper_socket(std::move(name));
+  }
+}
+
 void CacheStorage::upload_in_background(std::string jobs_dir)
 {
   m_upload_jobs = std::move(jobs_dir);

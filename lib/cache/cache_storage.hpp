@@ -81,6 +81,8 @@ public:
   void set_failure_marker(std::string failure_marker);
   // The compile's ledger of remote time (cache/remote_budget.hpp); "" none.
   void set_budget_ledger(std::string file);
+  // The compile's helper co-process (cache/remote_coprocess.hpp), its socket's name; "" none.
+  void set_helper_socket(std::string name);
 
   // Whether there is a remote and it has not failed in this build.
   bool remote_usable() const;

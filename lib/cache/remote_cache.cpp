@@ -1,6 +1,7 @@
 #include "cache/remote_cache.hpp"
 
 #include "cache/compile_identity.hpp"
+#include "protocol/helper_socket.hpp"
 #include "record/signature.hpp"
 #include "util/clock.hpp"
 #include "util/file_io.hpp"
@@ -335,6 +336,39 @@ int RemoteCache::run_helper(const HelperRequest& request, const std::string& dir
   return run_prepared(request.verb, dir, out, limit_seconds);
 }
 
+namespace {
+
+// One helper call on `request_file`, its stdout and stderr into the two files: through the
+// compile's co-process when it takes the call, else a helper process of its own (within `limits`).
+ProcessResult run_helper_call(const RemoteSettings& settings, HelperVerb verb,
+                              const std::string& request_file, const std::string& out_file,
+                              const std::string& err_file, const RedirectLimits& limits)
+{
+  if (!settings.helper_socket.empty()) {
+    const auto absolute = [](const std::string& file) { return fs::absolute(file).string(); };
+    const HelperCallAnswer answer =
+      ask_helper_coprocess(settings.helper_socket,
+                           {verb, absolute(request_file), absolute(out_file), absolute(err_file)},
+                           limits.timeout_seconds);
+    if (answer.kind == HelperCallAnswer::Kind::answered) {
+      ProcessResult result;
+      result.exit_code = answer.status;
+      return result;
+    }
+    if (answer.kind == HelperCallAnswer::Kind::timed_out) {
+      ProcessResult result;
+      result.timed_out = true;
+      return result;
+    }
+    log::info("remote: the compile's helper co-process did not take the call: running the helper");
+  }
+  return run_redirected({settings.helper, std::string(verb_name(verb)), request_file},
+                        helper_environment(current_environment(), settings.credentials), out_file,
+                        err_file, {}, limits);
+}
+
+}  // namespace
+
 int RemoteCache::run_prepared(HelperVerb verb, const std::string& dir, std::string* out,
                               double limit_seconds)
 {
@@ -346,9 +380,7 @@ int RemoteCache::run_prepared(HelperVerb verb, const std::string& dir, std::stri
   limits.own_process_group = true;
   limits.timeout_seconds = limit_seconds > 0 ? limit_seconds : k_helper_limit_seconds;
   const ProcessResult result =
-    run_redirected({m_settings.helper, std::string(verb_name(verb)), request_file},
-                   helper_environment(current_environment(), m_settings.credentials), out_file,
-                   err_file, {}, limits);
+    run_helper_call(m_settings, verb, request_file, out_file, err_file, limits);
   if (result.succeeded() ||
       (result.term_signal == 0 && !result.timed_out && result.exit_code == k_helper_miss)) {
     if (out != nullptr) {

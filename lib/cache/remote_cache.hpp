@@ -63,6 +63,9 @@ struct RemoteSettings {
   std::int64_t compile_budget_ns = k_default_compile_budget_ns;
   std::int64_t build_budget_ns = k_default_build_budget_ns;
   std::string budget_ledger;
+  // The compile's helper co-process (cache/remote_coprocess.hpp), its socket's name; "" or one that
+  // does not answer: one helper process per call.
+  std::string helper_socket;
 };
 
 // The remote of a configuration, or nullopt when none is set (NVFRESH_REMOTE).
@@ -143,6 +146,8 @@ public:
   virtual const RemoteSettings& settings() const = 0;
   // Lookups from now on share the compile's ledger `file` (cache/remote_budget.hpp).
   virtual void set_budget_ledger(std::string file) = 0;
+  // Calls from now on go to the compile's helper co-process on the socket `name` ("" none).
+  virtual void set_helper_socket(std::string name) = 0;
 
   // The remote manifest, or nullopt (a miss, or a manifest that does not parse).
   virtual std::optional<Manifest> fetch_manifest(const ActionSpec& action,
@@ -168,14 +173,15 @@ public:
   virtual std::int64_t send_prepared(const std::string& job_dir) = 0;
 };
 
-// The remote through the nvfresh-remote helper (one process per call). Each call throws
-// RemoteFailure when it fails.
+// The remote through the nvfresh-remote helper: the compile's co-process when it has one and it
+// answers, else one process per call. Each call throws RemoteFailure when it fails.
 class RemoteCache : public RemoteBackend {
 public:
   explicit RemoteCache(RemoteSettings settings);
 
   const RemoteSettings& settings() const override { return m_settings; }
   void set_budget_ledger(std::string file) override { m_settings.budget_ledger = std::move(file); }
+  void set_helper_socket(std::string name) override { m_settings.helper_socket = std::move(name); }
 
   std::optional<Manifest> fetch_manifest(const ActionSpec& action,
                                          std::int64_t& bytes_down) override;

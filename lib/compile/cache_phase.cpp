@@ -5,6 +5,7 @@
 #include "util/build_invocation.hpp"
 #include "util/keep_until_exit.hpp"
 #include "util/log.hpp"
+#include "util/process.hpp"
 
 #include <fmt/format.h>
 
@@ -28,8 +29,9 @@ CachePhase::CachePhase(const Config& config, const Environment& env) : m_env(env
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
     m_cache.emplace(settings);
-    if (auto remote = remote_settings(config)) {
-      m_cache->storage().use_remote(std::move(*remote), {});
+    m_remote = remote_settings(config);
+    if (m_remote) {
+      m_cache->storage().use_remote(*m_remote, {});
     }
     m_refusal = m_cache->store().refusal();
     if (!m_refusal.empty()) {
@@ -43,6 +45,20 @@ CachePhase::~CachePhase()
 {
   if (!m_budget_ledger.empty()) {
     std::remove(m_budget_ledger.c_str());
+  }
+}
+
+void CachePhase::start_helper_coprocess(const std::string& name)
+{
+  CacheStorage& storage = m_cache->storage();
+  if (name.empty() || !m_remote || !storage.remote_usable() || m_remote->helper.empty() ||
+      !m_remote->refusal.empty()) {
+    return;  // without a remote in use; a refused one's first call says why, as without this
+  }
+  m_coprocess = RemoteCoprocess::start(
+    m_remote->helper, name, helper_environment(current_environment(), m_remote->credentials));
+  if (m_coprocess) {
+    storage.set_helper_socket(name);
   }
 }
 
@@ -91,6 +107,7 @@ std::optional<ServedCompile> CachePhase::serve(const ServeRequest& serve, FileHa
   m_cache->storage().set_failure_marker(serve.plan.record_root + "/remote-failed");
   m_budget_ledger = serve.plan.remote_ledger;
   m_cache->storage().set_budget_ledger(m_budget_ledger);
+  start_helper_coprocess(serve.plan.remote_socket);
   try {
     auto hit = m_cache->lookup(compile_identity(serve.request, serve.plan), hasher, m_env);
     if (!hit) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cache/object_cache.hpp"
+#include "cache/remote_coprocess.hpp"
 #include "compile/serve.hpp"
 #include "config/config.hpp"
 #include "freshness/file_hasher.hpp"
@@ -15,6 +16,7 @@
 #include "record/record.hpp"
 #include "util/environment.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,16 +66,21 @@ private:
   // nullopt when not stored.
   std::optional<Digest> store(const ServeRequest& serve, const Record& record,
                               const std::vector<std::string>& command);
+  // Starts the remote helper co-process on the socket `name` when the remote is in use.
+  void start_helper_coprocess(const std::string& name);
   void warn_not_cached(const std::string& record_root, const std::string& detail) const;
   // Whether the cache is used; says once per build why not when its dir was refused.
   bool usable(const std::string& record_root) const;
 
   std::optional<ObjectCache> m_cache;
-  std::string m_refusal;  // why the cache dir is not used, or ""
+  std::optional<RemoteSettings> m_remote;  // the remote in use, as configured
+  std::string m_refusal;                   // why the cache dir is not used, or ""
   std::string m_refused_dir;
   Environment m_env;
   std::optional<CacheHit> m_verifying;
   std::string m_budget_ledger;  // the compile's, once a lookup may have made it
+  // The compile's remote helper, for its lookups and its steps' (ended with the compile).
+  std::unique_ptr<RemoteCoprocess> m_coprocess;
 };
 
 }  // namespace nvfresh

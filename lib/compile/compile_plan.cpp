@@ -3,6 +3,8 @@
 #include "cache/cache_store.hpp"
 #include "cache/object_cache.hpp"
 #include "cache/remote_budget.hpp"
+#include "cache/remote_coprocess.hpp"
+#include "protocol/helper_socket.hpp"
 #include "step/step_runner.hpp"
 
 #include "nvcc/output_names.hpp"
@@ -127,10 +129,13 @@ CompilePlan plan_compile(const CompileRequest& request, const CompilerChain& cha
     plan.child_env.erase(name);
   }
   plan.child_env.erase(k_remote_ledger_variable);
+  plan.child_env.erase(k_helper_socket_variable);
   if (cache_usable && !config.remote.empty()) {
     plan.remote_ledger =
       fmt::format("{}/remote-time/{}-{}", plan.record_root, monotonic_now_ns(), ::getpid());
     plan.child_env[k_remote_ledger_variable] = plan.remote_ledger;
+    plan.remote_socket = new_helper_socket_name();
+    plan.child_env[k_helper_socket_variable] = plan.remote_socket;
   }
   if (cache_usable && !is_false(config.step_cache)) {
     if (std::string self = this_executable(); !self.empty()) {

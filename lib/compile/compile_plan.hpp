@@ -24,6 +24,9 @@ struct CompilePlan {
   // The compile's ledger of remote time (cache/remote_budget.hpp), NVFRESH_REMOTE_LEDGER in
   // child_env; "" when no remote is set
   std::string remote_ledger;
+  // The socket name of the compile's remote helper co-process (cache/remote_coprocess.hpp),
+  // NVFRESH_REMOTE_SOCKET in child_env; "" when no remote is set
+  std::string remote_socket;
   std::string record_file;
   std::string hash_cache;         // the tree's stat-keyed hash cache (freshness/file_hasher.hpp)
   std::string shared_hash_cache;  // the object cache's, for every tree ("" with the cache off)

@@ -10,10 +10,12 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace nvfresh::reapi {
@@ -150,7 +152,10 @@ void DigestCache::save() const
   if (!m_changed || m_file.empty()) {
     return;
   }
-  const std::string temporary = m_file + ".tmp." + std::to_string(::getpid());
+  // Unique to the thread too: `nvfresh-remote serve` answers a compile's calls on threads of one
+  // process, and two saving at once must not write one temporary file.
+  const std::string temporary = fmt::format(
+    "{}.tmp.{}.{:x}", m_file, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(temporary, std::ios::trunc);
     for (const auto& [path, entry] : m_entries) {

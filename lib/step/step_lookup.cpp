@@ -2,6 +2,7 @@
 
 #include "cache/remote_budget.hpp"
 #include "config/config.hpp"
+#include "protocol/helper_socket.hpp"
 #include "step/step_report.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
@@ -31,6 +32,7 @@ void use_remote(CacheStorage& storage, const Config& config, const Environment& 
   if (auto remote = remote_settings(config)) {
     storage.use_remote(std::move(*remote), root + "/remote-failed");
     storage.set_budget_ledger(env_value(env, k_remote_ledger_variable));
+    storage.set_helper_socket(env_value(env, k_helper_socket_variable));
   }
 }
 
@@ -45,6 +47,7 @@ void use_executor(StepWorld* world, const Config& config, const Environment& env
   if (settings->digest_cache.empty()) {
     settings->digest_cache = world->storage->local().root() + "/sha256-cache";
   }
+  settings->helper_socket = env_value(env, k_helper_socket_variable);
   world->executor.emplace(RemoteExecutor{RemoteCache(std::move(*settings)),
                                          root + "/remote-exec-failed",
                                          root + "/remote-exec-step-failed"});

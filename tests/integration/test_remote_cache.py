@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import socket
 import threading
+from pathlib import Path
 
 import harness
 import project
@@ -167,6 +168,69 @@ class SharedThroughBuildGrid(RemoteCase):
         self.assertEqual(self.build(tree), {"l.cu.o": "served"})
         self.assertEqual(tree.object("l.cu.o").read_bytes(), original)
         self.assertGreater(cache_stats(b)["remote_bytes_down"], BATCH_LIMIT)
+
+
+# The remote helper as one co-process per compile (lib/protocol/helper_socket.hpp): a launcher copied
+# beside a wrapper that logs each helper run's verb (the launcher runs the nvfresh-remote beside
+# itself). With SERVE_EXITS set, `serve` ends at once: every call then runs the helper itself.
+HELPER_WRAPPER = """#!/bin/sh
+echo "$1" >>"{log}"
+if [ "$1" = serve ] && [ -n "$SERVE_EXITS" ]; then exit 0; fi
+exec "{helper}" "$@"
+"""
+
+
+class OneHelperPerCompile(RemoteCase):
+    def launcher_logging_helper_runs(self):
+        bin_dir = self.root / "wrapped-bin"
+        bin_dir.mkdir(exist_ok=True)
+        shutil.copy2(harness.nvfresh_bin(), bin_dir / "nvfresh")
+        log = bin_dir / "helper-runs"
+        helper = Path(harness.nvfresh_bin()).with_name("nvfresh-remote")
+        harness.write(bin_dir / "nvfresh-remote", HELPER_WRAPPER.format(log=log, helper=helper))
+        (bin_dir / "nvfresh-remote").chmod(0o755)
+        return bin_dir / "nvfresh", log
+
+    def compile(self, launcher, source, env):
+        """The object's bytes (one object path for every machine: it is in the compile's key)."""
+        out = self.root / "k.o"
+        out.unlink(missing_ok=True)
+        harness.run([str(launcher), "nvcc", "-arch=sm_80", "-c", str(source), "-o", str(out)],
+                    cwd=self.root, env=dict(env, NVFRESH_TRACE_LIB=harness.trace_lib()), check=True)
+        wait_for_uploads(env)
+        return out.read_bytes()
+
+    def runs(self, log):
+        verbs = log.read_text().split() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return {verb: verbs.count(verb) for verb in sorted(set(verbs))}
+
+    def test_one_helper_answers_every_lookup_and_a_lost_one_costs_nothing(self):
+        launcher, log = self.launcher_logging_helper_runs()
+        source = self.root / "coprocess.cu"
+        harness.write(source, f"// {self.id()}\n__global__ void twice(float* x) {{ x[threadIdx.x] *= 2; }}\n"
+                      "void launch(float* x) { twice<<<1, 32>>>(x); }\n")
+        a = self.machine("coprocess-a")
+        compiled = self.compile(launcher, source, a)
+        # The object's lookup and the cicc and ptxas steps' (all misses) went to one `serve`; the
+        # three uploads are detached processes that outlive the compile, each a helper run.
+        self.assertEqual(self.runs(log), {"put": 3, "serve": 1})
+        self.assertEqual(cache_stats(a)["remote_uploads"], 1)
+
+        b = self.machine("coprocess-b")
+        self.assertEqual(self.compile(launcher, source, b), compiled)
+        self.assertEqual(self.runs(log), {"serve": 1})
+        stats = cache_stats(b)
+        self.assertEqual((stats["remote_hits"], stats["remote_errors"]), (1, 0))
+
+        # A co-process that is gone: each call runs the helper, and the compile is served the same.
+        c = self.machine("coprocess-c", SERVE_EXITS="1")
+        self.assertEqual(self.compile(launcher, source, c), compiled)
+        runs = self.runs(log)
+        self.assertEqual(runs.get("serve"), 1)
+        self.assertGreaterEqual(runs.get("get", 0), 1)
+        stats = cache_stats(c)
+        self.assertEqual((stats["remote_hits"], stats["remote_errors"]), (1, 0))
 
 
 class VanishedBlob(RemoteCase):

@@ -5,8 +5,12 @@ member names it, and a result that claims an output larger than nvfresh ever wri
 never come, ends within the call deadline with one line, whatever size the server claims
 (fake_reapi.py's huge and stall faults, run by the Python of BuildGrid's venv).
 """
+import concurrent.futures
 import json
+import os
 import re
+import socket
+import subprocess
 import unittest
 import uuid
 from pathlib import Path
@@ -74,6 +78,75 @@ class Requests(HelperCase):
     def test_a_request_for_the_other_verb_is_refused(self):
         status, lines = self.helper("put", base(get=action("s"), out_dir=str(self.work)))
         self.assertEqual((status, lines), (2, ["nvfresh-remote: the request is for get, not put"]))
+
+
+class Serve(HelperCase):
+    """`nvfresh-remote serve` (lib/protocol/helper_socket.hpp): the launcher's listening socket as
+    descriptor 3, a pipe as stdin; each call answered as the one-shot helper answers it."""
+
+    def setUp(self):
+        super().setUp()
+        self.name = f"nvfresh-test-{os.getpid()}-{uuid.uuid4().hex}"
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listening.bind("\0" + self.name)
+        listening.listen(8)
+        lifeline_read, self.lifeline = os.pipe()
+
+        def descriptors():
+            os.dup2(lifeline_read, 0)
+            os.dup2(listening.fileno(), 3)
+
+        self.helper_process = subprocess.Popen([str(HELPER), "serve"], preexec_fn=descriptors,
+                                               pass_fds=(3,))
+        listening.close()  # only the helper holds it: calls after its end are refused
+        os.close(lifeline_read)
+        self.addCleanup(self.end_helper)
+
+    def end_helper(self):
+        if self.lifeline is not None:
+            os.close(self.lifeline)
+            self.lifeline = None
+        return self.helper_process.wait()
+
+    def call(self, verb, request):
+        """(status, stderr lines) of one call on the socket."""
+        tag = uuid.uuid4().hex
+        files = {name: self.work / f"{tag}.{name}" for name in ("request", "stdout", "stderr")}
+        files["request"].write_text(json.dumps(request))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect("\0" + self.name)
+            client.sendall((json.dumps({"verb": verb, **{k: str(v) for k, v in files.items()}})
+                            + "\n").encode())
+            answer = client.makefile().readline()
+        return int(answer), files["stderr"].read_text().splitlines()
+
+    def test_calls_are_answered_as_the_one_shot_helper_answers_them(self):
+        wrong = base(get=action("s"), out_dir=str(self.work), protocol_version=VERSION + 1)
+        status, lines = self.call("get", wrong)
+        self.assertEqual((status, len(lines)), (WRONG_VERSION, 1), lines)
+        self.assertEqual((status, lines), self.helper("get", wrong))
+        other_verb = base(get=action("s"), out_dir=str(self.work))
+        self.assertEqual(self.call("put", other_verb),
+                         (2, ["nvfresh-remote: the request is for get, not put"]))
+        # No server on port 1: an error of the remote, in one line, from each.
+        status, lines = self.call("get", other_verb)
+        self.assertEqual((status, len(lines)), (2, 1), lines)
+
+    def test_calls_at_once_are_each_answered_and_stdin_s_end_ends_it(self):
+        request = base(get=action("s"), out_dir=str(self.work), protocol_version=VERSION + 1)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            answers = list(pool.map(lambda _: self.call("get", request)[0], range(8)))
+        self.assertEqual(answers, [WRONG_VERSION] * 8)
+        self.assertEqual(self.end_helper(), 0)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            with self.assertRaises(ConnectionRefusedError):
+                client.connect("\0" + self.name)
+
+    def test_a_call_that_breaks_the_contract_is_status_2(self):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect("\0" + self.name)
+            client.sendall(b'{"verb": "get"}\n')
+            self.assertEqual(client.makefile().readline(), "2\n")
 
 
 class ClaimedSizes(HelperCase):

@@ -37,6 +37,7 @@ public:
 
   const RemoteSettings& settings() const override { return m_state.settings; }
   void set_budget_ledger(std::string file) override { m_state.settings.budget_ledger = file; }
+  void set_helper_socket(std::string name) override { m_state.settings.helper_socket = name; }
 
   std::optional<Manifest> fetch_manifest(const ActionSpec& action,
                                          std::int64_t& bytes_down) override
