@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -93,7 +94,39 @@ BlobDigest digest_of_file(const std::string& path)
   return {sha.hex(), size};
 }
 
+namespace {
+
+// An exclusive flock on `file` (created if need be) for as long as it lives; none when the file
+// cannot be opened (then the cache goes on unlocked: at worst a file is hashed twice).
+class CacheLock {
+public:
+  explicit CacheLock(const std::string& file)
+    : m_fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644))
+  {
+    while (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~CacheLock()
+  {
+    if (m_fd >= 0) {
+      ::close(m_fd);  // releases the lock
+    }
+  }
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+
+private:
+  int m_fd;
+};
+
+}  // namespace
+
 DigestCache::DigestCache(std::string file) : m_file(std::move(file))
+{
+  merge_file();
+}
+
+void DigestCache::merge_file()
 {
   std::ifstream in(m_file);
   std::string line;
@@ -105,7 +138,7 @@ DigestCache::DigestCache(std::string file) : m_file(std::move(file))
         (fields >> entry.stamp.device >> entry.stamp.inode >> entry.stamp.size >>
          entry.stamp.mtime_ns >> entry.stamp.ctime_ns >> entry.hash) &&
         entry.hash.size() == 64) {
-      m_entries[path] = std::move(entry);
+      m_entries.try_emplace(path, std::move(entry));
     }
   }
 }
@@ -134,6 +167,16 @@ BlobDigest DigestCache::digest_of_file(const std::string& path)
   if (found != m_entries.end() && found->second.stamp == before) {
     return {found->second.hash, before.size};
   }
+  // Another process may be hashing it now: wait for it under the lock and take its entry.
+  const CacheLock lock(m_file + ".lock");
+  if (found != m_entries.end()) {
+    m_entries.erase(found);  // stale: the file's entry, if any, is read again
+  }
+  merge_file();
+  found = m_entries.find(path);
+  if (found != m_entries.end() && found->second.stamp == before) {
+    return {found->second.hash, before.size};
+  }
   BlobDigest digest = reapi::digest_of_file(path);
   Stamp after;
   const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -143,15 +186,26 @@ BlobDigest DigestCache::digest_of_file(const std::string& path)
       before.mtime_ns < now_ns - 1'000'000'000 && before.ctime_ns < now_ns - 1'000'000'000) {
     m_entries[path] = {before, digest.hash};
     m_changed = true;
+    write_merged();
   }
   return digest;
 }
 
-void DigestCache::save() const
+void DigestCache::save()
 {
   if (!m_changed || m_file.empty()) {
     return;
   }
+  const CacheLock lock(m_file + ".lock");
+  write_merged();
+}
+
+void DigestCache::write_merged()
+{
+  if (m_file.empty()) {
+    return;
+  }
+  merge_file();  // another process's entries since this cache read the file stay
   // Unique to the thread too: `nvfresh-remote serve` answers a compile's calls on threads of one
   // process, and two saving at once must not write one temporary file.
   const std::string temporary = fmt::format(
@@ -173,7 +227,9 @@ void DigestCache::save() const
   }
   if (std::rename(temporary.c_str(), m_file.c_str()) != 0) {
     std::remove(temporary.c_str());
+    return;
   }
+  m_changed = false;
 }
 
 }  // namespace nvfresh::reapi

@@ -27,7 +27,9 @@ BlobDigest digest_of_file(const std::string& path);
 // once, not per Action. Only files of at least k_min_size whose stat is the same before and after
 // hashing, and whose mtime is more than a second old, are kept. The file is "path TAB dev TAB ino TAB
 // size TAB mtime_ns TAB ctime_ns TAB hash" lines, replaced whole (atomic rename) when it grew; a line
-// that does not parse is ignored. An entry only ever names an input root's digest: the cache key's
+// that does not parse is ignored. A large file not in the cache is hashed under the cache's lock
+// (<file>.lock, flock) and saved at once: a build's first compiles, each looking up or uploading at
+// the same moment, hash nvcc's tools once between them, not once each. An entry only ever names an input root's digest: the cache key's
 // soundness rests on nvfresh's own XXH3 check of every input, not on it.
 class DigestCache {
 public:
@@ -35,7 +37,9 @@ public:
 
   explicit DigestCache(std::string file);
   BlobDigest digest_of_file(const std::string& path);
-  void save() const;  // never throws: a cache that cannot be written is a cache not kept
+  // Adds this cache's entries to the file's (merged under the lock: another process's entries
+  // stay). Never throws: a cache that cannot be written is a cache not kept.
+  void save();
 
 private:
   struct Stamp {
@@ -51,6 +55,10 @@ private:
     std::string hash;
   };
   static bool stamp_of(const std::string& path, Stamp& stamp);
+  // The file's entries, added to this cache's where it has none for a path.
+  void merge_file();
+  // save() with the lock held.
+  void write_merged();
 
   std::string m_file;
   std::map<std::string, Entry> m_entries;

@@ -208,3 +208,36 @@ TEST_CASE("the SHA-256 cache keeps large files by their stat, and only settled o
   DigestCache again(cache_file);
   CHECK(again.digest_of_file(file) == digest_of(edited));
 }
+
+TEST_CASE("the SHA-256 cache is shared: an entry is saved at once, and no save drops another's")
+{
+  test::TempDir dir;
+  const std::string big(static_cast<size_t>(DigestCache::k_min_size) + 1, 'x');
+  const std::string one = dir.write("cicc", big);
+  const std::string two = dir.write("ptxas", big + "z");
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(one, old);
+  std::filesystem::last_write_time(two, old);
+  ::sleep(2);  // their ctimes (now) must be more than a second old too
+  const std::string cache_file = dir.path("sha256-cache");
+  auto lines = [&] {
+    std::ifstream in(cache_file);
+    std::vector<std::string> kept;
+    for (std::string line; std::getline(in, line);) {
+      kept.push_back(line.substr(0, line.find('\t')));
+    }
+    return kept;
+  };
+
+  // Two processes' caches, both read before either hashed (a build's first compiles at once).
+  DigestCache first(cache_file);
+  DigestCache second(cache_file);
+  CHECK(first.digest_of_file(one) == digest_of(big));
+  CHECK(lines() == std::vector<std::string>{one});  // saved at once, for the others to find
+  CHECK(second.digest_of_file(two) == digest_of(big + "z"));
+  CHECK(lines() == std::vector<std::string>{one, two});  // merged: the first's entry stays
+  CHECK(second.digest_of_file(one) == digest_of(big));   // the first's, read from the file
+  first.save();
+  second.save();
+  CHECK(lines() == std::vector<std::string>{one, two});
+}
