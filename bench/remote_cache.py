@@ -235,11 +235,28 @@ def wait_for_uploads(env):
     return time.monotonic() - started
 
 
-def bench_cold(nvfresh, nvcc, root, url, tus, runs):
+def busy_seconds(cores):
+    """CPU seconds the kernel counts busy on `cores` since boot (/proc/stat: all but idle, iowait)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    busy = 0
+    with open("/proc/stat") as stat:
+        for line in stat:
+            fields = line.split()
+            if fields[0].startswith("cpu") and fields[0][3:].isdigit() and int(fields[0][3:]) in cores:
+                values = [int(v) for v in fields[1:]]
+                busy += sum(values) - values[3] - values[4]
+    return busy / ticks
+
+
+def bench_cold(nvfresh, nvcc, root, url, tus, runs, server_core=None):
     src, build = root / "cold-tree", root / "cold-build"  # one path for every build
     build_cmd = ["cmake", "--build", str(build), "-j2"]
     rows = {COLD_OFF: [], COLD_ON: [], COLD_SENT: []}
     uploads = 0
+    # With the server on a core of its own: every CPU second of the other cores from the build's
+    # start to its last upload sent (the build, the detached uploads, anything else there)
+    client_cores = os.sched_getaffinity(0)
+    client_cpu = {COLD_OFF: [], COLD_ON: []}
     for run in range(runs):
         sides = (COLD_OFF, COLD_ON) if run % 2 == 0 else (COLD_ON, COLD_OFF)
         for side in sides:
@@ -252,6 +269,7 @@ def bench_cold(nvfresh, nvcc, root, url, tus, runs):
             if side == COLD_ON:
                 env["NVFRESH_REMOTE"] = url
             configure(nvfresh, nvcc, src, build, env)
+            busy_before = busy_seconds(client_cores)
             rows[side].append(benchlib.timed(build_cmd, env=env, bench="remote_cache"))
             served, compiled, _ = served_events(build, 0)
             if (served, compiled) != (0, tus):
@@ -263,15 +281,25 @@ def bench_cold(nvfresh, nvcc, root, url, tus, runs):
                 # them)
                 wall, cpu = rows[side][-1]
                 rows[COLD_SENT].append((wall + wait_for_uploads(env), cpu))
+            client_cpu[side].append(busy_seconds(client_cores) - busy_before)
+            if side == COLD_ON:
                 s = stats(nvfresh, env)
                 if (s["remote_uploads"], s["remote_errors"]) != (tus, 0):
                     sys.exit(f"remote_cache: cold build with the remote: {s['remote_uploads']} "
                              f"uploads and {s['remote_errors']} errors, expected {tus} and 0")
                 uploads += s["remote_uploads"]
+    where = ("" if server_core is None else
+             f"; BuildGrid alone on core {server_core}, the build and its uploads on cores "
+             f"{sorted(os.sched_getaffinity(0))}, as with a server on another machine")
     print(f"\n(d) a cold build of a {tus}-TU tree, sm_80, Ninja -j2, remote on against off: "
-          f"{runs} builds each, alternating (medians; issue 41's goal: on <= 1.05x off)")
+          f"{runs} builds each, alternating (medians; issue 41's goal: on <= 1.05x off){where}")
     print_rows(rows, COLD_OFF)
     print(f"  uploads with the remote on: {uploads} ({runs} builds)")
+    if server_core is not None:
+        off, on = statistics.median(client_cpu[COLD_OFF]), statistics.median(client_cpu[COLD_ON])
+        print(f"  CPU of cores {sorted(client_cores)} from the build's start to its last upload "
+              f"sent (build, uploads, the rest of the machine): off {off:.3f} s, on {on:.3f} s, "
+              f"{on / off:.4f}x")
 
 
 def main():
@@ -281,13 +309,24 @@ def main():
     parser.add_argument("--only", choices=("fmha", "tree", "steps", "cold"))
     parser.add_argument("--nvcc", default=benchlib.default_nvcc())
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--server-core", type=int,
+                        help="run BuildGrid alone on this core and everything else on the others "
+                             "(a server on another machine, on a machine of few cores)")
     args = parser.parse_args()
+    all_cores = os.sched_getaffinity(0)
+    if args.server_core is not None and (args.server_core not in all_cores or len(all_cores) < 2):
+        raise SystemExit(f"remote_cache: --server-core {args.server_core}: this process may run "
+                         f"on cores {sorted(all_cores)}; it needs that one and another")
     nvfresh = benchlib.nvfresh_bin("remote_cache")
     if not buildgrid_server.BGD.exists():
         raise SystemExit(f"remote_cache: no BuildGrid at {buildgrid_server.BGD}: run "
                          "scripts/install_test_tools.sh")
     with benchlib.scratch("nvfresh-bench-remote-", args.keep) as root:
+        if args.server_core is not None:  # the server inherits this affinity; the builds do not
+            os.sched_setaffinity(0, {args.server_core})
         server = buildgrid_server.BuildGridServer(root)
+        if args.server_core is not None:
+            os.sched_setaffinity(0, all_cores - {args.server_core})
         try:
             print(f"remote_cache: {benchlib.nvcc_version_line(args.nvcc)}, BuildGrid on {server.url}")
             if args.only in (None, "fmha"):
@@ -297,7 +336,8 @@ def main():
             if args.only in (None, "steps"):
                 bench_steps(nvfresh, args.nvcc, root, server.url, args.runs)
             if args.only in (None, "cold"):
-                bench_cold(nvfresh, args.nvcc, root, server.url, args.tus, args.runs)
+                bench_cold(nvfresh, args.nvcc, root, server.url, args.tus, args.runs,
+                           args.server_core)
         finally:
             server.stop()
     return 0
