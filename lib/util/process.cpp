@@ -623,6 +623,41 @@ void spawn_detached(const std::string& program, const std::vector<std::string>& 
   }
 }
 
+int spawn_with_descriptors(const std::string& program, const std::vector<std::string>& argv,
+                           const Environment& env, int stdin_fd, int fd3)
+{
+  // Copies above the target numbers first: a source already at 0 or 3 would keep its
+  // close-on-exec flag through a dup2 onto itself.
+  const int stdin_copy = ::fcntl(stdin_fd, F_DUPFD_CLOEXEC, 10);
+  const int fd3_copy = ::fcntl(fd3, F_DUPFD_CLOEXEC, 10);
+  ExecArrays arrays = exec_arrays(argv, env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, stdin_copy, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fd3_copy, 3);
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_WRONLY, 0);
+  }
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  pid_t pid = -1;
+  int error = stdin_copy < 0 || fd3_copy < 0 ? EBADF : 0;
+  if (error == 0) {
+    error = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, arrays.argv.data(),
+                          arrays.envp.data());
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  for (int copy : {stdin_copy, fd3_copy}) {
+    if (copy >= 0) {
+      ::close(copy);
+    }
+  }
+  if (error != 0) {
+    throw SpawnError(error == ENOENT ? 127 : 126,
+                     fmt::format("{}: cannot be started: {}", program, std::strerror(error)));
+  }
+  return pid;
+}
+
 void stop_redirected_children() noexcept
 {
   g_stopping.store(true);

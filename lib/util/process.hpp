@@ -138,6 +138,13 @@ ProcessResult run_program_as(const std::string& program, const std::vector<std::
 void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
                     const Environment& env);
 
+// Starts `program` with `argv` (argv[0] included) and exactly `env` beside this process: in its
+// process group (a Ctrl-C reaches it too), stdin `stdin_fd` and descriptor 3 `fd3`, stdout and
+// stderr /dev/null, no other descriptor of this process. Returns its pid, for the caller to wait
+// on. Throws SpawnError when it cannot start.
+int spawn_with_descriptors(const std::string& program, const std::vector<std::string>& argv,
+                           const Environment& env, int stdin_fd, int fd3);
+
 // Kills (SIGKILL) the process group of every run_redirected child with its own group that runs now,
 // and of every one started from now on, until allow_redirected_children. Async-signal-safe: a SIGINT
 // handler may call it.
