@@ -116,6 +116,11 @@ std::string CacheStorage::build_id() const
   return m_build_id.empty() ? build_invocation_id() : m_build_id;
 }
 
+const RemoteSettings* CacheStorage::remote_settings() const
+{
+  return m_remote != nullptr ? &m_remote->settings() : nullptr;
+}
+
 bool CacheStorage::remote_usable() const
 {
   return m_remote != nullptr &&

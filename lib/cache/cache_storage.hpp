@@ -84,6 +84,8 @@ public:
   // The compile's helper co-process (cache/remote_coprocess.hpp), its socket's name; "" none.
   void set_helper_socket(std::string name);
 
+  // The remote's settings as in use (its SHA-256 cache filled in); nullptr without a remote.
+  const RemoteSettings* remote_settings() const;
   // Whether there is a remote and it has not failed in this build.
   bool remote_usable() const;
   // remote_usable, and not read-only.

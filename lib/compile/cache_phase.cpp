@@ -29,9 +29,8 @@ CachePhase::CachePhase(const Config& config, const Environment& env) : m_env(env
   CacheSettings settings = cache_settings(config, env);
   if (settings.enabled) {
     m_cache.emplace(settings);
-    m_remote = remote_settings(config);
-    if (m_remote) {
-      m_cache->storage().use_remote(*m_remote, {});
+    if (auto remote = remote_settings(config)) {
+      m_cache->storage().use_remote(std::move(*remote), {});
     }
     m_refusal = m_cache->store().refusal();
     if (!m_refusal.empty()) {
@@ -51,12 +50,13 @@ CachePhase::~CachePhase()
 void CachePhase::start_helper_coprocess(const std::string& name)
 {
   CacheStorage& storage = m_cache->storage();
-  if (name.empty() || !m_remote || !storage.remote_usable() || m_remote->helper.empty() ||
-      !m_remote->refusal.empty()) {
+  const RemoteSettings* remote = storage.remote_settings();
+  if (name.empty() || remote == nullptr || !storage.remote_usable() || remote->helper.empty() ||
+      !remote->refusal.empty()) {
     return;  // without a remote in use; a refused one's first call says why, as without this
   }
   m_coprocess = RemoteCoprocess::start(
-    m_remote->helper, name, helper_environment(current_environment(), m_remote->credentials));
+    remote->helper, name, helper_environment(current_environment(), remote->credentials));
   if (m_coprocess) {
     storage.set_helper_socket(name);
   }

@@ -73,8 +73,7 @@ private:
   bool usable(const std::string& record_root) const;
 
   std::optional<ObjectCache> m_cache;
-  std::optional<RemoteSettings> m_remote;  // the remote in use, as configured
-  std::string m_refusal;                   // why the cache dir is not used, or ""
+  std::string m_refusal;  // why the cache dir is not used, or ""
   std::string m_refused_dir;
   Environment m_env;
   std::optional<CacheHit> m_verifying;
