@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <sys/file.h>
@@ -163,19 +164,22 @@ BlobDigest DigestCache::digest_of_file(const std::string& path)
   if (!stamp_of(path, before) || before.size < k_min_size) {
     return reapi::digest_of_file(path);
   }
-  auto found = m_entries.find(path);
-  if (found != m_entries.end() && found->second.stamp == before) {
-    return {found->second.hash, before.size};
+  auto kept = [&]() -> std::optional<BlobDigest> {
+    auto found = m_entries.find(path);
+    if (found == m_entries.end() || found->second.stamp != before) {
+      return std::nullopt;
+    }
+    return BlobDigest{found->second.hash, before.size};
+  };
+  if (auto digest = kept()) {
+    return *digest;
   }
   // Another process may be hashing it now: wait for it under the lock and take its entry.
   const CacheLock lock(m_file + ".lock");
-  if (found != m_entries.end()) {
-    m_entries.erase(found);  // stale: the file's entry, if any, is read again
-  }
+  m_entries.erase(path);  // stale, if any: the file's entry is read again
   merge_file();
-  found = m_entries.find(path);
-  if (found != m_entries.end() && found->second.stamp == before) {
-    return {found->second.hash, before.size};
+  if (auto digest = kept()) {
+    return *digest;
   }
   BlobDigest digest = reapi::digest_of_file(path);
   Stamp after;
