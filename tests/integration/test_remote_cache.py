@@ -233,6 +233,24 @@ class OneHelperPerCompile(RemoteCase):
         self.assertEqual((stats["remote_hits"], stats["remote_errors"]), (1, 0))
 
 
+    def test_cmake_builds_run_one_helper_per_compile(self):
+        # Through CMake's launcher, with Ninja and with Makefiles: each compile's lookups (the
+        # object's and its steps') go to the one helper it starts, none to a helper of its own.
+        launcher, log = self.launcher_logging_helper_runs()
+        source = self.two_kernels()
+        for index, tool in enumerate((project.NINJA, project.MAKE)):
+            env = self.machine(f"cmake-{index}", NVFRESH_TRACE_LIB=harness.trace_lib())
+            tree = self.tree(source, f"build-cmake-{index}", tool=tool, env=env,
+                             cache_args=[f"-DNVFRESH_EXECUTABLE={launcher}"])
+            log.unlink(missing_ok=True)
+            kinds_built = self.build(tree)
+            self.assertEqual(set(kinds_built), {"a.cu.o", "b.cu.o"}, tool.label)
+            self.assertLessEqual(set(kinds_built.values()), {"compiled", "served"}, tool.label)
+            runs = self.runs(log)
+            self.assertEqual(runs.get("serve"), 2, (tool.label, runs))
+            self.assertNotIn("get", runs, tool.label)
+
+
 class VanishedBlob(RemoteCase):
     def test_an_object_gone_from_the_server_is_a_miss(self):
         source = self.project([Target("kv", "v.cu")],
