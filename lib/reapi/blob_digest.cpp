@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -164,12 +165,23 @@ BlobDigest DigestCache::digest_of_file(const std::string& path)
   if (!stamp_of(path, before) || before.size < k_min_size) {
     return reapi::digest_of_file(path);
   }
+  // The file's entry, or another path's of the same file (the same device, inode and times: a
+  // toolkit reached through /usr/local/cuda and /usr/local/cuda-13.0), then kept for this path too.
   auto kept = [&]() -> std::optional<BlobDigest> {
     auto found = m_entries.find(path);
-    if (found == m_entries.end() || found->second.stamp != before) {
+    if (found != m_entries.end() && found->second.stamp == before) {
+      return BlobDigest{found->second.hash, before.size};
+    }
+    const auto same_file = std::find_if(m_entries.begin(), m_entries.end(), [&](const auto& item) {
+      return item.second.stamp == before;
+    });
+    if (same_file == m_entries.end()) {
       return std::nullopt;
     }
-    return BlobDigest{found->second.hash, before.size};
+    BlobDigest digest{same_file->second.hash, before.size};
+    m_entries[path] = Entry{before, digest.hash};
+    m_changed = true;
+    return digest;
   };
   if (auto digest = kept()) {
     return *digest;

@@ -241,3 +241,36 @@ TEST_CASE("the SHA-256 cache is shared: an entry is saved at once, and no save d
   second.save();
   CHECK(lines() == std::vector<std::string>{one, two});
 }
+
+TEST_CASE("the SHA-256 cache hashes a file reached by two paths once")
+{
+  test::TempDir dir;
+  const std::string big(static_cast<size_t>(DigestCache::k_min_size) + 1, 'x');
+  std::filesystem::create_directories(dir.path("cuda-13.0/bin"));
+  const std::string real = dir.write("cuda-13.0/bin/ptxas", big);
+  std::filesystem::create_directory_symlink(dir.path("cuda-13.0"), dir.path("cuda"));
+  const std::string linked = dir.path("cuda/bin/ptxas");
+  std::filesystem::last_write_time(real, std::filesystem::file_time_type::clock::now() -
+                                           std::chrono::hours(1));
+  ::sleep(2);  // its ctime (now) must be more than a second old too
+  const std::string cache_file = dir.path("sha256-cache");
+  {
+    DigestCache first(cache_file);
+    CHECK(first.digest_of_file(real) == digest_of(big));
+  }
+  // The kept digest stands in for the file's bytes: what the other path gets shows where from.
+  const std::string stand_in(64, 'a');
+  std::string text;
+  {
+    std::ifstream in(cache_file);
+    REQUIRE(std::getline(in, text));
+  }
+  text.replace(text.size() - 64, 64, stand_in);
+  std::ofstream(cache_file, std::ios::trunc) << text << '\n';
+
+  DigestCache second(cache_file);
+  CHECK(second.digest_of_file(linked).hash == stand_in);
+  second.save();
+  DigestCache third(cache_file);
+  CHECK(third.digest_of_file(linked).hash == stand_in);  // kept under its own path too
+}
