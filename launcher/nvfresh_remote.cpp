@@ -337,7 +337,11 @@ int run_call(HelperVerb verb, const std::string& request_file, std::ostream& out
   try {
     const HelperRequest request = read_request(verb, request_file);
     switch (verb) {
-    case HelperVerb::get: return get_within_budget(request, err);
+    case HelperVerb::get:
+      // A writer's unreadable signing key is said at the compile's first lookup, where its line
+      // reaches the build's output; its uploads, sent after the compile, have no terminal.
+      signing_key();
+      return get_within_budget(request, err);
     case HelperVerb::put: return put(request, out);
     case HelperVerb::execute: return execute(request);
     }

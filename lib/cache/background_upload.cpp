@@ -1,5 +1,6 @@
 #include "cache/background_upload.hpp"
 
+#include "protocol/remote_protocol.hpp"
 #include "util/file_io.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
@@ -8,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <fcntl.h>
@@ -85,22 +88,102 @@ void UploadSlot::take(const std::string& jobs_dir, int slot, int how)
   }
 }
 
-std::string new_upload_job_dir(const std::string& jobs_dir)
+std::string new_upload_job_dir(const std::string& jobs_dir, const std::string& batch)
 {
   fs::create_directories(jobs_dir);
-  return make_scratch_dir(jobs_dir, k_job_prefix);
+  return make_scratch_dir(jobs_dir, batch.empty() ? std::string(k_job_prefix)
+                                                  : fmt::format("{}{}-", k_job_prefix, batch));
+}
+
+void write_upload_job(const std::string& job_dir, const UploadJob& job)
+{
+  write_file_atomically(job_dir + "/" + k_upload_job_file, serialize_upload_job(job));
 }
 
 void start_upload_job(const std::string& job_dir, const UploadJob& job)
 {
   try {
-    write_file_atomically(job_dir + "/" + k_upload_job_file, serialize_upload_job(job));
-    const std::string self = this_executable();
-    spawn_detached(self, {self, k_upload_subcommand, job_dir}, current_environment());
+    write_upload_job(job_dir, job);
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(job_dir, ignored);
     throw;
+  }
+  start_upload_jobs({job_dir}, current_environment(), -1);
+}
+
+std::vector<std::string> batched_upload_jobs(const std::string& jobs_dir, const std::string& batch)
+{
+  std::vector<std::string> jobs;
+  if (batch.empty()) {
+    return jobs;
+  }
+  const std::string prefix = fmt::format("{}{}-", k_job_prefix, batch);
+  std::error_code error;
+  for (const auto& item : fs::directory_iterator(jobs_dir, error)) {
+    std::error_code ignored;
+    if (item.path().filename().string().rfind(prefix, 0) == 0 &&
+        fs::is_regular_file(item.path() / k_upload_job_file, ignored)) {
+      jobs.push_back(item.path().string());
+    }
+  }
+  std::sort(jobs.begin(), jobs.end());
+  return jobs;
+}
+
+void start_upload_jobs(const std::vector<std::string>& job_dirs, const Environment& env,
+                       int lifeline)
+{
+  try {
+    const std::string self = this_executable();
+    std::vector<std::string> argv{self, k_upload_subcommand};
+    argv.insert(argv.end(), job_dirs.begin(), job_dirs.end());
+    spawn_detached(self, argv, env, lifeline);
+  } catch (...) {
+    for (const std::string& job_dir : job_dirs) {
+      std::error_code ignored;
+      fs::remove_all(job_dir, ignored);
+    }
+    throw;
+  }
+}
+
+std::optional<std::string> merged_put_request(const std::vector<std::string>& requests)
+{
+  if (requests.empty()) {
+    return std::nullopt;
+  }
+  try {
+    HelperRequest merged = parse_helper_request(requests.front());
+    for (size_t i = 1; i < requests.size(); ++i) {
+      HelperRequest next = parse_helper_request(requests[i]);
+      std::vector<HelperUpload> uploads = std::move(next.put);
+      next.put = merged.put;
+      if (next != merged) {
+        return std::nullopt;
+      }
+      merged.put.insert(merged.put.end(), std::make_move_iterator(uploads.begin()),
+                        std::make_move_iterator(uploads.end()));
+    }
+    if (merged.verb != HelperVerb::put) {
+      return std::nullopt;
+    }
+    return to_json(merged).dump();
+  } catch (const ProtocolError&) {
+    return std::nullopt;
+  }
+}
+
+void remove_abandoned_upload_jobs(const std::string& jobs_dir, std::int64_t age_ns)
+{
+  const auto oldest = fs::file_time_type::clock::now() - std::chrono::nanoseconds(age_ns);
+  std::error_code error;
+  for (const auto& item : fs::directory_iterator(jobs_dir, error)) {
+    std::error_code ignored;
+    if (item.path().filename().string().rfind(k_job_prefix, 0) == 0 &&
+        fs::last_write_time(item.path(), ignored) < oldest && !ignored) {
+      fs::remove_all(item.path(), ignored);
+    }
   }
 }
 

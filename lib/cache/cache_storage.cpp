@@ -106,6 +106,11 @@ void CacheStorage::upload_in_background(std::string jobs_dir)
   m_upload_jobs = std::move(jobs_dir);
 }
 
+void CacheStorage::upload_in_batch(std::string batch)
+{
+  m_upload_batch = std::move(batch);
+}
+
 void CacheStorage::keep_failures_for(std::string build_id)
 {
   m_build_id = std::move(build_id);
@@ -155,15 +160,22 @@ void CacheStorage::upload(
       log::info("remote: uploaded {} ({} bytes sent)", key.short_hex(), sent);
       return;
     }
-    const std::string job_dir = new_upload_job_dir(m_upload_jobs);
+    const std::string job_dir = new_upload_job_dir(m_upload_jobs, m_upload_batch);
+    const UploadJob job{key, counter, m_failure_marker, build_id()};
     try {
       publish(remote, job_dir);
+      if (!m_upload_batch.empty()) {
+        write_upload_job(job_dir, job);
+        log::info("remote: upload of {} left for the compile's batch ({})", key.short_hex(),
+                  job_dir);
+        return;
+      }
     } catch (...) {
       std::error_code ignored;
       std::filesystem::remove_all(job_dir, ignored);
       throw;
     }
-    start_upload_job(job_dir, {key, counter, m_failure_marker, build_id()});
+    start_upload_job(job_dir, job);
     log::info("remote: uploading {} in the background ({})", key.short_hex(), job_dir);
   });
 }

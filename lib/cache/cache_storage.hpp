@@ -100,6 +100,11 @@ public:
               const std::function<std::int64_t(RemoteBackend&, const std::string&)>& publish);
   // Uploads from now on go to the background, their jobs under `jobs_dir` ("" sends them now).
   void upload_in_background(std::string jobs_dir);
+  // Background uploads from now on are jobs of the batch `batch` (background_upload.hpp), left
+  // for the compile's end to send ("" starts each job's sender at once).
+  void upload_in_batch(std::string batch);
+  // Where background upload jobs go ("" sent in the compile).
+  const std::string& upload_jobs_dir() const { return m_upload_jobs; }
   // For a process that runs on after its build (a background upload): the failure marker is kept
   // for the build `build_id`, and a failure's line, which this process has no terminal to say, is
   // left beside the marker for the build's next compile to say.
@@ -147,8 +152,9 @@ private:
   CacheStore m_store;
   std::unique_ptr<RemoteBackend> m_remote;
   std::string m_failure_marker;
-  std::string m_upload_jobs;  // "": uploads are sent in the compile
-  std::string m_build_id;     // "": this process's build (build_invocation_id)
+  std::string m_upload_jobs;   // "": uploads are sent in the compile
+  std::string m_upload_batch;  // "": each background upload's sender started at once
+  std::string m_build_id;      // "": this process's build (build_invocation_id)
 };
 
 }  // namespace nvfresh

@@ -60,8 +60,20 @@ std::unique_ptr<RemoteCoprocess> RemoteCoprocess::start(const std::string& helpe
   return std::unique_ptr<RemoteCoprocess>(new RemoteCoprocess(name, pid, lifeline[1]));
 }
 
+void RemoteCoprocess::detach()
+{
+  if (m_lifeline >= 0) {
+    ::close(m_lifeline);
+    m_lifeline = -1;
+    m_pid = -1;
+  }
+}
+
 RemoteCoprocess::~RemoteCoprocess()
 {
+  if (m_pid < 0) {
+    return;
+  }
   ::close(m_lifeline);
   int status = 0;
   while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {

@@ -1,6 +1,7 @@
 // The remote helper as one co-process per compile (protocol/helper_socket.hpp): started by the
 // launcher before its lookup, asked by the launcher and by every cicc and ptxas step of the compile
-// (the socket's name reaches them as NVFRESH_REMOTE_SOCKET), ended with the compile. A call it
+// (the socket's name reaches them as NVFRESH_REMOTE_SOCKET), ended with the compile, or, when the
+// compile left uploads, with the process that sends them (cache/background_upload.hpp). A call it
 // cannot take runs the one-shot helper, as without it (remote_cache.cpp, run_prepared).
 #pragma once
 
@@ -22,12 +23,17 @@ public:
   // socket listens before this returns: a call made at once waits for the helper to start.
   static std::unique_ptr<RemoteCoprocess> start(const std::string& helper, const std::string& name,
                                                 const Environment& env);
-  // Closes the helper's stdin, so that it ends, and waits for it.
+  // Closes the helper's stdin, so that it ends, and waits for it (unless detached).
   ~RemoteCoprocess();
   RemoteCoprocess(const RemoteCoprocess&) = delete;
   RemoteCoprocess& operator=(const RemoteCoprocess&) = delete;
 
   const std::string& name() const { return m_name; }
+  // The write end of the helper's stdin: the helper ends once every copy of it is closed.
+  int lifeline() const { return m_lifeline; }
+  // For a helper that another process, holding a copy of its lifeline, goes on using after this
+  // compile (the batch of its uploads): this process's copy is closed, the helper not waited for.
+  void detach();
 
 private:
   RemoteCoprocess(std::string name, int pid, int lifeline)

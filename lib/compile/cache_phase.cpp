@@ -1,6 +1,8 @@
 #include "compile/cache_phase.hpp"
 
+#include "cache/background_upload.hpp"
 #include "cache/entry_verifier.hpp"
+#include "protocol/helper_socket.hpp"
 #include "record/record_root.hpp"
 #include "util/build_invocation.hpp"
 #include "util/keep_until_exit.hpp"
@@ -42,6 +44,7 @@ CachePhase::CachePhase(const Config& config, const Environment& env) : m_env(env
 
 CachePhase::~CachePhase()
 {
+  send_upload_batch();
   if (!m_budget_ledger.empty()) {
     std::remove(m_budget_ledger.c_str());
   }
@@ -59,6 +62,31 @@ void CachePhase::start_helper_coprocess(const std::string& name)
     remote->helper, name, helper_environment(current_environment(), remote->credentials));
   if (m_coprocess) {
     storage.set_helper_socket(name);
+  }
+}
+
+void CachePhase::send_upload_batch() noexcept
+{
+  if (m_upload_batch.empty()) {
+    return;
+  }
+  try {
+    const std::vector<std::string> jobs =
+      batched_upload_jobs(m_cache->storage().upload_jobs_dir(), m_upload_batch);
+    if (jobs.empty()) {
+      return;
+    }
+    Environment env = current_environment();
+    if (m_coprocess) {
+      env[k_helper_socket_variable] = m_coprocess->name();
+    }
+    start_upload_jobs(jobs, env, m_coprocess ? m_coprocess->lifeline() : -1);
+    if (m_coprocess) {
+      m_coprocess->detach();  // its last calls are the batch's
+    }
+    log::info("remote: {} uploads of the compile sent in the background", jobs.size());
+  } catch (const std::exception& error) {
+    log::info("remote: the compile's uploads not sent: {}", error.what());
   }
 }
 
@@ -108,6 +136,10 @@ std::optional<ServedCompile> CachePhase::serve(const ServeRequest& serve, FileHa
   m_budget_ledger = serve.plan.remote_ledger;
   m_cache->storage().set_budget_ledger(m_budget_ledger);
   start_helper_coprocess(serve.plan.remote_socket);
+  // The steps leave their uploads under the socket's name (step/step_lookup.cpp); so does this
+  // compile's store. All are sent when the compile ends (send_upload_batch).
+  m_upload_batch = serve.plan.remote_socket;
+  m_cache->storage().upload_in_batch(m_upload_batch);
   try {
     auto hit = m_cache->lookup(compile_identity(serve.request, serve.plan), hasher, m_env);
     if (!hit) {

@@ -31,7 +31,8 @@ struct ServedCompile {
 class CachePhase {
 public:
   CachePhase(const Config& config, const Environment& env);
-  // Removes the compile's ledger of remote time (cache/remote_budget.hpp), if it made one.
+  // Sends the compile's batch of uploads (send_upload_batch); removes the compile's ledger of
+  // remote time (cache/remote_budget.hpp), if it made one.
   ~CachePhase();
   CachePhase(const CachePhase&) = delete;
   CachePhase& operator=(const CachePhase&) = delete;
@@ -68,6 +69,9 @@ private:
                               const std::vector<std::string>& command);
   // Starts the remote helper co-process on the socket `name` when the remote is in use.
   void start_helper_coprocess(const std::string& name);
+  // Starts one detached sender for the uploads the compile and its steps left in its batch,
+  // through the compile's helper co-process, which then lives until they are sent.
+  void send_upload_batch() noexcept;
   void warn_not_cached(const std::string& record_root, const std::string& detail) const;
   // Whether the cache is used; says once per build why not when its dir was refused.
   bool usable(const std::string& record_root) const;
@@ -80,6 +84,7 @@ private:
   std::string m_budget_ledger;  // the compile's, once a lookup may have made it
   // The compile's remote helper, for its lookups and its steps' (ended with the compile).
   std::unique_ptr<RemoteCoprocess> m_coprocess;
+  std::string m_upload_batch;  // the compile's batch of uploads, "" none
 };
 
 }  // namespace nvfresh

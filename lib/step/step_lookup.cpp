@@ -32,7 +32,9 @@ void use_remote(CacheStorage& storage, const Config& config, const Environment& 
   if (auto remote = remote_settings(config)) {
     storage.use_remote(std::move(*remote), root + "/remote-failed");
     storage.set_budget_ledger(env_value(env, k_remote_ledger_variable));
-    storage.set_helper_socket(env_value(env, k_helper_socket_variable));
+    const std::string socket = env_value(env, k_helper_socket_variable);
+    storage.set_helper_socket(socket);
+    storage.upload_in_batch(socket);  // sent with the compile's batch when it ends
   }
 }
 

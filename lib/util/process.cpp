@@ -599,8 +599,11 @@ ProcessResult run_program_as(const std::string& program, const std::vector<std::
 }
 
 void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
-                    const Environment& env)
+                    const Environment& env, int fd3)
 {
+  // A copy above 3 first: a source already at 3 would keep its close-on-exec flag through a dup2
+  // onto itself.
+  const int fd3_copy = fd3 < 0 ? -1 : ::fcntl(fd3, F_DUPFD_CLOEXEC, 10);
   ExecArrays arrays = exec_arrays(argv, env);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -608,15 +611,24 @@ void spawn_detached(const std::string& program, const std::vector<std::string>& 
     posix_spawn_file_actions_addopen(&actions, fd, "/dev/null",
                                      fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0);
   }
-  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  if (fd3_copy >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, fd3_copy, 3);
+  }
+  posix_spawn_file_actions_addclosefrom_np(&actions, fd3_copy >= 0 ? 4 : 3);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
   pid_t pid = 0;
-  const int error = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, arrays.argv.data(),
-                                  arrays.envp.data());
+  int error = fd3 >= 0 && fd3_copy < 0 ? EBADF : 0;
+  if (error == 0) {
+    error = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, arrays.argv.data(),
+                          arrays.envp.data());
+  }
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
+  if (fd3_copy >= 0) {
+    ::close(fd3_copy);
+  }
   if (error != 0) {
     throw SpawnError(error == ENOENT ? 127 : 126,
                      fmt::format("{}: cannot be started: {}", program, std::strerror(error)));

@@ -133,10 +133,11 @@ ProcessResult run_program_as(const std::string& program, const std::vector<std::
 
 // Starts `program` with `argv` (argv[0] included) and exactly `env`, detached from this process: a
 // session and process group of its own, stdin, stdout and stderr /dev/null, no other descriptor of
-// this process, not waited for (when this process ends, init reaps it). A build tool that waits for
-// its job's output or process group does not wait for it. Throws SpawnError when it cannot start.
+// this process but `fd3` (as its descriptor 3, when not -1), not waited for (when this process
+// ends, init reaps it). A build tool that waits for its job's output or process group does not wait
+// for it. Throws SpawnError when it cannot start.
 void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
-                    const Environment& env);
+                    const Environment& env, int fd3 = -1);
 
 // Starts `program` with `argv` (argv[0] included) and exactly `env` beside this process: in its
 // process group (a Ctrl-C reaches it too), stdin `stdin_fd` and descriptor 3 `fd3`, stdout and

@@ -212,10 +212,13 @@ class OneHelperPerCompile(RemoteCase):
                       "void launch(float* x) { twice<<<1, 32>>>(x); }\n")
         a = self.machine("coprocess-a")
         compiled = self.compile(launcher, source, a)
-        # The object's lookup and the cicc and ptxas steps' (all misses) went to one `serve`; the
-        # three uploads are detached processes that outlive the compile, each a helper run.
-        self.assertEqual(self.runs(log), {"put": 3, "serve": 1})
-        self.assertEqual(cache_stats(a)["remote_uploads"], 1)
+        # The object's lookup and the cicc and ptxas steps' (all misses) went to one `serve`; so
+        # did the three uploads, sent after the compile as one request by one detached process
+        # that held the helper on: no helper run of their own.
+        self.assertEqual(self.runs(log), {"serve": 1})
+        stats = cache_stats(a)
+        self.assertEqual((stats["remote_uploads"], stats["remote_step_uploads"],
+                          stats["remote_errors"]), (1, 2, 0))
 
         b = self.machine("coprocess-b")
         self.assertEqual(self.compile(launcher, source, b), compiled)
@@ -231,6 +234,15 @@ class OneHelperPerCompile(RemoteCase):
         self.assertGreaterEqual(runs.get("get", 0), 1)
         stats = cache_stats(c)
         self.assertEqual((stats["remote_hits"], stats["remote_errors"]), (1, 0))
+
+        # And a miss without it: the batch's three uploads go as one request, one helper run.
+        harness.write(source, source.read_text() + "__device__ int one_more_kernel_variable;\n")
+        d = self.machine("coprocess-d", SERVE_EXITS="1")
+        self.assertNotEqual(self.compile(launcher, source, d), compiled)
+        self.assertEqual(self.runs(log).get("put"), 1)
+        stats = cache_stats(d)
+        self.assertEqual((stats["remote_uploads"], stats["remote_step_uploads"],
+                          stats["remote_errors"]), (1, 2, 0))
 
 
     def test_cmake_builds_run_one_helper_per_compile(self):

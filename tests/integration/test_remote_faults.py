@@ -129,10 +129,10 @@ class FaultsOfTheServer(FakeServerCase):
         source = self.two_kernels()
         first = self.build_with(source, "build", env)
         stats = cache_stats(self.env)
-        # Each TU uploads three results (its object and its cicc and ptxas steps), each in the
-        # background: every upload that started before the first failure's marker was written
-        # fails on its own, so one to all six are counted. None is uploaded.
-        self.assertIn(stats["remote_errors"], range(1, 7), stats)
+        # Each TU's three uploads (its object and its cicc and ptxas steps) are sent one after
+        # another by one process after the compile: the first refusal marks the build and the
+        # batch's others are not sent. The two TUs' batches may each fail before either marked it.
+        self.assertIn(stats["remote_errors"], (1, 2), stats)
         self.assertEqual((stats["remote_hits"], stats["remote_uploads"], stats["stores"]),
                          (0, 0, 2))
         with open(source / "a.cu", "a") as edited:

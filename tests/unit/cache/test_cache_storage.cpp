@@ -1,6 +1,7 @@
 #include "cache/cache_storage.hpp"
 
 #include "cache/background_upload.hpp"
+#include "protocol/remote_protocol.hpp"
 
 #include "util/build_invocation.hpp"
 #include "util/clock.hpp"
@@ -12,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 
 using namespace nvfresh;
@@ -343,6 +345,94 @@ TEST_CASE("storage: an upload job round-trips and names its build", "[cache]")
   new_upload_job_dir(jobs);
   CHECK(pending_upload_jobs(jobs) == 2);
   CHECK(one.rfind(jobs + "/job-", 0) == 0);
+}
+
+TEST_CASE("storage: a compile's batch keeps its uploads' jobs for the compile's end", "[cache]")
+{
+  test::TempDir dir;
+  test::FakeRemote::State remote;
+  CacheStorage storage = storage_with(dir, "cache", remote, dir.path("remote-failed"));
+  const std::string jobs = dir.path("cache/uploads");
+  storage.upload_in_background(jobs);
+  storage.upload_in_batch("compile-1");
+  const Digest key = hash_bytes("a step");
+
+  storage.store_step(key, k_arguments, step_entry(key, "run"));
+  CHECK(remote.uploads == 1);  // prepared into its job dir, not sent
+  CHECK(storage.local().counters()[CacheCounter::remote_step_uploads] == 0);
+  const std::vector<std::string> batch = batched_upload_jobs(jobs, "compile-1");
+  REQUIRE(batch.size() == 1);
+  CHECK(batch[0].rfind(jobs + "/job-compile-1-", 0) == 0);
+  const auto job = parse_upload_job(read_file(batch[0] + "/" + k_upload_job_file));
+  REQUIRE(job);
+  CHECK(job->key == key);
+  CHECK(job->counter == CacheCounter::remote_step_uploads);
+  CHECK(job->failure_marker == dir.path("remote-failed"));
+
+  // Another compile's batch, a job without its job.json yet, and no batch are not this batch.
+  new_upload_job_dir(jobs, "compile-2");
+  write_upload_job(new_upload_job_dir(jobs, "compile-10"), *job);
+  new_upload_job_dir(jobs, "compile-1");
+  CHECK(batched_upload_jobs(jobs, "compile-1") == batch);
+  CHECK(batched_upload_jobs(jobs, "").empty());
+  CHECK(batched_upload_jobs(dir.path("none"), "compile-1").empty());
+}
+
+TEST_CASE("storage: a batch's put requests merge into one, in order, only for one remote",
+          "[cache]")
+{
+  auto request = [](const std::string& name, const std::string& remote) {
+    HelperRequest put;
+    put.verb = HelperVerb::put;
+    put.remote = remote;
+    put.digest_cache = "/c/sha256-cache";
+    ActionSpec action;
+    action.salt = "nvfresh-step-2/step";
+    action.arguments = {name};
+    action.output_paths = {"nvfresh.step"};
+    put.put = {{action, {{"nvfresh.step", "/j/" + name}}, "/j/empty", "/j/empty"}};
+    return put;
+  };
+  const HelperRequest cicc = request("cicc", "grpc://cache:1");
+  const HelperRequest ptxas = request("ptxas", "grpc://cache:1");
+  const auto merged = merged_put_request({to_json(cicc).dump(), to_json(ptxas).dump()});
+  REQUIRE(merged);
+  const HelperRequest back = parse_helper_request(*merged);
+  REQUIRE(back.put.size() == 2);
+  CHECK(back.put[0] == cicc.put[0]);
+  CHECK(back.put[1] == ptxas.put[0]);
+  HelperRequest without_uploads = back;
+  without_uploads.put = cicc.put;
+  CHECK(without_uploads == cicc);  // the rest is the requests'
+
+  CHECK_FALSE(
+    merged_put_request({to_json(cicc).dump(), to_json(request("ptxas", "grpc://other:1")).dump()}));
+  HelperRequest get = cicc;
+  get.verb = HelperVerb::get;
+  get.get = cicc.put[0].action;
+  get.put.clear();
+  get.out_dir = "/j/out";
+  CHECK_FALSE(merged_put_request({to_json(get).dump(), to_json(get).dump()}));
+  CHECK_FALSE(merged_put_request({to_json(cicc).dump(), "not json"}));
+  CHECK_FALSE(merged_put_request({}));
+}
+
+TEST_CASE("storage: upload jobs abandoned for a day are removed, newer ones kept", "[cache]")
+{
+  test::TempDir dir;
+  const std::string jobs = dir.path("uploads");
+  const std::string old_job = new_upload_job_dir(jobs, "killed-compile");
+  const std::string new_job = new_upload_job_dir(jobs, "running-compile");
+  write_file_atomically(jobs + "/slot-0", "");
+  std::filesystem::last_write_time(old_job, std::filesystem::file_time_type::clock::now() -
+                                              std::chrono::hours(25));
+  std::filesystem::last_write_time(jobs + "/slot-0", std::filesystem::file_time_type::clock::now() -
+                                                       std::chrono::hours(25));
+
+  remove_abandoned_upload_jobs(jobs, k_abandoned_upload_ns);
+  CHECK_FALSE(stat_file(old_job).exists);
+  CHECK(stat_file(new_job).exists);
+  CHECK(stat_file(jobs + "/slot-0").exists);  // a sender's slot, not a job
 }
 
 TEST_CASE("storage: a full local disk while keeping what the remote sent is not the remote's "
