@@ -48,7 +48,7 @@ bool send_jobs(CacheStorage& storage, const std::string& dir, const std::vector<
 }
 
 // The jobs' requests as one, written into the first job's dir, when they go to one remote for
-// one build; else nothing is written.
+// one build; else (or when it cannot be written) the first job's request is as it was.
 bool merge_requests(const std::vector<ReadJob>& jobs)
 {
   std::vector<std::string> requests;
@@ -63,8 +63,13 @@ bool merge_requests(const std::vector<ReadJob>& jobs)
   if (!merged) {
     return false;
   }
-  write_file_atomically(jobs.front().dir + "/request.json", *merged);
-  return true;
+  try {
+    write_file_atomically(jobs.front().dir + "/request.json", *merged);
+    return true;
+  } catch (const std::exception& error) {
+    log::info("remote: the compile's uploads not merged, sent one by one: {}", error.what());
+    return false;
+  }
 }
 
 }  // namespace
