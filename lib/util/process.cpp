@@ -598,18 +598,36 @@ ProcessResult run_program_as(const std::string& program, const std::vector<std::
   return result;
 }
 
-void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
-                    const Environment& env, int fd3)
+namespace {
+
+// How spawn_child connects a child: its stdin (-1: /dev/null) and descriptor 3 (-1: none), and
+// whether it gets a session of its own. Stdout and stderr are /dev/null; no other descriptor of
+// this process reaches it.
+struct ChildDescriptors {
+  int stdin_fd = -1;
+  int fd3 = -1;
+  bool own_session = false;
+};
+
+// Starts `program`; its pid. Throws SpawnError when it cannot start.
+int spawn_child(const std::string& program, const std::vector<std::string>& argv,
+                const Environment& env, const ChildDescriptors& descriptors)
 {
-  // A copy above 3 first: a source already at 3 would keep its close-on-exec flag through a dup2
-  // onto itself.
-  const int fd3_copy = fd3 < 0 ? -1 : ::fcntl(fd3, F_DUPFD_CLOEXEC, 10);
+  // Copies above the target numbers first: a source already at 0 or 3 would keep its
+  // close-on-exec flag through a dup2 onto itself.
+  auto copy_of = [](int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 10); };
+  const int stdin_copy = copy_of(descriptors.stdin_fd);
+  const int fd3_copy = copy_of(descriptors.fd3);
   ExecArrays arrays = exec_arrays(argv, env);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
-    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null",
-                                     fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0);
+  if (stdin_copy >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, stdin_copy, STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_WRONLY, 0);
   }
   if (fd3_copy >= 0) {
     posix_spawn_file_actions_adddup2(&actions, fd3_copy, 3);
@@ -617,46 +635,18 @@ void spawn_detached(const std::string& program, const std::vector<std::string>& 
   posix_spawn_file_actions_addclosefrom_np(&actions, fd3_copy >= 0 ? 4 : 3);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
-  pid_t pid = 0;
-  int error = fd3 >= 0 && fd3_copy < 0 ? EBADF : 0;
+  if (descriptors.own_session) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID);
+  }
+  pid_t pid = -1;
+  const bool lost_copy =
+    (descriptors.stdin_fd >= 0 && stdin_copy < 0) || (descriptors.fd3 >= 0 && fd3_copy < 0);
+  int error = lost_copy ? EBADF : 0;
   if (error == 0) {
     error = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, arrays.argv.data(),
                           arrays.envp.data());
   }
   posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  if (fd3_copy >= 0) {
-    ::close(fd3_copy);
-  }
-  if (error != 0) {
-    throw SpawnError(error == ENOENT ? 127 : 126,
-                     fmt::format("{}: cannot be started: {}", program, std::strerror(error)));
-  }
-}
-
-int spawn_with_descriptors(const std::string& program, const std::vector<std::string>& argv,
-                           const Environment& env, int stdin_fd, int fd3)
-{
-  // Copies above the target numbers first: a source already at 0 or 3 would keep its
-  // close-on-exec flag through a dup2 onto itself.
-  const int stdin_copy = ::fcntl(stdin_fd, F_DUPFD_CLOEXEC, 10);
-  const int fd3_copy = ::fcntl(fd3, F_DUPFD_CLOEXEC, 10);
-  ExecArrays arrays = exec_arrays(argv, env);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, stdin_copy, STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fd3_copy, 3);
-  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
-    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_WRONLY, 0);
-  }
-  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-  pid_t pid = -1;
-  int error = stdin_copy < 0 || fd3_copy < 0 ? EBADF : 0;
-  if (error == 0) {
-    error = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, arrays.argv.data(),
-                          arrays.envp.data());
-  }
   posix_spawn_file_actions_destroy(&actions);
   for (int copy : {stdin_copy, fd3_copy}) {
     if (copy >= 0) {
@@ -668,6 +658,23 @@ int spawn_with_descriptors(const std::string& program, const std::vector<std::st
                      fmt::format("{}: cannot be started: {}", program, std::strerror(error)));
   }
   return pid;
+}
+
+}  // namespace
+
+void spawn_detached(const std::string& program, const std::vector<std::string>& argv,
+                    const Environment& env, int fd3)
+{
+  spawn_child(program, argv, env, {-1, fd3, true});
+}
+
+int spawn_with_descriptors(const std::string& program, const std::vector<std::string>& argv,
+                           const Environment& env, int stdin_fd, int fd3)
+{
+  if (stdin_fd < 0 || fd3 < 0) {
+    throw SpawnError(126, fmt::format("{}: cannot be started: {}", program, std::strerror(EBADF)));
+  }
+  return spawn_child(program, argv, env, {stdin_fd, fd3, false});
 }
 
 void stop_redirected_children() noexcept
