@@ -25,6 +25,25 @@ namespace {
 
 constexpr std::string_view k_job_prefix = "job-";
 
+// How the job dirs of `batch` start ("" none: every job's).
+std::string job_prefix(const std::string& batch)
+{
+  return batch.empty() ? std::string(k_job_prefix) : fmt::format("{}{}-", k_job_prefix, batch);
+}
+
+// The entries of `jobs_dir` whose names start with `prefix` (none when it cannot be read).
+std::vector<fs::path> job_dirs_named(const std::string& jobs_dir, std::string_view prefix)
+{
+  std::vector<fs::path> found;
+  std::error_code error;
+  for (const auto& item : fs::directory_iterator(jobs_dir, error)) {
+    if (item.path().filename().string().rfind(prefix, 0) == 0) {
+      found.push_back(item.path());
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 std::string serialize_upload_job(const UploadJob& job)
@@ -91,8 +110,7 @@ void UploadSlot::take(const std::string& jobs_dir, int slot, int how)
 std::string new_upload_job_dir(const std::string& jobs_dir, const std::string& batch)
 {
   fs::create_directories(jobs_dir);
-  return make_scratch_dir(jobs_dir, batch.empty() ? std::string(k_job_prefix)
-                                                  : fmt::format("{}{}-", k_job_prefix, batch));
+  return make_scratch_dir(jobs_dir, job_prefix(batch));
 }
 
 void write_upload_job(const std::string& job_dir, const UploadJob& job)
@@ -118,13 +136,10 @@ std::vector<std::string> batched_upload_jobs(const std::string& jobs_dir, const 
   if (batch.empty()) {
     return jobs;
   }
-  const std::string prefix = fmt::format("{}{}-", k_job_prefix, batch);
-  std::error_code error;
-  for (const auto& item : fs::directory_iterator(jobs_dir, error)) {
+  for (const fs::path& job : job_dirs_named(jobs_dir, job_prefix(batch))) {
     std::error_code ignored;
-    if (item.path().filename().string().rfind(prefix, 0) == 0 &&
-        fs::is_regular_file(item.path() / k_upload_job_file, ignored)) {
-      jobs.push_back(item.path().string());
+    if (fs::is_regular_file(job / k_upload_job_file, ignored)) {
+      jobs.push_back(job.string());
     }
   }
   std::sort(jobs.begin(), jobs.end());
@@ -177,26 +192,17 @@ std::optional<std::string> merged_put_request(const std::vector<std::string>& re
 void remove_abandoned_upload_jobs(const std::string& jobs_dir, std::int64_t age_ns)
 {
   const auto oldest = fs::file_time_type::clock::now() - std::chrono::nanoseconds(age_ns);
-  std::error_code error;
-  for (const auto& item : fs::directory_iterator(jobs_dir, error)) {
+  for (const fs::path& job : job_dirs_named(jobs_dir, k_job_prefix)) {
     std::error_code ignored;
-    if (item.path().filename().string().rfind(k_job_prefix, 0) == 0 &&
-        fs::last_write_time(item.path(), ignored) < oldest && !ignored) {
-      fs::remove_all(item.path(), ignored);
+    if (fs::last_write_time(job, ignored) < oldest && !ignored) {
+      fs::remove_all(job, ignored);
     }
   }
 }
 
 int pending_upload_jobs(const std::string& jobs_dir)
 {
-  int pending = 0;
-  std::error_code error;
-  for (const auto& item : fs::directory_iterator(jobs_dir, error)) {
-    if (item.path().filename().string().rfind(k_job_prefix, 0) == 0) {
-      ++pending;
-    }
-  }
-  return pending;
+  return static_cast<int>(job_dirs_named(jobs_dir, k_job_prefix).size());
 }
 
 }  // namespace nvfresh
