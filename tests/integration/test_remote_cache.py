@@ -247,7 +247,8 @@ class OneHelperPerCompile(RemoteCase):
 
     def test_cmake_builds_run_one_helper_per_compile(self):
         # Through CMake's launcher, with Ninja and with Makefiles: each compile's lookups (the
-        # object's and its steps') go to the one helper it starts, none to a helper of its own.
+        # object's and its steps') and its uploads go to the one helper it starts, none to a
+        # helper of its own.
         launcher, log = self.launcher_logging_helper_runs()
         source = self.two_kernels()
         for index, tool in enumerate((project.NINJA, project.MAKE)):
@@ -258,9 +259,14 @@ class OneHelperPerCompile(RemoteCase):
             kinds_built = self.build(tree)
             self.assertEqual(set(kinds_built), {"a.cu.o", "b.cu.o"}, tool.label)
             self.assertLessEqual(set(kinds_built.values()), {"compiled", "served"}, tool.label)
+            wait_for_uploads(env)
             runs = self.runs(log)
             self.assertEqual(runs.get("serve"), 2, (tool.label, runs))
             self.assertNotIn("get", runs, tool.label)
+            # The compiled TUs' uploads went after each compile through its own helper.
+            self.assertNotIn("put", runs, tool.label)
+            compiled = list(kinds_built.values()).count("compiled")
+            self.assertEqual(cache_stats(env)["remote_uploads"], compiled, tool.label)
 
 
 class VanishedBlob(RemoteCase):
